@@ -1,0 +1,60 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "cachefs",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "cachefs", targets: ["cachefs"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFuse3",
+            pkgConfig: "fuse3",
+            providers: [.apt(["libfuse3-dev"])]
+        ),
+        .systemLibrary(name: "CLinux"),
+        .target(
+            name: "CacheCore",
+            dependencies: [
+                "CLinux",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
+            ]
+        ),
+        .target(
+            name: "FuseAdapter",
+            dependencies: [
+                "CFuse3",
+                "CacheCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "cachefs",
+            dependencies: [
+                "CacheCore",
+                "CLinux",
+                "FuseAdapter",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "CacheCoreTests",
+            dependencies: ["CacheCore"]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["cachefs"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
