@@ -1,0 +1,184 @@
+import Foundation
+import Glibc
+
+/// Writing `user.cache.*`: file and directory flags, pool policy, root settings, actions.
+/// Every value is validated first; a bad one changes nothing.
+extension CacheEngine {
+    func setCacheAttribute(_ id: EntryID, name: String, text: String) throws {
+        guard let attribute = CacheAttribute(rawValue: String(name.dropFirst(CacheAttribute.prefix.count))) else {
+            throw CacheError.unknownCacheAttribute(name)
+        }
+        if attribute == .purge || attribute == .clear {
+            try runAction(attribute, on: id, text: text)
+            return
+        }
+        try namespaceLock.withLock { _ in
+            let current = try record(id)
+            let place = place(of: current)
+            guard CacheAttribute.writable(at: place).contains(attribute) else {
+                if CacheAttribute.readable(at: place).contains(attribute) {
+                    throw CacheError.readOnlyAttribute(name)
+                }
+                throw CacheError.unknownCacheAttribute(name)
+            }
+            switch place {
+            case .file, .directory: try setEntryFlag(attribute, text: text, on: current)
+            case .pool: try setPoolPolicy(attribute, text: text, on: current)
+            case .root: try setRootSetting(attribute, text: text)
+            }
+        }
+    }
+
+    func setEntryFlag(_ attribute: CacheAttribute, text: String, on current: EntryRecord) throws {
+        let time = now
+        let change: (inout EntryRecord) -> Void
+        switch attribute {
+        case .persistent:
+            guard let flag = ValueParsing.flag(text) else {
+                throw CacheError.invalidXattrValue(name: attribute.fullName, reason: "expected 0 or 1")
+            }
+            change = { updated in
+                // Back in the pool, a file counts as most recently used.
+                if updated.persistent && !flag { updated.lastAccess = time.nanoseconds }
+                updated.persistent = flag
+            }
+        case .pinned:
+            guard let pin = PinState.parse(text, now: time) else {
+                throw CacheError.invalidXattrValue(
+                    name: attribute.fullName, reason: "expected 0, 1, a duration such as 2h, or an RFC 3339 time")
+            }
+            change = { $0.pinnedUntil = pin.storedValue }
+        case .expiration:
+            guard let seconds = ValueParsing.durationSeconds(text) else {
+                throw CacheError.invalidXattrValue(
+                    name: attribute.fullName, reason: "expected seconds or a duration such as 90s, 15m, 12h, 7d")
+            }
+            change = { $0.expiration = seconds }
+        default:
+            throw CacheError.readOnlyAttribute(attribute.fullName)
+        }
+        if current.kind == .directory {
+            var directory = current
+            change(&directory)
+            directory.ctime = time.nanoseconds
+            try applyToSubtree(directory)
+            return
+        }
+        let (before, after) = try update(current.entryID) { updated in
+            change(&updated)
+            updated.ctime = time.nanoseconds
+        }
+        if before.persistent != after.persistent, after.parent != nil {
+            usage.addFile(-1, bytes: -before.size, pool: before.pool, persistent: before.persistent)
+            usage.addFile(1, bytes: after.size, pool: after.pool, persistent: after.persistent)
+            handles.updateLimit(for: after.entryID, sizeLimit(for: after))
+        }
+        if after.lastAccess != before.lastAccess { access.touch(after.entryID, at: after.lastAccess) }
+    }
+
+    /// A flag set on a directory covers everything beneath it now (and later, by inheritance
+    /// at creation). Usage is recounted from the index afterwards.
+    func applyToSubtree(_ directory: EntryRecord) throws {
+        for node in nodes.all where node.record.pool == directory.pool && node.record.parent != nil {
+            try index.update(node.record)
+        }
+        let time = now.nanoseconds
+        try index.applyFlagsToSubtree(directory, accessTimeForReturning: time)
+        nodes.modify(directory.entryID) { node in
+            node.record.persistent = directory.persistent
+            node.record.pinnedUntil = directory.pinnedUntil
+            node.record.expiration = directory.expiration
+            node.record.ctime = directory.ctime
+        }
+        for node in nodes.all where node.record.pool == directory.pool && node.record.parent != nil {
+            if let fresh = try index.entry(node.record.entryID) {
+                nodes.modify(fresh.entryID) { node in
+                    node.record.persistent = fresh.persistent
+                    node.record.pinnedUntil = fresh.pinnedUntil
+                    node.record.expiration = fresh.expiration
+                    node.record.lastAccess = fresh.lastAccess
+                }
+                handles.updateLimit(for: fresh.entryID, sizeLimit(for: fresh))
+            }
+        }
+        usage.replaceAll(try index.usageByPool())
+    }
+
+    func setPoolPolicy(_ attribute: CacheAttribute, text: String, on pool: EntryRecord) throws {
+        var updated = policy(of: pool)
+        let invalid = { (reason: String) in CacheError.invalidXattrValue(name: attribute.fullName, reason: reason) }
+        switch attribute {
+        case .maxSize:
+            guard let bytes = ValueParsing.byteSize(text), bytes >= 0 else {
+                throw invalid("expected bytes or a size such as 25M, 25MiB, 1G")
+            }
+            updated.maxSize = bytes
+        case .maxAge:
+            guard let seconds = ValueParsing.durationSeconds(text) else {
+                throw invalid("expected seconds or a duration such as 90s, 15m, 12h, 7d")
+            }
+            updated.maxAgeSeconds = seconds
+        case .ageBasis:
+            guard let basis = AgeBasis(rawValue: text.trimmingCharacters(in: .whitespaces)) else {
+                throw invalid("expected access or modification")
+            }
+            updated.ageBasis = basis
+        case .maxFiles:
+            guard let count = Int64(text.trimmingCharacters(in: .whitespaces)), count >= 0 else {
+                throw invalid("expected a whole number of files, 0 for unlimited")
+            }
+            updated.maxFiles = count
+        case .lowWatermark:
+            guard let percent = Int64(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "%", with: "")),
+                  (1...100).contains(percent) else {
+                throw invalid("expected a percentage from 1 to 100")
+            }
+            updated.lowWatermarkPercent = percent
+        default:
+            throw CacheError.readOnlyAttribute(attribute.fullName)
+        }
+        try index.savePolicy(updated, for: pool.entryID)
+        policies.withLock { $0[pool.entryID] = updated }
+        requestEnforcement(of: [pool.entryID])
+    }
+
+    func resetPoolPolicy(_ pool: EntryRecord, attribute: CacheAttribute) throws {
+        let name = String(decoding: pool.name, as: UTF8.self)
+        let defaults = PoolPolicy.defaultPools.first { $0.name == name }?.policy ?? PoolPolicy()
+        let values: [CacheAttribute: String] = [
+            .maxSize: String(defaults.maxSize), .maxAge: String(defaults.maxAgeSeconds),
+            .ageBasis: defaults.ageBasis.rawValue, .maxFiles: String(defaults.maxFiles),
+            .lowWatermark: String(defaults.lowWatermarkPercent),
+        ]
+        guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
+        try namespaceLock.withLock { _ in try setPoolPolicy(attribute, text: text, on: pool) }
+    }
+
+    func setRootSetting(_ attribute: CacheAttribute, text: String) throws {
+        guard attribute == .minFree else { throw CacheError.readOnlyAttribute(attribute.fullName) }
+        guard let normalized = MinFree.parse(text)?.description else {
+            throw CacheError.invalidXattrValue(name: attribute.fullName,
+                                               reason: "expected a size such as 1G or a percentage such as 5%")
+        }
+        try index.setSetting(MinFree.settingKey, normalized)
+        schedule.withLock { $0.pressureRequested = true }
+        worker.wake()
+    }
+
+    /// `purge` and `clear` run before setfattr returns, so a script can rely on the result.
+    func runAction(_ attribute: CacheAttribute, on id: EntryID, text: String) throws {
+        let target = try record(id)
+        let place = place(of: target)
+        guard place == .pool || place == .root else { throw CacheError.unknownCacheAttribute(attribute.fullName) }
+        guard ValueParsing.flag(text) == true else {
+            throw CacheError.invalidXattrValue(name: attribute.fullName, reason: "write 1 to run it")
+        }
+        let pools = place == .root ? Array(policies.withLock { $0.keys }) : [id]
+        if attribute == .purge { purge(pools: pools) } else { clear(pools: pools) }
+    }
+
+    func touchChangeTime(_ id: EntryID) throws {
+        let time = now.nanoseconds
+        try update(id) { $0.ctime = time }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Glibc
+
+/// Extended attributes: the `user.cache.*` control surface and ordinary `user.*` attributes.
+/// Other namespaces (`security.`, `trusted.`, `system.`) answer ENOTSUP from memory, so
+/// `ls -l` asking for SELinux labels and ACLs costs no index read.
+extension CacheEngine {
+    /// The corresponding FUSE operation is `GETXATTR`.
+    public func getxattr(_ id: EntryID, name: String) throws -> [UInt8] {
+        guard name.hasPrefix("user.") else { throw CacheError.unsupportedNamespace }
+        let current = try record(id)
+        guard name.hasPrefix(CacheAttribute.prefix) else {
+            guard let value = try index.xattr(id, name: Data(name.utf8)) else { throw CacheError.noAttribute }
+            return Array(value)
+        }
+        let place = place(of: current)
+        guard let attribute = CacheAttribute(rawValue: String(name.dropFirst(CacheAttribute.prefix.count))),
+              CacheAttribute.readable(at: place).contains(attribute) else { throw CacheError.noAttribute }
+        return Array(cacheAttributeValue(attribute, of: current).utf8)
+    }
+
+    /// The corresponding FUSE operation is `LISTXATTR`.
+    public func listxattr(_ id: EntryID) throws -> [String] {
+        let current = try record(id)
+        let cacheNames = CacheAttribute.readable(at: place(of: current)).map(\.fullName)
+        let userNames = try index.xattrNames(id).map { String(decoding: $0, as: UTF8.self) }
+        return cacheNames + userNames
+    }
+
+    /// The corresponding FUSE operation is `SETXATTR`. A bad value changes nothing, answers
+    /// EINVAL and is logged with the reason.
+    public func setxattr(_ id: EntryID, name: String, value: [UInt8], flags: Int32) throws {
+        guard name.hasPrefix("user.") else { throw CacheError.unsupportedNamespace }
+        guard name.hasPrefix(CacheAttribute.prefix) else {
+            try namespaceLock.withLock { _ in
+                _ = try record(id)
+                try index.setXattr(id, name: Data(name.utf8), value: Data(value),
+                                   mustExist: flags & XattrFlags.replace != 0,
+                                   mustNotExist: flags & XattrFlags.create != 0)
+                try touchChangeTime(id)
+            }
+            return
+        }
+        do {
+            try setCacheAttribute(id, name: name, text: String(decoding: value, as: UTF8.self))
+        } catch let error as CacheError {
+            switch error {
+            case .invalidXattrValue(let attribute, let reason):
+                logger.warning("refused \(attribute)=\(String(decoding: value.prefix(64), as: UTF8.self)): \(reason)")
+            case .unknownCacheAttribute(let attribute):
+                logger.warning("refused unknown attribute \(attribute)")
+            case .readOnlyAttribute(let attribute):
+                logger.warning("refused write to read-only attribute \(attribute)")
+            default: break
+            }
+            throw error
+        }
+    }
+
+    /// The corresponding FUSE operation is `REMOVEXATTR`; on a `user.cache.*` setting it
+    /// restores the default.
+    public func removexattr(_ id: EntryID, name: String) throws {
+        guard name.hasPrefix("user.") else { throw CacheError.unsupportedNamespace }
+        guard name.hasPrefix(CacheAttribute.prefix) else {
+            try namespaceLock.withLock { _ in
+                try index.removeXattr(id, name: Data(name.utf8))
+                try touchChangeTime(id)
+            }
+            return
+        }
+        let current = try record(id)
+        guard let attribute = CacheAttribute(rawValue: String(name.dropFirst(CacheAttribute.prefix.count))) else {
+            throw CacheError.unknownCacheAttribute(name)
+        }
+        let defaults: [CacheAttribute: String] = [.persistent: "0", .pinned: "0", .expiration: "0", .minFree: "5%"]
+        if let text = defaults[attribute] {
+            try setCacheAttribute(id, name: name, text: text)
+        } else if place(of: current) == .pool, CacheAttribute.writable(at: .pool).contains(attribute) {
+            try resetPoolPolicy(current, attribute: attribute)
+        } else {
+            throw CacheError.readOnlyAttribute(name)
+        }
+    }
+}
+
+/// What `user.cache.state` reports for a file.
+public enum FileState: String, Sendable {
+    case cached, pinned, persistent, pending
+}
+
+/// setxattr(2) flags (from <sys/xattr.h>, which Glibc's module does not export).
+public enum XattrFlags {
+    public static let create: Int32 = 1
+    public static let replace: Int32 = 2
+}

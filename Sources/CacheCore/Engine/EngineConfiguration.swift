@@ -1,0 +1,42 @@
+import Logging
+
+/// Everything a ``CacheEngine`` is opened with.
+public struct EngineConfiguration: Sendable {
+    public var storePath: String
+    public var poolOverrides: [PoolOverride]
+    /// A `min_free` mount option; persisted in the store. Nil keeps the stored value.
+    public var minFree: MinFree?
+    public var clock: any WallClock
+    public var disk: any Disk
+    public var notifier: any KernelNotifier
+    public var logger: Logger
+    /// How often access times gathered in memory are written to the index.
+    public var accessFlushSeconds: Double
+    /// How often the age sweep runs (lookups also expire files lazily in between).
+    public var sweepSeconds: Double
+    /// How often free space on the store's filesystem is checked against min_free.
+    public var pressureCheckSeconds: Double
+    /// How often closed files are synced to the disk in a batch and marked durable.
+    public var durabilitySeconds: Double
+    /// Size at which events.jsonl is rotated.
+    public var eventLogMaxBytes: Int64
+
+    public init(storePath: String, poolOverrides: [PoolOverride] = [], minFree: MinFree? = nil,
+                clock: any WallClock = SystemClock(), disk: any Disk = PosixDisk(),
+                notifier: any KernelNotifier = SilentNotifier(), logger: Logger = Logger(label: "cachefs"),
+                accessFlushSeconds: Double = 2, sweepSeconds: Double = 60, pressureCheckSeconds: Double = 1,
+                durabilitySeconds: Double = 2, eventLogMaxBytes: Int64 = 4 << 20) {
+        self.storePath = storePath
+        self.poolOverrides = poolOverrides
+        self.minFree = minFree
+        self.clock = clock
+        self.disk = disk
+        self.notifier = notifier
+        self.logger = logger
+        self.accessFlushSeconds = accessFlushSeconds
+        self.sweepSeconds = sweepSeconds
+        self.pressureCheckSeconds = pressureCheckSeconds
+        self.durabilitySeconds = durabilitySeconds
+        self.eventLogMaxBytes = eventLogMaxBytes
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// The one way cachefs removes files by itself (eviction, expiry, pressure, clear, refusal)
+/// and the way `rm` removes them too: names go at once, bytes when the last handle closes.
+extension CacheEngine {
+    /// Removes `candidates` that still qualify, records one event each, queues the kernel
+    /// notifications, and returns how many files and bytes went.
+    @discardableResult
+    func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
+                     qualifies: (EntryRecord, Timestamp) -> Bool = { _, _ in true }) -> (files: Int, bytes: Int64) {
+        let time = now
+        var removed: [(record: EntryRecord, path: String, open: Bool)] = []
+        var bytesToUnlink: [EntryID] = []
+        namespaceLock.withLock { _ in
+            var chosen: [(record: EntryRecord, path: String, open: Bool)] = []
+            for candidate in candidates {
+                guard let current = try? record(candidate.entryID), current.parent != nil,
+                      current.parent == candidate.parent, current.name == candidate.name,
+                      current.kind == .file, qualifies(current, time) else { continue }
+                let isOpen = (nodes.node(current.entryID)?.openHandles ?? 0) > 0
+                chosen.append((current, path(of: current), isOpen))
+            }
+            // A directory whose entry goes changes, as on ext4.
+            let parents = Set(chosen.compactMap { $0.record.parent })
+            do {
+                try index.removeEntries(deleting: chosen.filter { !$0.open }.map { $0.record.entryID },
+                                        detaching: chosen.filter(\.open).map { $0.record.entryID },
+                                        touching: parents, at: time.nanoseconds)
+            } catch {
+                logger.error("could not remove \(chosen.count) entries: \(error)")
+                return
+            }
+            for item in chosen {
+                if let id = forgetName(of: item.record, keptOpen: item.open, at: time.nanoseconds) {
+                    bytesToUnlink.append(id)
+                }
+            }
+            for parent in parents {
+                nodes.modify(parent) { node in
+                    node.record.mtime = time.nanoseconds
+                    node.record.ctime = time.nanoseconds
+                }
+            }
+            removed = chosen
+            // Counted with the usage change, so evicted_files never lags files and usage.
+            if kind != .deleted {
+                counters.withLock { counters in
+                    for item in chosen {
+                        counters.evictedFiles[item.record.pool, default: 0] += 1
+                        counters.evictedBytes[item.record.pool, default: 0] += item.record.size
+                    }
+                }
+            }
+        }
+        unlinkBytes(of: bytesToUnlink)
+        guard !removed.isEmpty else { return (0, 0) }
+        let poolNames = self.poolNames()
+        events.record(removed.map {
+            CacheEvent(time: time, event: kind, pool: poolNames[$0.record.pool] ?? "", path: $0.path,
+                       size: $0.record.size, reason: reason)
+        })
+        let bytes = removed.reduce(Int64(0)) { $0 + $1.record.size }
+        // The kernel made a user's own removal itself; only cachefs's removals need telling.
+        guard kind != .deleted else { return (removed.count, bytes) }
+        schedule.withLock { schedule in
+            schedule.notifications += removed.map {
+                PendingNotification(parent: $0.record.parent ?? 0, child: $0.record.entryID, name: Array($0.record.name))
+            }
+        }
+        worker.wake()
+        return (removed.count, bytes)
+    }
+
+    /// The path of an entry below the mount ("data/photos/a.jpg"), for events. Directories
+    /// on the way are usually in memory (the kernel holds them), else read from the index.
+    func path(of entry: EntryRecord) -> String {
+        EntryPath.of(entry) { try? record($0) }
+    }
+
+    /// Whether a file may be chosen by size, age, pressure or clear: cached and unpinned.
+    func isEvictable(_ record: EntryRecord, at time: Timestamp) -> Bool {
+        !record.persistent && !PinState(storedValue: record.pinnedUntil).isActive(at: time)
+    }
+
+    /// Whether age policy says the file is gone.
+    func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool {
+        guard isEvictable(record, at: time), let expiry = expiry(of: record) else { return false }
+        return expiry <= time
+    }
+
+    func poolNames() -> [EntryID: String] {
+        let ids = policies.withLock { Array($0.keys) }
+        var names: [EntryID: String] = [:]
+        for id in ids {
+            if let record = try? record(id) { names[id] = String(decoding: record.name, as: UTF8.self) }
+        }
+        return names
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// Per-pool counts that survive restarts: lookups that hit or missed, and what cachefs
+/// itself removed. Kept in memory, saved with the access-time batches and at unmount.
+struct PoolCounters: Sendable, Codable, Equatable {
+    var hits: [EntryID: Int64] = [:]
+    var misses: [EntryID: Int64] = [:]
+    var evictedFiles: [EntryID: Int64] = [:]
+    var evictedBytes: [EntryID: Int64] = [:]
+
+    static let settingKey = "counters"
+
+    static func load(from index: IndexStore) -> PoolCounters {
+        guard let text = try? index.setting(settingKey),
+              let decoded = try? JSONDecoder().decode(PoolCounters.self, from: Data(text.utf8)) else {
+            return PoolCounters()
+        }
+        return decoded
+    }
+
+    func save(to index: IndexStore) throws {
+        let data = try JSONEncoder().encode(self)
+        try index.setSetting(Self.settingKey, String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// A removal the kernel must hear about, delivered later by the background worker.
+struct PendingNotification: Sendable {
+    var parent: EntryID
+    var child: EntryID
+    var name: [UInt8]
+}

@@ -1,0 +1,58 @@
+import Foundation
+import GRDB
+
+/// One row of the `entry` table: a pool, directory or file of the store.
+public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "entry"
+
+    public var id: EntryID?
+    /// The containing directory; 0 for the root; nil once the name is removed but bytes remain.
+    public var parent: EntryID?
+    public var name: Data
+    /// The pool directory this entry lives in (a pool's own id for the pool itself, 0 for the root).
+    public var pool: EntryID
+    public var kind: EntryKind
+    public var mode: UInt32
+    public var uid: UInt32
+    public var gid: UInt32
+    public var size: Int64
+    public var atime: Int64
+    public var mtime: Int64
+    public var ctime: Int64
+    /// The LRU clock: the last read, in nanoseconds.
+    public var lastAccess: Int64
+    public var persistent: Bool
+    /// See ``PinState/storedValue``.
+    public var pinnedUntil: Int64
+    /// Per-file max age in seconds; 0 is the pool's default.
+    public var expiration: Int64
+    /// Set while the file is open for writing; recovery drops cached files still marked.
+    public var writing: Bool
+    /// Set once the bytes are known to be on disk (synced in the background, or fsync);
+    /// after a power loss only durable cached files are kept.
+    public var durable: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case id, parent, name, pool, kind, mode, uid, gid, size, atime, mtime, ctime
+        case lastAccess = "last_access"
+        case persistent
+        case pinnedUntil = "pinned_until"
+        case expiration, writing, durable
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+
+    public var entryID: EntryID { id ?? 0 }
+    public var isPool: Bool { parent == WellKnownEntry.root }
+
+    public var attributes: FileAttributes {
+        FileAttributes(
+            id: entryID, kind: kind, permissions: mode, uid: uid, gid: gid, size: size,
+            linkCount: kind == .directory ? 2 : (parent == nil ? 0 : 1),
+            accessTime: Timestamp(nanoseconds: atime),
+            modificationTime: Timestamp(nanoseconds: mtime),
+            changeTime: Timestamp(nanoseconds: ctime))
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import GRDB
+
+/// Which closed files are known to be on the disk (see Recovery after a power loss).
+extension IndexStore {
+    /// Closed files whose bytes may not have reached the disk yet, with their mtime.
+    public func notYetDurable(limit: Int) throws -> [(id: EntryID, mtime: Int64)] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, mtime FROM entry WHERE durable = 0 AND kind = 2 AND writing = 0 AND parent IS NOT NULL
+                LIMIT ?
+                """, arguments: [limit]).map { (id: $0[0], mtime: $0[1]) }
+        }
+    }
+
+    /// Marks files durable after a sync, unless they changed since they were chosen.
+    public func markDurable(_ files: [(id: EntryID, mtime: Int64)]) throws {
+        try write { db in
+            let statement = try db.makeStatement(sql: """
+                UPDATE entry SET durable = 1 WHERE id = ? AND mtime = ? AND writing = 0
+                """)
+            for file in files { try statement.execute(arguments: [file.id, file.mtime]) }
+        }
+    }
+
+    /// After a clean shutdown (everything synced), every closed file is durable.
+    public func markAllClosedFilesDurable() throws {
+        try write { db in try db.execute(sql: "UPDATE entry SET durable = 1 WHERE kind = 2 AND writing = 0") }
+    }
+
+    /// Files not known durable, for recovery after a power loss.
+    public func nonDurableFiles() throws -> [EntryRecord] {
+        try pool.read { db in
+            try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE kind = 2 AND durable = 0")
+        }
+    }
+}

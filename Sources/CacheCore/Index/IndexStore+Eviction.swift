@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+
+/// Victim queries of the evictor. Each repeats `Schema.evictable` so SQLite uses the partial
+/// indexes, which makes choosing the next victim O(log n).
+extension IndexStore {
+    /// The least recently used evictable files of a pool, or of every pool when nil.
+    public func leastRecentlyUsed(pool poolID: EntryID?, limit: Int) throws -> [EntryRecord] {
+        try pool.read { db in
+            if let poolID {
+                return try EntryRecord.fetchAll(db, sql: """
+                    SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access LIMIT ?
+                    """, arguments: [poolID, limit])
+            }
+            return try EntryRecord.fetchAll(db, sql: """
+                SELECT * FROM entry WHERE \(Schema.evictable) ORDER BY last_access LIMIT ?
+                """, arguments: [limit])
+        }
+    }
+
+    /// Evictable files of a pool using the pool's max age whose basis time is before `cutoff`.
+    public func olderThan(pool poolID: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int) throws -> [EntryRecord] {
+        let column = basis == .access ? "last_access" : "mtime"
+        return try pool.read { db in
+            try EntryRecord.fetchAll(db, sql: """
+                SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) AND \(column) < ? AND expiration = 0
+                ORDER BY \(column) LIMIT ?
+                """, arguments: [poolID, cutoff, limit])
+        }
+    }
+
+    /// Evictable files with an age limit of their own (few, by the partial index).
+    public func withOwnExpiration(after afterID: EntryID, limit: Int) throws -> [EntryRecord] {
+        try pool.read { db in
+            try EntryRecord.fetchAll(db, sql: """
+                SELECT * FROM entry WHERE expiration > 0 AND \(Schema.evictable) AND id > ? ORDER BY id LIMIT ?
+                """, arguments: [afterID, limit])
+        }
+    }
+
+    /// Ends pin leases whose time has passed, so their files become evictable again.
+    public func endLeases(before time: Int64) throws -> [EntryID] {
+        try write { db in
+            let ended = try EntryID.fetchAll(db, sql: """
+                SELECT id FROM entry WHERE pinned_until > 0 AND pinned_until <= ?
+                """, arguments: [time])
+            if !ended.isEmpty {
+                try db.execute(sql: "UPDATE entry SET pinned_until = 0 WHERE pinned_until > 0 AND pinned_until <= ?",
+                               arguments: [time])
+            }
+            return ended
+        }
+    }
+
+    /// Pinned files of a pool now (forever, or a lease not yet ended).
+    public func pinnedCount(pool poolID: EntryID, now: Int64) throws -> Int64 {
+        try pool.read { db in
+            try Int64.fetchOne(db, sql: """
+                SELECT COUNT(*) FROM entry WHERE pool = ? AND pinned_until != 0 AND kind = 2
+                AND (pinned_until < 0 OR pinned_until > ?) AND parent IS NOT NULL
+                """, arguments: [poolID, now]) ?? 0
+        }
+    }
+
+    /// Deletes many rows and takes the names of others (open files) in one transaction.
+    public func removeEntries(deleting: [EntryID], detaching: [EntryID], touching parents: Set<EntryID>,
+                              at time: Int64) throws {
+        try write { db in
+            for parent in parents { try Self.touch(parent, at: time, in: db) }
+            for id in deleting { try db.execute(sql: "DELETE FROM entry WHERE id = ?", arguments: [id]) }
+            for id in detaching { try db.execute(sql: "UPDATE entry SET parent = NULL WHERE id = ?", arguments: [id]) }
+        }
+    }
+
+}

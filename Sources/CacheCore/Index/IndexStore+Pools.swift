@@ -1,0 +1,56 @@
+import Foundation
+import GRDB
+
+/// Pool policies and store-wide settings.
+extension IndexStore {
+    public func poolPolicies() throws -> [EntryID: PoolPolicy] {
+        try pool.read { db in
+            var policies: [EntryID: PoolPolicy] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM pool") {
+                policies[row["id"]] = PoolPolicy(
+                    maxSize: row["max_size"], maxAgeSeconds: row["max_age"],
+                    ageBasis: AgeBasis(rawValue: row["age_basis"]) ?? .access,
+                    maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"])
+            }
+            return policies
+        }
+    }
+
+    public func savePolicy(_ policy: PoolPolicy, for poolID: EntryID) throws {
+        try write { db in try Self.savePolicy(policy, for: poolID, in: db) }
+    }
+
+    static func savePolicy(_ policy: PoolPolicy, for poolID: EntryID, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """, arguments: [poolID, policy.maxSize, policy.maxAgeSeconds, policy.ageBasis.rawValue,
+                             policy.maxFiles, policy.lowWatermarkPercent])
+    }
+
+    /// Creates a pool directory and its policy in one transaction.
+    public func insertPool(_ record: EntryRecord, policy: PoolPolicy) throws -> EntryRecord {
+        var inserted = record
+        do {
+            try write { db in
+                try inserted.insert(db)
+                inserted.pool = inserted.entryID
+                try inserted.update(db)
+                try Self.savePolicy(policy, for: inserted.entryID, in: db)
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw CacheError.exists
+        }
+        return inserted
+    }
+
+    public func setting(_ key: String) throws -> String? {
+        try pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = ?", arguments: [key]) }
+    }
+
+    public func setSetting(_ key: String, _ value: String) throws {
+        try write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO setting(key, value) VALUES (?, ?)", arguments: [key, value])
+        }
+    }
+}

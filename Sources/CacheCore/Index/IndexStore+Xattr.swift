@@ -1,0 +1,36 @@
+import Foundation
+import GRDB
+
+/// Ordinary `user.*` extended attributes, stored per entry.
+extension IndexStore {
+    public func xattr(_ id: EntryID, name: Data) throws -> Data? {
+        try pool.unsafeRead { db in
+            try Data.fetchOne(db.cachedStatement(sql: "SELECT value FROM xattr WHERE entry = ? AND name = ?"),
+                              arguments: [id, name])
+        }
+    }
+
+    public func xattrNames(_ id: EntryID) throws -> [Data] {
+        try pool.read { db in
+            try Data.fetchAll(db, sql: "SELECT name FROM xattr WHERE entry = ? ORDER BY name", arguments: [id])
+        }
+    }
+
+    public func setXattr(_ id: EntryID, name: Data, value: Data, mustExist: Bool, mustNotExist: Bool) throws {
+        try write { db in
+            let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM xattr WHERE entry = ? AND name = ?)",
+                                           arguments: [id, name]) ?? false
+            if mustExist && !exists { throw CacheError.noAttribute }
+            if mustNotExist && exists { throw CacheError.attributeExists }
+            try db.execute(sql: "INSERT OR REPLACE INTO xattr(entry, name, value) VALUES (?, ?, ?)",
+                           arguments: [id, name, value])
+        }
+    }
+
+    public func removeXattr(_ id: EntryID, name: Data) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM xattr WHERE entry = ? AND name = ?", arguments: [id, name])
+            if db.changesCount == 0 { throw CacheError.noAttribute }
+        }
+    }
+}

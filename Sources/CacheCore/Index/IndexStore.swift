@@ -1,0 +1,227 @@
+import Foundation
+import GRDB
+
+/// The SQLite index of a store (GRDB, WAL mode): entries, user xattrs, pool policies, settings.
+///
+/// Rule: one `IndexStore` per store per process, opened for the life of the mount. GRDB
+/// serialises writes and lets reads run in parallel, so any libfuse thread may call in.
+public final class IndexStore: Sendable {
+    let pool: DatabasePool
+    /// Called when SQLite finds the disk full; returns whether it freed space to retry with.
+    private let freeSpaceForIndex: @Sendable () -> Bool
+
+    public init(path: String, freeSpaceForIndex: @escaping @Sendable () -> Bool = { false }) throws {
+        self.freeSpaceForIndex = freeSpaceForIndex
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            // WAL with NORMAL survives a daemon crash intact; power loss may lose the last
+            // commits, which recovery treats like a crash (see Recovery).
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        configuration.busyMode = .timeout(5)
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Schema.migrator().migrate(pool)
+    }
+
+    /// Every write goes through here: on a full disk it asks for the space reserve and
+    /// retries once, so removing files (which frees space) can always commit.
+    func write<T>(_ updates: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.write(updates)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL && freeSpaceForIndex() {
+            return try pool.write(updates)
+        }
+    }
+
+    // MARK: - Entries
+
+    // Lookups and listings are single statements: they run without a read transaction
+    // (`unsafeRead`) on cached prepared statements, the cheapest way through GRDB.
+
+    public func entry(_ id: EntryID) throws -> EntryRecord? {
+        try pool.unsafeRead { db in
+            try EntryRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE id = ?"), arguments: [id])
+        }
+    }
+
+    public func child(of parent: EntryID, named name: Data) throws -> EntryRecord? {
+        try pool.unsafeRead { db in
+            try EntryRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE parent = ? AND name = ?"),
+                                     arguments: [parent, name])
+        }
+    }
+
+    /// Children in id order, starting after `afterID`: a stable cursor for readdir.
+    public func children(of parent: EntryID, after afterID: EntryID, limit: Int) throws -> [EntryRecord] {
+        try pool.unsafeRead { db in
+            try EntryRecord.fetchAll(db.cachedStatement(sql: """
+                SELECT * FROM entry WHERE parent = ? AND id > ? ORDER BY id LIMIT ?
+                """), arguments: [parent, afterID, limit])
+        }
+    }
+
+    public func hasChildren(_ parent: EntryID) throws -> Bool {
+        try pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM entry WHERE parent = ?)", arguments: [parent])
+                ?? false
+        }
+    }
+
+    /// Inserts a new entry; a name already taken answers ``CacheError/exists``.
+    public func insert(_ record: EntryRecord) throws -> EntryRecord {
+        var inserted = record
+        do {
+            try write { db in try inserted.insert(db) }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw CacheError.exists
+        }
+        return inserted
+    }
+
+    public func update(_ record: EntryRecord) throws {
+        try write { db in try record.update(db) }
+    }
+
+    /// Records what writing a file changes (size, times, the writing and durable flags) and
+    /// nothing else, so the unchanged indexes are not rewritten: the common close path.
+    public func updateContent(_ record: EntryRecord) throws {
+        try write { db in
+            try db.execute(sql: """
+                UPDATE entry SET size = ?, mtime = ?, ctime = ?, atime = ?, writing = ?, durable = ? WHERE id = ?
+                """, arguments: [record.size, record.mtime, record.ctime, record.atime, record.writing,
+                                 record.durable, record.id])
+        }
+    }
+
+    /// Inserts an entry and moves its directory's times, in one transaction.
+    public func insert(_ record: EntryRecord, touchingParentAt time: Int64) throws -> EntryRecord {
+        var inserted = record
+        do {
+            try write { db in
+                try inserted.insert(db)
+                try Self.touch(record.parent, at: time, in: db)
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw CacheError.exists
+        }
+        return inserted
+    }
+
+    static func touch(_ directory: EntryID?, at time: Int64, in db: Database) throws {
+        guard let directory else { return }
+        try db.execute(sql: "UPDATE entry SET mtime = ?, ctime = ? WHERE id = ?", arguments: [time, time, directory])
+    }
+
+    /// Moves an entry; `removing` is an entry whose name it takes and which loses its name
+    /// (deleted outright, or kept nameless while open), all in one transaction.
+    public func rename(_ moved: EntryRecord, replacing: EntryRecord?, keepReplacedBytes: Bool,
+                       touchedParents: [EntryRecord]) throws {
+        try write { db in
+            if let replacing, let replacedID = replacing.id {
+                if keepReplacedBytes {
+                    try db.execute(sql: "UPDATE entry SET parent = NULL, ctime = ? WHERE id = ?",
+                                   arguments: [replacing.ctime, replacedID])
+                } else {
+                    try db.execute(sql: "DELETE FROM entry WHERE id = ?", arguments: [replacedID])
+                }
+            }
+            try moved.update(db)
+            for parent in touchedParents { try parent.update(db) }
+        }
+    }
+
+    public func delete(_ id: EntryID) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM entry WHERE id = ?", arguments: [id])
+        }
+    }
+
+    /// Every file entry (for `cachefs verify`, which may read them all).
+    public func allFiles() throws -> [EntryRecord] {
+        try pool.read { db in try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE kind = 2") }
+    }
+
+    /// Entries a crash may have left behind: nameless ones and files still marked as being written.
+    public func unfinishedEntries() throws -> [EntryRecord] {
+        try pool.read { db in
+            try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE writing = 1 OR parent IS NULL")
+        }
+    }
+
+    public func setWriting(_ id: EntryID, _ writing: Bool) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE entry SET writing = ?, durable = durable AND NOT ? WHERE id = ?",
+                           arguments: [writing, writing, id])
+        }
+    }
+
+    /// Writes access times gathered in memory, in one transaction.
+    public func flushAccessTimes(_ times: [EntryID: Int64]) throws {
+        guard !times.isEmpty else { return }
+        try write { db in
+            let statement = try db.makeStatement(sql: "UPDATE entry SET last_access = ? WHERE id = ?")
+            for (id, time) in times {
+                try statement.execute(arguments: [time, id])
+            }
+        }
+    }
+
+    /// Bytes and file counts of every pool, split by cached and persistent.
+    public func usageByPool() throws -> [EntryID: PoolUsage] {
+        try pool.read { db in
+            var usage: [EntryID: PoolUsage] = [:]
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT pool, persistent, COUNT(*), COALESCE(SUM(size), 0) FROM entry
+                WHERE kind = 2 AND parent IS NOT NULL GROUP BY pool, persistent
+                """)
+            while let row = try rows.next() {
+                let poolID: EntryID = row[0]
+                let persistent: Bool = row[1]
+                let count: Int64 = row[2]
+                let bytes: Int64 = row[3]
+                if persistent {
+                    usage[poolID, default: PoolUsage()].persistentBytes += bytes
+                    usage[poolID, default: PoolUsage()].persistentFiles += count
+                } else {
+                    usage[poolID, default: PoolUsage()].cachedBytes += bytes
+                    usage[poolID, default: PoolUsage()].cachedFiles += count
+                }
+            }
+            return usage
+        }
+    }
+
+    /// Gives every entry beneath `directory` its persistent, pinned and expiration flags
+    /// (one recursive statement). Files leaving the persistent state count as just used.
+    public func applyFlagsToSubtree(_ directory: EntryRecord, accessTimeForReturning time: Int64) throws {
+        try write { db in
+            try directory.update(db)
+            try db.execute(sql: """
+                WITH RECURSIVE subtree(id) AS (
+                    SELECT id FROM entry WHERE parent = ?
+                    UNION ALL SELECT entry.id FROM entry JOIN subtree ON entry.parent = subtree.id
+                )
+                UPDATE entry SET
+                    last_access = CASE WHEN persistent = 1 AND ? = 0 THEN ? ELSE last_access END,
+                    persistent = ?, pinned_until = ?, expiration = ?
+                WHERE id IN (SELECT id FROM subtree)
+                """, arguments: [directory.entryID, directory.persistent, time, directory.persistent,
+                                 directory.pinnedUntil, directory.expiration])
+        }
+    }
+
+    /// Runs a WAL checkpoint so the database file alone holds everything (used at unmount).
+    public func checkpoint() throws {
+        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+}
+
+/// Bytes and file counts of one pool.
+public struct PoolUsage: Sendable, Equatable {
+    public var cachedBytes: Int64 = 0
+    public var cachedFiles: Int64 = 0
+    public var persistentBytes: Int64 = 0
+    public var persistentFiles: Int64 = 0
+
+    public init() {}
+}

@@ -1,0 +1,64 @@
+import GRDB
+
+/// The index's tables, created and upgraded by GRDB migrations.
+enum Schema {
+    /// The rows the evictor may choose: named, cached (not persistent), unpinned files.
+    /// Every victim query repeats this condition so SQLite uses the partial indexes, which
+    /// makes choosing the next victim O(log n). Pin leases are reset to 0 when they end.
+    static let evictable = "kind = 2 AND persistent = 0 AND pinned_until = 0 AND parent IS NOT NULL"
+
+    static func migrator() -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE entry(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    parent INTEGER,
+                    name BLOB NOT NULL,
+                    pool INTEGER NOT NULL,
+                    kind INTEGER NOT NULL,
+                    mode INTEGER NOT NULL,
+                    uid INTEGER NOT NULL,
+                    gid INTEGER NOT NULL,
+                    size INTEGER NOT NULL DEFAULT 0,
+                    atime INTEGER NOT NULL,
+                    mtime INTEGER NOT NULL,
+                    ctime INTEGER NOT NULL,
+                    last_access INTEGER NOT NULL,
+                    persistent INTEGER NOT NULL DEFAULT 0,
+                    pinned_until INTEGER NOT NULL DEFAULT 0,
+                    expiration INTEGER NOT NULL DEFAULT 0,
+                    writing INTEGER NOT NULL DEFAULT 0,
+                    durable INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX entry_not_durable ON entry(id) WHERE durable = 0 AND kind = 2 AND writing = 0
+                    AND parent IS NOT NULL;
+                CREATE UNIQUE INDEX entry_by_name ON entry(parent, name) WHERE parent IS NOT NULL;
+                CREATE INDEX entry_children ON entry(parent);
+                CREATE INDEX entry_unfinished ON entry(id) WHERE writing = 1 OR parent IS NULL;
+                CREATE INDEX entry_lru ON entry(pool, last_access) WHERE \(evictable);
+                CREATE INDEX entry_global_lru ON entry(last_access) WHERE \(evictable);
+                CREATE INDEX entry_by_mtime ON entry(pool, mtime) WHERE \(evictable);
+                CREATE INDEX entry_own_expiry ON entry(expiration) WHERE expiration > 0 AND \(evictable);
+                CREATE INDEX entry_leases ON entry(pinned_until) WHERE pinned_until > 0;
+                CREATE INDEX entry_pinned ON entry(pool) WHERE pinned_until != 0 AND kind = 2;
+                CREATE TABLE xattr(
+                    entry INTEGER NOT NULL REFERENCES entry(id) ON DELETE CASCADE,
+                    name BLOB NOT NULL,
+                    value BLOB NOT NULL,
+                    PRIMARY KEY(entry, name)
+                ) WITHOUT ROWID;
+                CREATE TABLE pool(
+                    id INTEGER PRIMARY KEY REFERENCES entry(id) ON DELETE CASCADE,
+                    max_size INTEGER NOT NULL,
+                    max_age INTEGER NOT NULL,
+                    age_basis TEXT NOT NULL,
+                    max_files INTEGER NOT NULL,
+                    low_watermark INTEGER NOT NULL
+                );
+                CREATE TABLE setting(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,36 @@
+/// The attributes the mount reports for an entry (what `stat` shows).
+public struct FileAttributes: Sendable, Equatable {
+    public var id: EntryID
+    public var kind: EntryKind
+    /// Permission bits including set-user-ID, set-group-ID and sticky; no type bits.
+    public var permissions: UInt32
+    public var uid: UInt32
+    public var gid: UInt32
+    public var size: Int64
+    public var linkCount: UInt32
+    public var accessTime: Timestamp
+    public var modificationTime: Timestamp
+    public var changeTime: Timestamp
+}
+
+/// Nanoseconds since the Unix epoch: times keep nanoseconds, as on ext4.
+public struct Timestamp: Sendable, Equatable, Comparable, Hashable {
+    public var nanoseconds: Int64
+
+    public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
+    public init(seconds: Int64, nanoseconds: Int64) {
+        self.nanoseconds = seconds * 1_000_000_000 + nanoseconds
+    }
+
+    public var seconds: Int64 { nanoseconds.floorDiv(1_000_000_000) }
+    public var subsecondNanoseconds: Int64 { nanoseconds - seconds * 1_000_000_000 }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+}
+
+extension Int64 {
+    func floorDiv(_ divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}

@@ -1,0 +1,49 @@
+/// The `user.cache.*` attributes, and where each one may be read or written.
+public enum CacheAttribute: String, CaseIterable, Sendable {
+    // Files and directories inside a pool.
+    case persistent, pinned, expiration
+    case lastAccess = "last_access", state, expiresAt = "expires_at"
+    // Pool directories.
+    case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
+    case lowWatermark = "low_watermark"
+    // Figures on pool directories and on the root.
+    case usage, persistentUsage = "persistent_usage", pendingUsage = "pending_usage", files
+    case evictedFiles = "evicted_files", evictedBytes = "evicted_bytes", hits, misses
+    case pinnedFiles = "pinned_files", oldestAccess = "oldest_access"
+    // The root only.
+    case minFree = "min_free", store
+    // Actions on pool directories and the root.
+    case purge, clear
+
+    public static let prefix = "user.cache."
+
+    public var fullName: String { Self.prefix + rawValue }
+
+    /// Where an attribute lives.
+    public enum Place: Sendable {
+        case root, pool, directory, file
+    }
+
+    /// Attributes that exist at a place, in the order `getfattr -d` lists them.
+    public static func readable(at place: Place) -> [CacheAttribute] {
+        switch place {
+        case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt]
+        case .directory: return [.persistent, .pinned, .expiration]
+        case .pool:
+            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark] + figures + [.oldestAccess]
+        case .root: return figures + [.minFree, .store]
+        }
+    }
+
+    public static func writable(at place: Place) -> Set<CacheAttribute> {
+        switch place {
+        case .file, .directory: return [.persistent, .pinned, .expiration]
+        case .pool: return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .purge, .clear]
+        case .root: return [.minFree, .purge, .clear]
+        }
+    }
+
+    static let figures: [CacheAttribute] = [
+        .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits, .misses,
+    ]
+}

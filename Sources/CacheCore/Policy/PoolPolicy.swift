@@ -1,0 +1,64 @@
+/// What "older" means for a pool's max age.
+public enum AgeBasis: String, Sendable, Codable, CaseIterable {
+    case access
+    case modification
+}
+
+/// The limits of one pool. Zero means unlimited (or never, for ages).
+public struct PoolPolicy: Sendable, Equatable {
+    public var maxSize: Int64
+    public var maxAgeSeconds: Int64
+    public var ageBasis: AgeBasis
+    public var maxFiles: Int64
+    /// Percent of max_size (and max_files) the evictor brings a pool down to once over.
+    public var lowWatermarkPercent: Int64
+
+    public init(maxSize: Int64 = 25 << 20, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
+                maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = 90) {
+        self.maxSize = maxSize
+        self.maxAgeSeconds = maxAgeSeconds
+        self.ageBasis = ageBasis
+        self.maxFiles = maxFiles
+        self.lowWatermarkPercent = lowWatermarkPercent
+    }
+
+    public static let defaultPools: [(name: String, policy: PoolPolicy)] = [
+        ("data", PoolPolicy(maxSize: 25 << 20)),
+        ("thumbnails", PoolPolicy(maxSize: 5 << 20)),
+        ("avatars", PoolPolicy(maxSize: 5 << 20, maxAgeSeconds: 7 * 86400)),
+    ]
+}
+
+/// A `--pool NAME=SIZE[,AGE]` mount option.
+public struct PoolOverride: Sendable, Equatable {
+    public var name: String
+    public var maxSize: Int64
+    public var maxAgeSeconds: Int64?
+
+    public init(name: String, maxSize: Int64, maxAgeSeconds: Int64?) {
+        self.name = name
+        self.maxSize = maxSize
+        self.maxAgeSeconds = maxAgeSeconds
+    }
+
+    /// Parses `NAME=SIZE[,AGE]`, for example `data=100M` or `avatars=5M,7d`.
+    public static func parse(_ text: String) -> PoolOverride? {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let name = String(text[..<equals])
+        guard PoolOverride.isValidPoolName(name) else { return nil }
+        let parts = text[text.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count == 1 || parts.count == 2, let size = ValueParsing.byteSize(String(parts[0])) else {
+            return nil
+        }
+        var age: Int64?
+        if parts.count == 2 {
+            guard let parsed = ValueParsing.durationSeconds(String(parts[1])) else { return nil }
+            age = parsed
+        }
+        return PoolOverride(name: name, maxSize: size, maxAgeSeconds: age)
+    }
+
+    public static func isValidPoolName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && name.utf8.count <= 255
+    }
+}

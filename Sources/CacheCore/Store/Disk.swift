@@ -1,0 +1,90 @@
+import CLinux
+import Glibc
+
+/// The one seam through which the core makes file syscalls on the store, so tests can
+/// inject faults (ENOSPC, EIO) the way swift-system's mocking driver does.
+public protocol Disk: Sendable {
+    func open(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32
+    func close(_ fd: Int32)
+    func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CacheError) -> Int
+    func pwrite(_ fd: Int32, from buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) -> Int
+    func ftruncate(_ fd: Int32, length: Int64) throws(CacheError)
+    func fsync(_ fd: Int32, dataOnly: Bool) throws(CacheError)
+    func truncate(_ path: String, length: Int64) throws(CacheError)
+    func unlink(_ path: String) throws(CacheError)
+    func mkdir(_ path: String, mode: mode_t) throws(CacheError)
+    func fileSize(_ path: String) throws(CacheError) -> Int64
+    func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs
+    /// Flushes every dirty page of the filesystem holding `path` to the disk.
+    func syncFilesystem(_ path: String) throws(CacheError)
+}
+
+/// The real disk: thin wrappers that retry on EINTR and report errno as ``CacheError/io(_:)``.
+public struct PosixDisk: Disk {
+    public init() {}
+
+    public func open(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32 {
+        try retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
+    }
+
+    public func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    public func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
+        try retrying { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    public func pwrite(_ fd: Int32, from buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
+        try retrying { Glibc.pwrite(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    public func ftruncate(_ fd: Int32, length: Int64) throws(CacheError) {
+        _ = try retrying { Glibc.ftruncate(fd, off_t(length)) }
+    }
+
+    public func fsync(_ fd: Int32, dataOnly: Bool) throws(CacheError) {
+        _ = try retrying { dataOnly ? Glibc.fdatasync(fd) : Glibc.fsync(fd) }
+    }
+
+    public func truncate(_ path: String, length: Int64) throws(CacheError) {
+        _ = try retrying { Glibc.truncate(path, off_t(length)) }
+    }
+
+    public func unlink(_ path: String) throws(CacheError) {
+        _ = try retrying { Glibc.unlink(path) }
+    }
+
+    public func mkdir(_ path: String, mode: mode_t) throws(CacheError) {
+        if Glibc.mkdir(path, mode) != 0 && errno != EEXIST { throw .io(errno) }
+    }
+
+    public func fileSize(_ path: String) throws(CacheError) -> Int64 {
+        var info = stat()
+        _ = try retrying { fstatat(AT_FDCWD, path, &info, 0) }
+        return Int64(info.st_size)
+    }
+
+    public func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs {
+        var info = Glibc.statvfs()
+        // Swift sees `statvfs` as the struct only, so ask through a descriptor.
+        let fd = try open(path, flags: O_RDONLY | O_DIRECTORY, mode: 0)
+        defer { close(fd) }
+        _ = try retrying { fstatvfs(fd, &info) }
+        return info
+    }
+
+    public func syncFilesystem(_ path: String) throws(CacheError) {
+        let fd = try open(path, flags: O_RDONLY | O_DIRECTORY, mode: 0)
+        defer { close(fd) }
+        _ = try retrying { syncfs(fd) }
+    }
+
+    private func retrying<T: BinaryInteger>(_ call: () -> T) throws(CacheError) -> T {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            if errno != EINTR { throw .io(errno) }
+        }
+    }
+}

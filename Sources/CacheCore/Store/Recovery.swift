@@ -1,0 +1,82 @@
+import Foundation
+import Glibc
+import Logging
+
+/// Brings a store back to a consistent state when it is opened, whatever happened before.
+///
+/// It reads only the entries a crash can leave unfinished (an indexed query, never a walk of
+/// the store): nameless entries whose bytes were kept for an open handle, and files that were
+/// open for writing. A cached file caught mid-write is dropped, never served torn; a
+/// persistent one keeps what reached the disk, as on any POSIX filesystem.
+struct Recovery {
+    let index: IndexStore
+    let layout: StoreLayout
+    let disk: any Disk
+    let logger: Logger
+
+    func run(afterPowerLoss: Bool, afterUncleanStop: Bool) throws {
+        if afterPowerLoss { try recoverFromPowerLoss() }
+        for var record in try index.unfinishedEntries() {
+            let id = record.entryID
+            let path = layout.objectPath(for: id)
+            if record.parent != nil && record.persistent {
+                record.size = (try? disk.fileSize(path)) ?? 0
+                record.writing = false
+                try index.update(record)
+                logger.warning("recovered persistent file \(id) with \(record.size) bytes after an unclean stop")
+                continue
+            }
+            do throws(CacheError) {
+                try disk.unlink(path)
+            } catch let error where error.errno != ENOENT {
+                throw error
+            } catch {}
+            try index.delete(id)
+            if record.parent != nil {
+                logger.warning("dropped cached file \(id) that was being written when the daemon stopped")
+            }
+        }
+        if afterUncleanStop { try removeOrphanBytes() }
+    }
+
+    /// After a power loss or OS crash, cached files whose bytes were not known to be on the
+    /// disk may be torn: they are dropped. Persistent ones keep what reached the disk. The
+    /// index itself may have lost its last commits, so bytes without an entry are removed
+    /// by walking the objects folder (only in this case: a clean start walks nothing).
+    private func recoverFromPowerLoss() throws {
+        logger.warning("the store was not unmounted cleanly before a reboot: checking files not known durable")
+        var dropped = 0
+        for var record in try index.nonDurableFiles() {
+            let path = layout.objectPath(for: record.entryID)
+            if record.persistent && record.parent != nil {
+                record.size = (try? disk.fileSize(path)) ?? 0
+                record.writing = false
+                record.durable = true
+                try index.update(record)
+                continue
+            }
+            try index.delete(record.entryID)
+            unlink(path)
+            dropped += 1
+        }
+        logger.warning("power-loss recovery dropped \(dropped) cached files not known durable")
+    }
+
+    /// After any unclean stop, bytes whose entry was already deleted (removals unlink after
+    /// their commit) are removed. This is the only walk of the objects folder at mount.
+    func removeOrphanBytes() throws {
+        let known = Set(try index.allFiles().map(\.entryID))
+        var orphans = 0
+        for directory in StoreLayout.fanOutDirectories {
+            let folder = layout.objectsPath + "/" + directory
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                guard let id = EntryID(name), known.contains(id) else {
+                    unlink(folder + "/" + name)
+                    orphans += 1
+                    continue
+                }
+            }
+        }
+        if orphans > 0 { logger.warning("removed \(orphans) stored objects without an index entry") }
+    }
+}

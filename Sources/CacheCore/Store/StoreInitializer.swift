@@ -1,0 +1,72 @@
+import Foundation
+import Glibc
+
+/// Creates a new store's folders and first rows, and applies `--pool` overrides.
+enum StoreInitializer {
+    static func prepareDirectories(_ layout: StoreLayout, disk: any Disk) throws {
+        var info = stat()
+        guard stat(layout.root, &info) == 0 else {
+            throw StoreError.cannotOpen(layout.root, String(cString: strerror(errno)))
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw StoreError.cannotOpen(layout.root, "not a directory")
+        }
+        guard access(layout.root, R_OK | W_OK | X_OK) == 0 else {
+            throw StoreError.cannotOpen(layout.root, String(cString: strerror(errno)))
+        }
+        // Only cachefs and the mounting user may look inside a store.
+        chmod(layout.root, 0o700)
+        do {
+            try disk.mkdir(layout.objectsPath, mode: 0o700)
+            for name in StoreLayout.fanOutDirectories {
+                try disk.mkdir(layout.objectsPath + "/" + name, mode: 0o700)
+            }
+        } catch {
+            throw StoreError.cannotOpen(layout.root, "cannot create objects folder: \(error)")
+        }
+    }
+
+    static func ensureRootAndPools(index: IndexStore, clock: any WallClock, overrides: [PoolOverride]) throws {
+        let now = clock.now().nanoseconds
+        if try index.entry(WellKnownEntry.root) == nil {
+            var root = EntryRecord.directory(name: Data(), parent: 0, pool: 0, mode: 0o755,
+                                             uid: getuid(), gid: getgid(), now: now)
+            root.id = WellKnownEntry.root
+            _ = try index.insert(root)
+            for (name, policy) in PoolPolicy.defaultPools {
+                let record = EntryRecord.directory(name: Data(name.utf8), parent: WellKnownEntry.root, pool: 0,
+                                                   mode: 0o755, uid: getuid(), gid: getgid(), now: now)
+                _ = try index.insertPool(record, policy: policy)
+            }
+        }
+        for override in overrides {
+            try apply(override, index: index, now: now)
+        }
+    }
+
+    /// A `--pool` option creates the pool if needed and persists its limits.
+    private static func apply(_ override: PoolOverride, index: IndexStore, now: Int64) throws {
+        let name = Data(override.name.utf8)
+        if let existing = try index.child(of: WellKnownEntry.root, named: name) {
+            var policy = try index.poolPolicies()[existing.entryID] ?? PoolPolicy()
+            policy.maxSize = override.maxSize
+            if let age = override.maxAgeSeconds { policy.maxAgeSeconds = age }
+            try index.savePolicy(policy, for: existing.entryID)
+        } else {
+            var policy = PoolPolicy(maxSize: override.maxSize)
+            if let age = override.maxAgeSeconds { policy.maxAgeSeconds = age }
+            let record = EntryRecord.directory(name: name, parent: WellKnownEntry.root, pool: 0, mode: 0o755,
+                                               uid: getuid(), gid: getgid(), now: now)
+            _ = try index.insertPool(record, policy: policy)
+        }
+    }
+}
+
+extension EntryRecord {
+    static func directory(name: Data, parent: EntryID, pool: EntryID, mode: UInt32, uid: UInt32, gid: UInt32,
+                          now: Int64) -> EntryRecord {
+        EntryRecord(id: nil, parent: parent, name: name, pool: pool, kind: .directory, mode: mode, uid: uid,
+                    gid: gid, size: 0, atime: now, mtime: now, ctime: now, lastAccess: now, persistent: false,
+                    pinnedUntil: 0, expiration: 0, writing: false, durable: true)
+    }
+}

@@ -1,0 +1,33 @@
+/// Where things live inside a store directory. File bytes are named by entry id, never by
+/// the user's path, so a rename is one index update and names are never parsed from disk.
+public struct StoreLayout: Sendable {
+    public let root: String
+
+    public init(root: String) {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+    }
+
+    public var indexPath: String { root + "/index.sqlite" }
+    public var lockPath: String { root + "/lock" }
+    public var objectsPath: String { root + "/objects" }
+    public var eventsPath: String { root + "/events.jsonl" }
+    public var logPath: String { root + "/daemon.log" }
+    public var reservePath: String { root + "/reserve" }
+
+    /// 256 fan-out folders keep any one directory of the store small.
+    public func objectDirectory(for id: EntryID) -> String {
+        objectsPath + "/" + Self.fanOut(id)
+    }
+
+    public func objectPath(for id: EntryID) -> String {
+        objectDirectory(for: id) + "/" + String(id)
+    }
+
+    static func fanOut(_ id: EntryID) -> String {
+        let low = Int(id & 0xff)
+        let digits = Array("0123456789abcdef")
+        return String([digits[low >> 4], digits[low & 0xf]])
+    }
+
+    public static let fanOutDirectories: [String] = (0..<256).map { fanOut(EntryID($0)) }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Glibc
+
+/// `cachefs verify`: checks an unmounted store against its index and, if asked, repairs it.
+/// Unlike a mount, it walks every object, so it finds what a crash or a hand could leave.
+public struct StoreVerifier {
+    public enum Problem: Equatable, CustomStringConvertible, Sendable {
+        case orphanBytes(path: String)
+        case missingBytes(id: EntryID, path: String)
+        case tornFile(id: EntryID, path: String)
+        case wrongSize(id: EntryID, path: String, indexed: Int64, actual: Int64)
+        case nameless(id: EntryID)
+
+        public var description: String {
+            switch self {
+            case .orphanBytes(let path): return "orphan bytes: \(path) has no index entry"
+            case .missingBytes(let id, let path): return "missing bytes: \(path) (entry \(id)) has no stored bytes"
+            case .tornFile(let id, let path): return "torn file: \(path) (entry \(id)) was being written"
+            case .wrongSize(let id, let path, let indexed, let actual):
+                return "wrong size: \(path) (entry \(id)) is \(actual) bytes, the index says \(indexed)"
+            case .nameless(let id): return "leftover: entry \(id) lost its name but kept its bytes"
+            }
+        }
+    }
+
+    public struct Report: Sendable {
+        public var problems: [Problem] = []
+        public var filesChecked = 0
+        public var repaired = false
+    }
+
+    let layout: StoreLayout
+
+    public init(storePath: String) {
+        layout = StoreLayout(root: storePath)
+    }
+
+    /// Checks the store (holding its lock, so no daemon can run meanwhile) and repairs what
+    /// it found when `repair` is set, the way recovery at mount would.
+    public func run(repair: Bool) throws -> Report {
+        guard FileManager.default.fileExists(atPath: layout.indexPath) else {
+            throw StoreError.cannotOpen(layout.root, "no index.sqlite: not a cachefs store")
+        }
+        let lock = try StoreLock(layout: layout)
+        defer { withExtendedLifetime(lock) {} }
+        let index = try IndexStore(path: layout.indexPath)
+        var report = Report()
+        var indexed: [EntryID: EntryRecord] = [:]
+        for record in try index.allFiles() { indexed[record.entryID] = record }
+        var present: Set<EntryID> = []
+        for directory in StoreLayout.fanOutDirectories {
+            let folder = layout.objectsPath + "/" + directory
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                guard let id = EntryID(name), indexed[id] != nil else {
+                    report.problems.append(.orphanBytes(path: folder + "/" + name))
+                    continue
+                }
+                present.insert(id)
+            }
+        }
+        for record in indexed.values.sorted(by: { $0.entryID < $1.entryID }) {
+            report.filesChecked += 1
+            let id = record.entryID
+            let path = EntryPath.of(record) { try? index.entry($0) }
+            if record.parent == nil {
+                report.problems.append(.nameless(id: id))
+            } else if !present.contains(id) {
+                report.problems.append(.missingBytes(id: id, path: path))
+            } else if record.writing && !record.persistent {
+                report.problems.append(.tornFile(id: id, path: path))
+            } else {
+                var info = stat()
+                if stat(layout.objectPath(for: id), &info) == 0, Int64(info.st_size) != record.size {
+                    report.problems.append(.wrongSize(id: id, path: path, indexed: record.size, actual: Int64(info.st_size)))
+                }
+            }
+        }
+        if repair && !report.problems.isEmpty {
+            try self.repair(report.problems, index: index)
+            report.repaired = true
+        }
+        return report
+    }
+
+    private func repair(_ problems: [Problem], index: IndexStore) throws {
+        for problem in problems {
+            switch problem {
+            case .orphanBytes(let path):
+                unlink(path)
+            case .missingBytes(let id, _):
+                try index.delete(id)
+            case .tornFile(let id, _), .nameless(let id):
+                try index.delete(id)
+                unlink(layout.objectPath(for: id))
+            case .wrongSize(let id, _, _, let actual):
+                if var record = try index.entry(id) {
+                    record.size = actual
+                    try index.update(record)
+                }
+            }
+        }
+        try index.checkpoint()
+    }
+}
