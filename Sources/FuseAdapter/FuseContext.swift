@@ -1,0 +1,46 @@
+import CFuse3
+import CacheCore
+import Glibc
+import Logging
+
+/// How long the kernel may trust what it was told. Long, because the daemon tells the
+/// kernel itself whenever it changes or removes something on its own.
+public struct CacheTimeouts: Sendable {
+    public var entries: Double
+    public var attributes: Double
+
+    public init(entries: Double = 60, attributes: Double = 60) {
+        self.entries = entries
+        self.attributes = attributes
+    }
+}
+
+/// What every callback needs, reached through libfuse's userdata pointer (never a global).
+final class FuseContext: Sendable {
+    let engine: CacheEngine
+    let timeouts: CacheTimeouts
+    let logger: Logger
+    let maxWrite: UInt32
+
+    init(engine: CacheEngine, timeouts: CacheTimeouts, logger: Logger, maxWrite: UInt32) {
+        self.engine = engine
+        self.timeouts = timeouts
+        self.logger = logger
+        self.maxWrite = maxWrite
+    }
+
+    static func from(_ request: fuse_req_t) -> FuseContext {
+        Unmanaged<FuseContext>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()
+    }
+
+    static func caller(_ request: fuse_req_t) -> Caller {
+        let context = fuse_req_ctx(request)!.pointee
+        return Caller(uid: context.uid, gid: context.gid, pid: context.pid)
+    }
+}
+
+/// A C name as the bytes it is: names are kept byte for byte, as ext4 does.
+func nameBytes(_ name: UnsafePointer<CChar>?) -> [UInt8] {
+    guard let name else { return [] }
+    return Array(UnsafeBufferPointer(start: name, count: strlen(name))).map { UInt8(bitPattern: $0) }
+}

@@ -1,0 +1,133 @@
+import CFuse3
+import CacheCore
+import Glibc
+import Logging
+
+/// Options of one mount that concern FUSE itself.
+public struct FuseMountOptions: Sendable {
+    public var allowOther: Bool
+    public var singleThreaded: Bool
+    public var maxThreads: UInt32
+    public var timeouts: CacheTimeouts
+    public var maxWrite: UInt32
+
+    public init(allowOther: Bool = false, singleThreaded: Bool = false, maxThreads: UInt32 = 8,
+                timeouts: CacheTimeouts = CacheTimeouts(), maxWrite: UInt32 = 1 << 20) {
+        self.allowOther = allowOther
+        self.singleThreaded = singleThreaded
+        self.maxThreads = maxThreads
+        self.timeouts = timeouts
+        self.maxWrite = maxWrite
+    }
+}
+
+public enum FuseSessionError: Error, CustomStringConvertible {
+    case cannotCreateSession
+    case cannotMount(String)
+
+    public var description: String {
+        switch self {
+        case .cannotCreateSession: return "libfuse could not create a session (see the messages above)"
+        case .cannotMount(let mountpoint): return "cannot mount on \(mountpoint) (see the messages above)"
+        }
+    }
+}
+
+/// One mounted filesystem: new session, mount, serve until unmounted or signalled, unmount.
+/// Each step that succeeded is undone in reverse order, as libfuse's examples do.
+public final class FuseSession {
+    private let context: FuseContext
+    private let session: OpaquePointer
+    private let mountpoint: String
+    private let options: FuseMountOptions
+    /// argv must outlive the session: libfuse keeps pointers into it.
+    private let arguments: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+    private let argumentCount: Int32
+
+    public init(engine: CacheEngine, mountpoint: String, options: FuseMountOptions, logger: Logger) throws {
+        context = FuseContext(engine: engine, timeouts: options.timeouts, logger: logger, maxWrite: options.maxWrite)
+        self.mountpoint = mountpoint
+        self.options = options
+        var mountOptions = "fsname=cachefs,subtype=cachefs,default_permissions"
+        if options.allowOther { mountOptions += ",allow_other" }
+        let words = ["cachefs", "-o", mountOptions]
+        argumentCount = Int32(words.count)
+        arguments = .allocate(capacity: words.count + 1)
+        for (position, word) in words.enumerated() { arguments[position] = strdup(word) }
+        arguments[words.count] = nil
+        var fuseArguments = fuse_args(argc: argumentCount, argv: arguments, allocated: 0)
+        var operations = makeOperations()
+        let userdata = Unmanaged.passRetained(context).toOpaque()
+        guard let created = cachefs_session_new(&fuseArguments, &operations, userdata) else {
+            Unmanaged<FuseContext>.fromOpaque(userdata).release()
+            throw FuseSessionError.cannotCreateSession
+        }
+        session = created
+        guard fuse_session_mount(session, mountpoint) == 0 else {
+            fuse_session_destroy(session)
+            Unmanaged<FuseContext>.fromOpaque(userdata).release()
+            throw FuseSessionError.cannotMount(mountpoint)
+        }
+    }
+
+    /// The libfuse session, for notifications from the evictor thread.
+    public var notificationTarget: LibfuseNotifier { LibfuseNotifier(session: session) }
+
+    /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread and every thread it starts
+    /// from now on. Call before anything starts a thread: libfuse's handler only ends the
+    /// loop when the signal lands on the loop's own threads, which ``run()`` unblocks.
+    public static func blockTerminationSignals() {
+        var signals = terminationSignals
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
+    private static var terminationSignals: sigset_t {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
+        return signals
+    }
+
+    /// Serves requests until `fusermount3 -u`, SIGTERM or SIGINT, then unmounts.
+    public func run() -> Int32 {
+        fuse_set_signal_handlers(session)
+        var signals = Self.terminationSignals
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+        let result: Int32
+        if options.singleThreaded {
+            result = fuse_session_loop(session)
+        } else {
+            let config = fuse_loop_cfg_create()
+            fuse_loop_cfg_set_max_threads(config, options.maxThreads)
+            fuse_loop_cfg_set_idle_threads(config, min(options.maxThreads, 4))
+            result = fuse_session_loop_mt(session, config)
+            fuse_loop_cfg_destroy(config)
+        }
+        fuse_session_unmount(session)
+        fuse_remove_signal_handlers(session)
+        return result
+    }
+
+    deinit {
+        fuse_session_destroy(session)
+        Unmanaged.passUnretained(context).release()
+        for position in 0..<Int(argumentCount) { free(arguments[position]) }
+        arguments.deallocate()
+    }
+}
+
+/// Tells the kernel about removals the daemon made by itself. Safe to call only from a
+/// thread that is not serving a request and holds no core lock (libfuse's rule).
+public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
+    // The session pointer is only read; libfuse's notify calls are thread-safe.
+    private let session: OpaquePointer
+
+    init(session: OpaquePointer) {
+        self.session = session
+    }
+
+    public func deleted(parent: EntryID, child: EntryID, name: [UInt8]) {
+        let cName = name.map { CChar(bitPattern: $0) }
+        _ = fuse_lowlevel_notify_delete(session, fuse_ino_t(parent), fuse_ino_t(child), cName, cName.count)
+    }
+}

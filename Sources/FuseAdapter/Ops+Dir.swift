@@ -1,0 +1,93 @@
+import CFuse3
+import CacheCore
+import Glibc
+
+// Directory listings.
+
+/// Packs directory items into a buffer of `size` bytes until it is full; `add` writes one
+/// item at the given place and returns the bytes it needs (libfuse's add_direntry contract).
+/// Returns the bytes used and the items that fitted.
+private func pack(_ items: [DirectoryItem], size: Int,
+                  add: (DirectoryItem, UnsafeMutablePointer<CChar>, Int) -> Int) -> ([UInt8], [DirectoryItem]) {
+    var buffer = [CChar](repeating: 0, count: size)
+    var used = 0
+    var packed: [DirectoryItem] = []
+    buffer.withUnsafeMutableBufferPointer { raw in
+        for item in items {
+            let needed = add(item, raw.baseAddress! + used, size - used)
+            if needed > size - used { break }
+            used += needed
+            packed.append(item)
+        }
+    }
+    return (buffer[..<used].map { UInt8(bitPattern: $0) }, packed)
+}
+
+private func cName(_ item: DirectoryItem) -> [CChar] {
+    item.name.map { CChar(bitPattern: $0) } + [0]
+}
+
+/// The corresponding FUSE operation is `READDIR`: one page from the index, packed until the
+/// kernel's buffer is full; the next call resumes at the offset of the last name sent.
+func cachefsReaddir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ offset: off_t,
+                    _ info: UnsafeMutablePointer<fuse_file_info>?) {
+    let context = FuseContext.from(request!)
+    let reply = Reply(request!)
+    do {
+        // A directory entry takes at least 32 bytes, so this many names always fill `size`.
+        let items = try context.engine.readdir(EntryID(inode), offset: Int64(offset), limit: max(size / 32, 1))
+        let (bytes, _) = pack(items, size: size) { item, place, room in
+            var info = Glibc.stat()
+            info.st_ino = ino_t(item.id)
+            info.st_mode = item.kind == .directory ? Glibc.S_IFDIR : Glibc.S_IFREG
+            return fuse_add_direntry(request, place, room, cName(item), &info, off_t(item.nextOffset))
+        }
+        reply.bytes(bytes)
+    } catch {
+        reply.failure(error, operation: "readdir", context: context)
+    }
+}
+
+/// The corresponding FUSE operation is `READDIRPLUS`: names with their attributes, so
+/// `ls -l` needs no LOOKUP per file. Every entry but "." and ".." counts as a lookup.
+func cachefsReaddirplus(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ offset: off_t,
+                        _ info: UnsafeMutablePointer<fuse_file_info>?) {
+    let context = FuseContext.from(request!)
+    let reply = Reply(request!)
+    do {
+        let items = try context.engine.readdir(EntryID(inode), offset: Int64(offset), limit: max(size / 96, 1))
+        let (bytes, packed) = pack(items, size: size) { item, place, room in
+            var entry = fuse_entry_param()
+            if let attributes = item.attributes {
+                entry = Reply.entryParameters(attributes, timeouts: context.timeouts)
+            } else {
+                entry.attr.st_ino = ino_t(item.id)
+                entry.attr.st_mode = Glibc.S_IFDIR
+            }
+            return fuse_add_direntry_plus(request, place, room, cName(item), &entry, off_t(item.nextOffset))
+        }
+        context.engine.rememberListed(packed.filter { $0.attributes != nil }.map(\.id))
+        reply.bytes(bytes)
+    } catch {
+        reply.failure(error, operation: "readdirplus", context: context)
+    }
+}
+
+/// The corresponding FUSE operation is `FSYNCDIR`: the index is already durable per commit.
+func cachefsFsyncdir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ dataOnly: Int32,
+                     _ info: UnsafeMutablePointer<fuse_file_info>?) {
+    Reply(request!).error(0)
+}
+
+/// The corresponding FUSE operation is `ACCESS`; the kernel already checked the mode bits
+/// (`default_permissions`), so only existence remains.
+func cachefsAccess(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ mask: Int32) {
+    let context = FuseContext.from(request!)
+    let reply = Reply(request!)
+    do {
+        _ = try context.engine.getattr(EntryID(inode))
+        reply.error(0)
+    } catch {
+        reply.failure(error, operation: "access", context: context)
+    }
+}
