@@ -1,0 +1,66 @@
+import ArgumentParser
+
+/// `purge` and `clear`: actions on one pool or on all of them.
+struct PurgeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "purge", abstract: "Evict now until pools are within limits, and drop expired files.",
+        discussion: """
+            Examples:
+              cachefs purge ~/cache            (every pool)
+              cachefs purge ~/cache thumbnails
+            Same as: setfattr -n user.cache.purge -v 1 MOUNT[/POOL]
+            """)
+
+    @Argument(help: "The mount.") var mount: String
+    @Argument(help: "One pool (default: all).") var pool: String?
+
+    func run() throws {
+        try reportingFailures { try Xattr.set(target(mount, pool), "user.cache.purge", "1") }
+    }
+}
+
+struct ClearCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clear", abstract: "Remove every cached file that is not pinned (persistent files stay).",
+        discussion: """
+            Examples:
+              cachefs clear ~/cache avatars
+            Same as: setfattr -n user.cache.clear -v 1 MOUNT[/POOL]
+            """)
+
+    @Argument(help: "The mount.") var mount: String
+    @Argument(help: "One pool (default: all).") var pool: String?
+
+    func run() throws {
+        try reportingFailures { try Xattr.set(target(mount, pool), "user.cache.clear", "1") }
+    }
+}
+
+struct SetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Change a pool's policy (persisted in the store).",
+        discussion: """
+            Keys: max_size (25M, 1G, bytes), max_age (90s, 15m, 12h, 7d), age_basis (access|modification), \
+            max_files, low_watermark (percent); on the mount root: min_free (1G or 5%).
+            Examples:
+              cachefs set ~/cache/data max_size 100M
+              cachefs set ~/cache/avatars max_age 7d
+              cachefs set ~/cache min_free 5%
+            Same as: setfattr -n user.cache.KEY -v VALUE MOUNT/POOL
+            """)
+
+    @Argument(help: "A pool directory (or the mount root for min_free).") var path: String
+    @Argument(help: "The setting.") var key: String
+    @Argument(help: "The new value.") var value: String
+
+    func run() throws {
+        try reportingFailures {
+            try Xattr.set(path, "user.cache." + key, value)
+            print("\(key) = \(try Xattr.get(path, "user.cache." + key))")
+        }
+    }
+}
+
+private func target(_ mount: String, _ pool: String?) -> String {
+    pool.map { mount + "/" + $0 } ?? mount
+}

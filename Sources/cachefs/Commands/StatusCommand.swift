@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+
+/// `cachefs status MOUNT`: usage against limits, per pool.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show each pool's usage against its limits.",
+        discussion: """
+            Examples:
+              cachefs status ~/cache
+              cachefs status ~/cache --json | jq '.pools[] | select(.usage > .max_size)'
+            """)
+
+    @Argument(help: "The mount.") var mount: String
+    @Flag(help: "Print JSON (numbers in bytes and seconds).") var json = false
+
+    struct PoolStatus: Codable {
+        var name: String
+        var usage: Int64
+        var maxSize: Int64
+        var files: Int64
+        var maxFiles: Int64
+        var persistentUsage: Int64
+        var pendingUsage: Int64
+        var pinnedFiles: Int64
+        var maxAge: Int64
+        var ageBasis: String
+        var evictedFiles: Int64
+        var evictedBytes: Int64
+        var hits: Int64
+        var misses: Int64
+        var oldestAccess: String
+
+        enum CodingKeys: String, CodingKey {
+            case name, usage, files, hits, misses
+            case maxSize = "max_size", maxFiles = "max_files", persistentUsage = "persistent_usage"
+            case pendingUsage = "pending_usage", pinnedFiles = "pinned_files", maxAge = "max_age"
+            case ageBasis = "age_basis", evictedFiles = "evicted_files", evictedBytes = "evicted_bytes"
+            case oldestAccess = "oldest_access"
+        }
+    }
+
+    struct Report: Codable {
+        var mount: String
+        var store: String
+        var minFree: String
+        var pools: [PoolStatus]
+
+        enum CodingKeys: String, CodingKey {
+            case mount, store, pools
+            case minFree = "min_free"
+        }
+    }
+
+    func run() throws {
+        try reportingFailures {
+            let report = Report(
+                mount: mount, store: try Xattr.get(mount, "user.cache.store"),
+                minFree: try Xattr.get(mount, "user.cache.min_free"),
+                pools: try poolDirectories(of: mount).map { try poolStatus(mount + "/" + $0, name: $0) })
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            } else {
+                printTable(report)
+            }
+        }
+    }
+
+    private func poolStatus(_ path: String, name: String) throws -> PoolStatus {
+        func number(_ key: String) throws -> Int64 { Int64(try Xattr.get(path, "user.cache." + key)) ?? 0 }
+        return PoolStatus(
+            name: name, usage: try number("usage"), maxSize: try number("max_size"), files: try number("files"),
+            maxFiles: try number("max_files"), persistentUsage: try number("persistent_usage"),
+            pendingUsage: try number("pending_usage"), pinnedFiles: try number("pinned_files"),
+            maxAge: try number("max_age"), ageBasis: try Xattr.get(path, "user.cache.age_basis"),
+            evictedFiles: try number("evicted_files"), evictedBytes: try number("evicted_bytes"),
+            hits: try number("hits"), misses: try number("misses"),
+            oldestAccess: try Xattr.get(path, "user.cache.oldest_access"))
+    }
+
+    private func printTable(_ report: Report) {
+        print("store \(report.store), min_free \(report.minFree)")
+        let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "EVICTED", "OLDEST ACCESS"]
+        var rows = [header]
+        for pool in report.pools {
+            rows.append([
+                pool.name, Format.bytes(pool.usage), Format.bar(pool.usage, of: pool.maxSize),
+                pool.maxSize == 0 ? "unlimited" : Format.bytes(pool.maxSize),
+                pool.maxFiles == 0 ? String(pool.files) : "\(pool.files)/\(pool.maxFiles)",
+                String(pool.pinnedFiles), Format.bytes(pool.persistentUsage),
+                pool.maxAge == 0 ? "never" : Format.duration(pool.maxAge) + (pool.ageBasis == "access" ? "" : " (mtime)"),
+                String(pool.evictedFiles), pool.oldestAccess.isEmpty ? "-" : pool.oldestAccess,
+            ])
+        }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            print(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+    }
+}
+
+enum Format {
+    static func bytes(_ value: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var amount = Double(value)
+        var unit = 0
+        while amount >= 1024 && unit < units.count - 1 {
+            amount /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(value) B" : String(format: "%.1f %@", amount, units[unit])
+    }
+
+    static func bar(_ value: Int64, of limit: Int64, width: Int = 20) -> String {
+        guard limit > 0 else { return "[" + String(repeating: " ", count: width) + "]" }
+        let filled = min(width, Int((Double(value) / Double(limit) * Double(width)).rounded()))
+        let percent = Int((Double(value) / Double(limit) * 100).rounded())
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(percent)%"
+    }
+
+    static func duration(_ seconds: Int64) -> String {
+        for (unit, size) in [("d", Int64(86400)), ("h", 3600), ("m", 60)] where seconds % size == 0 {
+            return "\(seconds / size)\(unit)"
+        }
+        return "\(seconds)s"
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Glibc
+
+/// Runs the daemon in the background and returns once it is serving, or with its error.
+///
+/// `cachefs mount` starts itself again with `--foreground` in a new session (setsid), with a
+/// pipe on descriptor 3. The child writes "ready" there once the mount is up, then sends its
+/// logs to STORE/daemon.log. Until then its errors reach the caller's terminal directly.
+/// (fork() is unsafe in a multi-threaded Swift process, hence posix_spawn.)
+enum Daemonizer {
+    static let readyDescriptor: Int32 = 3
+    static let readyEnvironment = "CACHEFS_READY_FD"
+    /// glibc's POSIX_SPAWN_SETSID, which the Glibc module does not export.
+    static let spawnSetsid: Int16 = 0x80
+
+    static func spawnAndWaitUntilReady() throws -> Int32 {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw posixProblem("pipe") }
+        // Only the dup2'd copy on descriptor 3 may reach the child, or EOF never comes.
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], readyDescriptor)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, spawnSetsid)
+
+        let executable = try currentExecutable()
+        let arguments = [executable] + Array(CommandLine.arguments.dropFirst()) + ["--foreground"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[readyEnvironment] = String(readyDescriptor)
+        let cArguments = arguments.map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            cArguments.forEach { free($0) }
+            cEnvironment.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, executable, &actions, &attributes, cArguments, cEnvironment)
+        close(pipeEnds[1])
+        guard spawned == 0 else {
+            close(pipeEnds[0])
+            throw posixProblem("spawn the daemon", code: spawned)
+        }
+        let handle = FileHandle(fileDescriptor: pipeEnds[0], closeOnDealloc: true)
+        let message = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        if message.hasPrefix("ready") { return 0 }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        let exited = status & 0x7f == 0
+        let code = exited ? (status >> 8) & 0xff : 1
+        return code == 0 ? 1 : code
+    }
+
+    /// Called by the daemon once the mount is serving: tells the waiting parent and moves
+    /// the daemon's output to the store's log, so no terminal or pipe is held open.
+    static func reportReady(logPath: String) {
+        guard let text = ProcessInfo.processInfo.environment[readyEnvironment], let fd = Int32(text) else { return }
+        _ = "ready\n".withCString { write(fd, $0, strlen($0)) }
+        close(fd)
+        let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        if log >= 0 {
+            dup2(log, 1)
+            dup2(log, 2)
+            close(log)
+        }
+    }
+
+    private static func currentExecutable() throws -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { throw posixProblem("find the cachefs executable") }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func posixProblem(_ what: String, code: Int32 = errno) -> MountPreflight.Problem {
+        MountPreflight.Problem(description: "cannot \(what): \(String(cString: strerror(code)))")
+    }
+}

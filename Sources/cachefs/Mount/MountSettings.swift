@@ -1,0 +1,73 @@
+import CacheCore
+import FuseAdapter
+import Logging
+
+/// The parsed `--pool`, `-o` and `--log-level` options of `cachefs mount`.
+struct MountSettings {
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    var pools: [PoolOverride] = []
+    var fuse = FuseMountOptions()
+    var minFree: MinFree?
+    var sweepSeconds: Double = 60
+    var syncSeconds: Double = 2
+    var writebackBoost = false
+    var logLevel: Logger.Level = .info
+
+    init(pools: [String], options: [String], logLevel: String) throws {
+        for text in pools {
+            guard let override = PoolOverride.parse(text) else {
+                throw Problem(description: "bad --pool '\(text)': expected NAME=SIZE[,AGE], e.g. data=100M or avatars=5M,7d")
+            }
+            self.pools.append(override)
+        }
+        for option in options.flatMap({ $0.split(separator: ",") }) {
+            try apply(String(option))
+        }
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw Problem(description: "bad --log-level '\(logLevel)': expected trace, debug, info, notice, warning, error or critical")
+        }
+        self.logLevel = level
+    }
+
+    private mutating func apply(_ option: String) throws {
+        let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
+        let key = parts[0]
+        let value = parts.count > 1 ? parts[1] : nil
+        func number(_ text: String?) throws -> Double {
+            guard let text, let parsed = Double(text), parsed >= 0 else {
+                throw Problem(description: "mount option \(key) needs a number, as in \(key)=1")
+            }
+            return parsed
+        }
+        switch key {
+        case "allow_other": fuse.allowOther = true
+        case "writeback_boost": writebackBoost = true
+        case "default_permissions": break
+        case "single_threaded": fuse.singleThreaded = true
+        case "threads":
+            let count = try number(value)
+            guard count >= 1, count <= 64 else { throw Problem(description: "threads must be from 1 to 64") }
+            fuse.maxThreads = UInt32(count)
+        case "entry_timeout": fuse.timeouts.entries = try number(value)
+        case "attr_timeout": fuse.timeouts.attributes = try number(value)
+        case "sweep_interval":
+            let seconds = try number(value)
+            guard seconds >= 0.1 else { throw Problem(description: "sweep_interval must be at least 0.1 seconds") }
+            sweepSeconds = seconds
+        case "sync_interval":
+            let seconds = try number(value)
+            guard seconds >= 0.1 else { throw Problem(description: "sync_interval must be at least 0.1 seconds") }
+            syncSeconds = seconds
+        case "min_free":
+            guard let value, let parsed = MinFree.parse(value) else {
+                throw Problem(description: "mount option min_free needs a size or percentage, as in min_free=1G or min_free=5%")
+            }
+            minFree = parsed
+        default:
+            throw Problem(description: "unknown mount option '\(option)' (see cachefs mount --help)")
+        }
+    }
+}
