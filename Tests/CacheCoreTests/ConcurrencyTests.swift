@@ -1,0 +1,48 @@
+@testable import CacheCore
+import Foundation
+import Glibc
+import Testing
+
+@Suite struct ConcurrencyTests {
+    /// Metadata changes (pin toggles, chmod) racing with writes must never lose the
+    /// writes' growth: usage and the recorded size stay equal to the bytes written.
+    @Test func metadataChangesNeverLoseAConcurrentWritesGrowth() throws {
+        let store = try TestStore()
+        let id = try writeWhileToggling(store)
+        let reopened = try store.open()
+        defer { reopened.shutdown() }
+        #expect(try reopened.getattr(id).size == Int64(Self.writes * 512))
+    }
+
+    static let writes = 4000
+
+    private func writeWhileToggling(_ store: TestStore) throws -> EntryID {
+        let engine = try store.open()
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        let created = try engine.create(parent: data, name: Array("busy".utf8), mode: 0o644, flags: O_WRONLY,
+                                        caller: tester)
+        let id = created.attributes.id
+        let chunk = [UInt8](repeating: 7, count: 512)
+        let writes = Self.writes
+        let toggler = Thread {
+            for round in 0..<2000 {
+                try? engine.setxattr(id, name: "user.cache.pinned", value: Array((round % 2 == 0 ? "1" : "0").utf8),
+                                     flags: 0)
+                _ = try? engine.setattr(id, changes: AttributeChanges(permissions: round % 2 == 0 ? 0o600 : 0o644),
+                                        handle: nil)
+            }
+        }
+        toggler.start()
+        for index in 0..<writes {
+            _ = try chunk.withUnsafeBytes { try engine.write(created.handle, offset: Int64(index * 512), bytes: $0) }
+        }
+        while toggler.isExecuting || !toggler.isFinished { usleep(1000) }
+        try engine.flush(created.handle)
+        engine.release(created.handle)
+        let expected = String(writes * 512)
+        #expect(try engine.getattr(id).size == Int64(writes * 512))
+        #expect(try engine.text(data, "user.cache.usage") == expected)
+        return id
+    }
+}

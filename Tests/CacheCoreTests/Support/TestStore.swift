@@ -1,0 +1,96 @@
+import Glibc
+import CacheCore
+import Foundation
+import Synchronization
+
+/// A store in a fresh temporary directory, removed when the value goes away.
+final class TestStore {
+    let path: String
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cachefs-unit-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func open(clock: ManualClock = ManualClock(), disk: any Disk = PosixDisk(),
+              overrides: [PoolOverride] = []) throws -> CacheEngine {
+        try CacheEngine(EngineConfiguration(storePath: path, poolOverrides: overrides, clock: clock, disk: disk,
+                                            accessFlushSeconds: 3600))
+    }
+
+    var objectFiles: [String] {
+        let enumerator = FileManager.default.enumerator(atPath: path + "/objects")
+        return (enumerator?.allObjects as? [String] ?? []).filter { $0.split(separator: "/").count == 2 }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// A clock moved by hand.
+final class ManualClock: WallClock {
+    private let current = Mutex(Timestamp(seconds: 1_800_000_000, nanoseconds: 0))
+
+    func now() -> Timestamp { current.withLock { $0 } }
+
+    func advance(seconds: Int64) {
+        current.withLock { $0 = Timestamp(nanoseconds: $0.nanoseconds + seconds * 1_000_000_000) }
+    }
+}
+
+/// The real disk, but a chosen syscall fails with a chosen errno while `failing` is set.
+final class FaultyDisk: Disk {
+    private let real = PosixDisk()
+    let failWrites = Mutex<Int32?>(nil)
+
+    func open(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32 {
+        try real.open(path, flags: flags, mode: mode)
+    }
+    func close(_ fd: Int32) { real.close(fd) }
+    func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
+        try real.pread(fd, into: buffer, at: offset)
+    }
+    func pwrite(_ fd: Int32, from buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
+        if let code = failWrites.withLock({ $0 }) { throw .io(code) }
+        return try real.pwrite(fd, from: buffer, at: offset)
+    }
+    func ftruncate(_ fd: Int32, length: Int64) throws(CacheError) { try real.ftruncate(fd, length: length) }
+    func fsync(_ fd: Int32, dataOnly: Bool) throws(CacheError) { try real.fsync(fd, dataOnly: dataOnly) }
+    func truncate(_ path: String, length: Int64) throws(CacheError) { try real.truncate(path, length: length) }
+    func unlink(_ path: String) throws(CacheError) { try real.unlink(path) }
+    func mkdir(_ path: String, mode: mode_t) throws(CacheError) { try real.mkdir(path, mode: mode) }
+    func fileSize(_ path: String) throws(CacheError) -> Int64 { try real.fileSize(path) }
+    func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs { try real.statvfs(path) }
+    func syncFilesystem(_ path: String) throws(CacheError) { try real.syncFilesystem(path) }
+}
+
+let tester = Caller(uid: 1000, gid: 1000, pid: 1)
+
+extension CacheEngine {
+    /// The id of a default pool by name.
+    func pool(_ name: String) throws -> EntryID {
+        try lookup(parent: WellKnownEntry.root, name: Array(name.utf8)).id
+    }
+
+    /// Creates a file with `content`, closed.
+    @discardableResult
+    func writeFile(_ name: String, in parent: EntryID, content: [UInt8]) throws -> EntryID {
+        let created = try create(parent: parent, name: Array(name.utf8), mode: 0o644, flags: O_WRONLY, caller: tester)
+        _ = try content.withUnsafeBytes { try write(created.handle, offset: 0, bytes: $0) }
+        try flush(created.handle)
+        release(created.handle)
+        return created.attributes.id
+    }
+
+    func readAll(_ id: EntryID) throws -> [UInt8] {
+        let handle = try open(id, flags: O_RDONLY)
+        defer { release(handle) }
+        return try read(handle, offset: 0, size: 1 << 24)
+    }
+
+    func text(_ id: EntryID, _ name: String) throws -> String {
+        String(decoding: try getxattr(id, name: name), as: UTF8.self)
+    }
+}

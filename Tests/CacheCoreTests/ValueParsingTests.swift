@@ -1,0 +1,53 @@
+import CacheCore
+import Testing
+
+@Suite struct ValueParsingTests {
+    @Test(arguments: [
+        ("26214400", Int64(26_214_400)), ("25M", 26_214_400), ("25MiB", 26_214_400), ("1G", 1 << 30),
+        ("512k", 512 << 10), ("0", 0), ("7B", 7),
+    ])
+    func byteSizes(text: String, bytes: Int64) {
+        #expect(ValueParsing.byteSize(text) == bytes)
+    }
+
+    @Test(arguments: ["", "M", "25X", "-1M", "1.5G", "banana", "99999999999999999999", "9999999999T"])
+    func badByteSizes(text: String) {
+        #expect(ValueParsing.byteSize(text) == nil)
+    }
+
+    @Test(arguments: [("90s", Int64(90)), ("15m", 900), ("12h", 43200), ("7d", 604_800), ("3600", 3600), ("0", 0)])
+    func durations(text: String, seconds: Int64) {
+        #expect(ValueParsing.durationSeconds(text) == seconds)
+    }
+
+    @Test(arguments: ["", "h", "-5s", "1.5h", "5y", "tomorrow"])
+    func badDurations(text: String) {
+        #expect(ValueParsing.durationSeconds(text) == nil)
+    }
+
+    @Test func pinValues() {
+        let now = Timestamp(seconds: 1000, nanoseconds: 0)
+        #expect(PinState.parse("1", now: now) == .forever)
+        #expect(PinState.parse("0", now: now) == .unpinned)
+        #expect(PinState.parse("2h", now: now) == .until(Timestamp(seconds: 1000 + 7200, nanoseconds: 0)))
+        #expect(PinState.parse("2026-11-23T10:00:00Z", now: now) == .until(Timestamp(seconds: 1_795_428_000, nanoseconds: 0)))
+        #expect(PinState.parse("banana", now: now) == nil)
+        #expect(PinState(storedValue: PinState.forever.storedValue) == .forever)
+    }
+
+    @Test func poolOverrides() {
+        #expect(PoolOverride.parse("data=100M") == PoolOverride(name: "data", maxSize: 100 << 20, maxAgeSeconds: nil))
+        #expect(PoolOverride.parse("avatars=5M,7d") == PoolOverride(name: "avatars", maxSize: 5 << 20, maxAgeSeconds: 604_800))
+        #expect(PoolOverride.parse("data") == nil)
+        #expect(PoolOverride.parse("=5M") == nil)
+        #expect(PoolOverride.parse("a/b=5M") == nil)
+        #expect(PoolOverride.parse("data=5M,soon") == nil)
+    }
+
+    @Test func rfc3339RoundTrip() {
+        let time = Timestamp(seconds: 1_795_428_000, nanoseconds: 0)
+        #expect(ValueParsing.formatRFC3339(time) == "2026-11-23T10:00:00Z")
+        #expect(ValueParsing.rfc3339("2026-11-23T10:00:00Z") == time)
+        #expect(ValueParsing.rfc3339("2026-11-23T11:00:00+01:00") == time)
+    }
+}
