@@ -1,0 +1,138 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A real cachefs mount in a fresh temporary directory, driven by `--foreground` so the
+/// test owns the daemon process and sees its exit status. Always unmounted, also when a
+/// test fails: `fusermount3 -u`, then `-uz`, then SIGKILL.
+final class MountedStore {
+    let directory: String
+    let store: String
+    let mountpoint: String
+    let logPath: String
+    private(set) var daemon: ChildProcess?
+    var extraArguments: [String]
+    /// Extra environment for the daemon (CACHEFS_BOOT_ID simulates a reboot).
+    var environment: [String: String] = [:]
+
+    init(arguments: [String] = []) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-it-\(UUID().uuidString)").path
+        store = directory + "/store"
+        mountpoint = directory + "/mnt"
+        logPath = directory + "/daemon.log"
+        extraArguments = arguments
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        try mount()
+    }
+
+    static var executable: String {
+        // The test bundle sits next to the built `cachefs` executable.
+        let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return bundle.deletingLastPathComponent().appendingPathComponent("cachefs").path
+    }
+
+    /// Starts the daemon and waits until the kernel shows the mount.
+    func mount() throws {
+        let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer {
+            close(log)
+            close(input)
+        }
+        let process = try ChildProcess(
+            [Self.executable, "mount", store, mountpoint, "--foreground", "-o", "min_free=0"] + extraArguments,
+            stdin: input, stdout: log, stderr: log, environment: environment)
+        daemon = process
+        let mounted = Shell.waitUntil(seconds: 15) { isMounted || !process.isRunning }
+        guard mounted, process.isRunning else {
+            throw MountError(message: "mount did not come up; daemon log:\n\(daemonLog)")
+        }
+    }
+
+    var isMounted: Bool {
+        let mounts = (try? String(contentsOfFile: "/proc/mounts", encoding: .utf8)) ?? ""
+        return mounts.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first.map(String.init) == mountpoint }
+    }
+
+    var daemonLog: String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "(no log)"
+    }
+
+    /// Unmounts with `fusermount3 -u` and returns the daemon's exit status.
+    @discardableResult
+    func unmount() throws -> Int32 {
+        guard let process = daemon else { return 0 }
+        // The kernel sends RELEASE after close() returns; a busy mount is retried briefly.
+        let unmounted = try Shell.waitUntil(seconds: 10) { try Shell.run(["fusermount3", "-u", mountpoint]).succeeded }
+        guard unmounted else { throw MountError(message: "fusermount3 -u kept failing") }
+        guard Shell.waitUntil(seconds: 15, { !process.isRunning }) else {
+            throw MountError(message: "daemon did not exit after unmount; log:\n\(daemonLog)")
+        }
+        daemon = nil
+        return process.terminationStatus
+    }
+
+    func remount() throws {
+        let status = try unmount()
+        guard status == 0 else { throw MountError(message: "daemon exited \(status); log:\n\(daemonLog)") }
+        try mount()
+    }
+
+    /// Kills the daemon the hard way and clears the dead mount, as after a crash.
+    func crash() throws {
+        guard let process = daemon else { return }
+        process.signal(SIGKILL)
+        process.wait()
+        try Shell.run(["fusermount3", "-uz", mountpoint])
+        daemon = nil
+    }
+
+    func path(_ relative: String) -> String { mountpoint + "/" + relative }
+
+    deinit {
+        if let process = daemon {
+            if isMounted { _ = try? Shell.run(["fusermount3", "-u", mountpoint]) }
+            if isMounted { _ = try? Shell.run(["fusermount3", "-uz", mountpoint]) }
+            if !Shell.waitUntil(seconds: 5, { !process.isRunning }) {
+                process.signal(SIGKILL)
+                process.wait()
+            }
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+struct MountError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// Runs `body` against a fresh mount, which is always unmounted afterwards; on failure the
+/// daemon's log is attached to the test's output.
+func withMountedStore(arguments: [String] = [], _ body: (MountedStore) throws -> Void) throws {
+    let mounted = try MountedStore(arguments: arguments)
+    do {
+        try body(mounted)
+    } catch {
+        Issue.record("daemon log:\n\(mounted.daemonLog)")
+        throw error
+    }
+}
+
+/// Helpers that run the tools users use and report their failures with stderr.
+extension MountedStore {
+    @discardableResult
+    func sh(_ script: String) throws -> CommandResult {
+        try Shell.bash("cd '\(mountpoint)' || exit 99\n\(script)")
+    }
+
+    func mustSucceed(_ script: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try sh(script)
+        #expect(result.succeeded, "\(script) failed: \(result.error)", sourceLocation: sourceLocation)
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func xattr(_ relative: String, _ name: String) throws -> String {
+        try mustSucceed("getfattr --only-values -n \(name) '\(relative)'")
+    }
+}
