@@ -16,6 +16,25 @@ import Testing
 
     static let writes = 4000
 
+    /// A file removed between the kernel's lookup and its OPEN answers ESTALE, never
+    /// ENOENT: the kernel then looks the name up again, and `open(O_CREAT)` creates it.
+    @Test(arguments: [O_RDONLY, O_WRONLY | O_TRUNC])
+    func anOpenRacingARemovalAnswersStale(flags: Int32) throws {
+        let store = try TestStore()
+        let disk = FaultyDisk()
+        let engine = try store.open(disk: disk)
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        let id = try engine.writeFile("raced", in: data, content: [1, 2, 3])
+        disk.beforeNextOpen.withLock { hook in
+            hook = { try? engine.unlink(parent: data, name: Array("raced".utf8)) }
+        }
+        #expect(throws: CacheError.stale) { try engine.open(id, flags: flags) }
+        #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("raced".utf8)) }
+        #expect(try engine.text(data, "user.cache.usage") == "0")
+        #expect(store.objectFiles.isEmpty)
+    }
+
     private func writeWhileToggling(_ store: TestStore) throws -> EntryID {
         let engine = try store.open()
         defer { engine.shutdown() }

@@ -28,6 +28,8 @@ extension CacheEngine {
             fd = try disk.open(layout.objectPath(for: id), flags: writable ? O_RDWR : O_RDONLY, mode: 0)
         } catch {
             if writable { finishWriting(id) }
+            // Removed (and, being closed, its bytes unlinked) since the record was read.
+            if case .io(ENOENT) = error { throw CacheError.stale }
             throw error
         }
         // Counted open under the namespace lock, so a removal sees either a closed file

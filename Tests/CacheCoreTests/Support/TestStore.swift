@@ -44,9 +44,16 @@ final class ManualClock: WallClock {
 final class FaultyDisk: Disk {
     private let real = PosixDisk()
     let failWrites = Mutex<Int32?>(nil)
+    /// Runs once, at the next `open`, before the real call: a race made to order.
+    let beforeNextOpen = Mutex<(@Sendable () -> Void)?>(nil)
 
     func open(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32 {
-        try real.open(path, flags: flags, mode: mode)
+        let hook = beforeNextOpen.withLock { hook in
+            defer { hook = nil }
+            return hook
+        }
+        hook?()
+        return try real.open(path, flags: flags, mode: mode)
     }
     func close(_ fd: Int32) { real.close(fd) }
     func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
