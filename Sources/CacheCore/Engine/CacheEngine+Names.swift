@@ -25,7 +25,16 @@ extension CacheEngine {
             removeFiles([found], as: .expired, reason: "expired; found at lookup", qualifies: isExpired)
             throw CacheError.notFound
         }
-        return nodes.remember(found).attributes
+        if let known = nodes.rememberIfNamed(found.entryID, parent: parent, name: found.name) {
+            return known.attributes
+        }
+        // Not in memory: the row read above may be older than a change (a write's close, a
+        // removal) that finished since, and the node that held the newer state may have been
+        // forgotten meanwhile. Read it again where no such change can interleave.
+        return try namespaceLock.withLock { _ in
+            guard let current = try index.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
+            return nodes.remember(current).attributes
+        }
     }
 
     /// Names are bytes, as on ext4: anything but "/" and NUL, at most 255 of them.
@@ -58,19 +67,25 @@ extension CacheEngine {
             let parentID = directory.parent.flatMap { $0 == 0 ? id : $0 } ?? id
             items.append(DirectoryItem(name: Array("..".utf8), id: parentID, kind: .directory, nextOffset: 2))
         }
-        let children = try index.children(of: id, after: max(offset - 2, 0), limit: max(limit - items.count, 1))
+        // Under the namespace lock, as in `lookup`: a row is never older than a node that
+        // was forgotten after the row was read.
+        let children = try namespaceLock.withLock { _ in
+            try index.children(of: id, after: max(offset - 2, 0), limit: max(limit - items.count, 1))
+                .map { nodes.record($0.entryID) ?? $0 }
+        }
         for child in children {
-            let newest = nodes.record(child.entryID) ?? child
             items.append(DirectoryItem(name: Array(child.name), id: child.entryID, kind: child.kind,
-                                       nextOffset: child.entryID + 2, attributes: newest.attributes))
+                                       nextOffset: child.entryID + 2, attributes: child.attributes))
         }
         return items
     }
 
     /// READDIRPLUS handed these entries to the kernel: each counts as one lookup.
     public func rememberListed(_ ids: [EntryID]) {
-        for id in ids {
-            if let record = try? record(id) { _ = nodes.remember(record) }
+        namespaceLock.withLock { _ in
+            for id in ids {
+                if let record = try? record(id) { _ = nodes.remember(record) }
+            }
         }
     }
 

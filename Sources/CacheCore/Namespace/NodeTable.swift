@@ -1,3 +1,4 @@
+import struct Foundation.Data
 import Synchronization
 
 /// An entry the kernel knows about (it has looked it up) or that is open.
@@ -32,6 +33,17 @@ final class NodeTable: Sendable {
             }
             nodes[id] = Node(record: record, lookups: 1)
             return record
+        }
+    }
+
+    /// Records one more kernel lookup of an entry already in memory, if it is still named
+    /// `name` in `parent`; returns its newest copy, or nil when the caller must read the index.
+    func rememberIfNamed(_ id: EntryID, parent: EntryID, name: Data) -> EntryRecord? {
+        nodes.withLock { nodes in
+            guard var node = nodes[id], node.record.parent == parent, node.record.name == name else { return nil }
+            node.lookups += 1
+            nodes[id] = node
+            return node.record
         }
     }
 
