@@ -26,6 +26,30 @@ import Testing
         #expect(store.objectFiles.count == 1)
     }
 
+    /// A stop between a persistent file's entry and its bytes (CREATE had not answered)
+    /// drops the entry: keeping it would leave a name without bytes, which verify reports.
+    @Test func aPersistentFileCutBeforeItsBytesExistedIsDropped() throws {
+        let store = try TestStore()
+        do {
+            let engine = try store.open()
+            let data = try engine.pool("data")
+            let keep = try engine.mkdir(parent: data, name: Array("keep".utf8), mode: 0o755, caller: tester).id
+            try engine.setxattr(keep, name: "user.cache.persistent", value: Array("1".utf8), flags: 0)
+            try engine.writeFile("kept", in: keep, content: Array("persistent".utf8))
+            let cut = try engine.create(parent: keep, name: Array("cut".utf8), mode: 0o644, flags: O_WRONLY, caller: tester)
+            try FileManager.default.removeItem(atPath: StoreLayout(root: store.path).objectPath(for: cut.attributes.id))
+            _ = Unmanaged.passRetained(engine)
+        }
+        try simulateNewProcess(store)
+        let engine = try store.open()
+        defer { engine.shutdown() }
+        let keep = try engine.lookup(parent: try engine.pool("data"), name: Array("keep".utf8)).id
+        #expect(throws: CacheError.notFound) { try engine.lookup(parent: keep, name: Array("cut".utf8)) }
+        let kept = try engine.lookup(parent: keep, name: Array("kept".utf8))
+        #expect(try engine.readAll(kept.id) == Array("persistent".utf8))
+        #expect(store.objectFiles.count == 1)
+    }
+
     @Test func aSecondOpenerOfTheStoreIsRefused() throws {
         let store = try TestStore()
         let engine = try store.open()

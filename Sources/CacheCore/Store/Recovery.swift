@@ -19,8 +19,8 @@ struct Recovery {
         for var record in try index.unfinishedEntries() {
             let id = record.entryID
             let path = layout.objectPath(for: id)
-            if record.parent != nil && record.persistent {
-                record.size = (try? disk.fileSize(path)) ?? 0
+            if record.parent != nil && record.persistent, let size = storedSize(path) {
+                record.size = size
                 record.writing = false
                 try index.update(record)
                 logger.warning("recovered persistent file \(id) with \(record.size) bytes after an unclean stop")
@@ -48,8 +48,8 @@ struct Recovery {
         var dropped = 0
         for var record in try index.nonDurableFiles() {
             let path = layout.objectPath(for: record.entryID)
-            if record.persistent && record.parent != nil {
-                record.size = (try? disk.fileSize(path)) ?? 0
+            if record.persistent && record.parent != nil, let size = storedSize(path) {
+                record.size = size
                 record.writing = false
                 record.durable = true
                 try index.update(record)
@@ -60,6 +60,13 @@ struct Recovery {
             dropped += 1
         }
         logger.warning("power-loss recovery dropped \(dropped) cached files not known durable")
+    }
+
+    /// The size of a persistent file's bytes, or nil when they were never created: the stop
+    /// came between the entry's insert and its bytes, before CREATE answered, so the file
+    /// never existed for anyone and its entry is dropped like a cached one.
+    private func storedSize(_ path: String) -> Int64? {
+        try? disk.fileSize(path)
     }
 
     /// After any unclean stop, bytes whose entry was already deleted (removals unlink after
