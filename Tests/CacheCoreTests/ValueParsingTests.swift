@@ -49,5 +49,8 @@ import Testing
         #expect(ValueParsing.formatRFC3339(time) == "2026-11-23T10:00:00Z")
         #expect(ValueParsing.rfc3339("2026-11-23T10:00:00Z") == time)
         #expect(ValueParsing.rfc3339("2026-11-23T11:00:00+01:00") == time)
+        #expect(ValueParsing.formatRFC3339(Timestamp(seconds: 0, nanoseconds: 0)) == "1970-01-01T00:00:00Z")
+        #expect(ValueParsing.formatRFC3339(Timestamp(seconds: 951_825_599, nanoseconds: 999_999_999))
+                == "2000-02-29T11:59:59Z")
     }
 }

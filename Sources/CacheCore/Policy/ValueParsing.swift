@@ -54,10 +54,17 @@ public enum ValueParsing {
     }
 
     /// Formats a time as RFC 3339 UTC with seconds precision, as `user.cache.last_access` shows it.
+    /// Built from `gmtime_r`: a Foundation date formatter costs an ICU formatter per call,
+    /// which was a third of the evictor's time (one event line per removed file).
     public static func formatRFC3339(_ time: Timestamp) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(time.seconds)))
+        var seconds = time_t(time.seconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func digits(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(width - text.count, 0)) + text
+        }
+        return digits(parts.tm_year + 1900, 4) + "-" + digits(parts.tm_mon + 1, 2) + "-" + digits(parts.tm_mday, 2)
+            + "T" + digits(parts.tm_hour, 2) + ":" + digits(parts.tm_min, 2) + ":" + digits(parts.tm_sec, 2) + "Z"
     }
 }
