@@ -67,8 +67,11 @@ extension IndexStore {
                               at time: Int64) throws {
         try write { db in
             for parent in parents { try Self.touch(parent, at: time, in: db) }
-            for id in deleting { try db.execute(sql: "DELETE FROM entry WHERE id = ?", arguments: [id]) }
-            for id in detaching { try db.execute(sql: "UPDATE entry SET parent = NULL WHERE id = ?", arguments: [id]) }
+            // Cached statements: an eviction batch runs these once per victim.
+            let delete = try db.cachedStatement(sql: "DELETE FROM entry WHERE id = ?")
+            for id in deleting { try delete.execute(arguments: [id]) }
+            let detach = try db.cachedStatement(sql: "UPDATE entry SET parent = NULL WHERE id = ?")
+            for id in detaching { try detach.execute(arguments: [id]) }
         }
     }
 

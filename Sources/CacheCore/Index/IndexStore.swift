@@ -86,10 +86,10 @@ public final class IndexStore: Sendable {
     /// nothing else, so the unchanged indexes are not rewritten: the common close path.
     public func updateContent(_ record: EntryRecord) throws {
         try write { db in
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE entry SET size = ?, mtime = ?, ctime = ?, atime = ?, writing = ?, durable = ? WHERE id = ?
-                """, arguments: [record.size, record.mtime, record.ctime, record.atime, record.writing,
-                                 record.durable, record.id])
+                """).execute(arguments: [record.size, record.mtime, record.ctime, record.atime, record.writing,
+                                         record.durable, record.id])
         }
     }
 
@@ -109,7 +109,8 @@ public final class IndexStore: Sendable {
 
     static func touch(_ directory: EntryID?, at time: Int64, in db: Database) throws {
         guard let directory else { return }
-        try db.execute(sql: "UPDATE entry SET mtime = ?, ctime = ? WHERE id = ?", arguments: [time, time, directory])
+        try db.cachedStatement(sql: "UPDATE entry SET mtime = ?, ctime = ? WHERE id = ?")
+            .execute(arguments: [time, time, directory])
     }
 
     /// Moves an entry; `removing` is an entry whose name it takes and which loses its name
