@@ -49,14 +49,21 @@ func cachefsReaddir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ 
 }
 
 /// The corresponding FUSE operation is `READDIRPLUS`: names with their attributes, so
-/// `ls -l` needs no LOOKUP per file. Every entry but "." and ".." counts as a lookup.
+/// `ls -l` needs no LOOKUP per file. The engine counts exactly the entries that fit.
 func cachefsReaddirplus(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ offset: off_t,
                         _ info: UnsafeMutablePointer<fuse_file_info>?) {
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
     do {
-        let items = try context.engine.readdir(EntryID(inode), offset: Int64(offset), limit: max(size / 96, 1))
-        let (bytes, packed) = pack(items, size: size) { item, place, room in
+        var room = size
+        let items = try context.engine.readdirPlus(EntryID(inode), offset: Int64(offset), limit: max(size / 96, 1)) {
+            // With no buffer, libfuse only tells the bytes an entry needs.
+            let needed = fuse_add_direntry_plus(request, nil, 0, cName($0), nil, 0)
+            guard needed <= room else { return false }
+            room -= needed
+            return true
+        }
+        let (bytes, _) = pack(items, size: size) { item, place, room in
             var entry = fuse_entry_param()
             if let attributes = item.attributes {
                 entry = Reply.entryParameters(attributes, timeouts: context.timeouts)
@@ -66,7 +73,6 @@ func cachefsReaddirplus(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int
             }
             return fuse_add_direntry_plus(request, place, room, cName(item), &entry, off_t(item.nextOffset))
         }
-        context.engine.rememberListed(packed.filter { $0.attributes != nil }.map(\.id))
         reply.bytes(bytes)
     } catch {
         reply.failure(error, operation: "readdirplus", context: context)

@@ -57,6 +57,32 @@ extension CacheEngine {
     /// come first. Offsets are entry ids shifted by 2, so a listing resumes correctly even if
     /// entries are added or removed in between.
     public func readdir(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
+        try namespaceLock.withLock { _ in try listPage(id, offset: offset, limit: limit) }
+    }
+
+    /// The corresponding FUSE operation is `READDIRPLUS`: a page of `readdir`, cut where
+    /// `fits` first says no, whose entries (all but "." and "..") each count as one kernel
+    /// lookup. Listing and counting happen under one hold of the namespace lock, as in
+    /// `lookup`: a node is only ever made from a row no older than the newest close.
+    public func readdirPlus(_ id: EntryID, offset: Int64, limit: Int,
+                            fits: (DirectoryItem) -> Bool) throws -> [DirectoryItem] {
+        try namespaceLock.withLock { _ in
+            var chosen: [DirectoryItem] = []
+            for item in try listPage(id, offset: offset, limit: limit) {
+                guard fits(item) else { break }
+                chosen.append(item)
+            }
+            nodes.remember(chosen.compactMap(\.listedRecord))
+            return chosen.map { item in
+                var sent = item
+                sent.listedRecord = nil
+                return sent
+            }
+        }
+    }
+
+    /// Call under `namespaceLock`, so the rows are no older than any finished close.
+    private func listPage(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
         let directory = try record(id)
         guard directory.kind == .directory else { throw CacheError.notDirectory }
         var items: [DirectoryItem] = []
@@ -67,26 +93,14 @@ extension CacheEngine {
             let parentID = directory.parent.flatMap { $0 == 0 ? id : $0 } ?? id
             items.append(DirectoryItem(name: Array("..".utf8), id: parentID, kind: .directory, nextOffset: 2))
         }
-        // Under the namespace lock, as in `lookup`: a row is never older than a node that
-        // was forgotten after the row was read.
-        let children = try namespaceLock.withLock { _ in
-            try index.children(of: id, after: max(offset - 2, 0), limit: max(limit - items.count, 1))
-                .map { nodes.record($0.entryID) ?? $0 }
-        }
+        let children = try index.children(of: id, after: max(offset - 2, 0), limit: max(limit - items.count, 1))
         for child in children {
+            let newest = nodes.record(child.entryID) ?? child
             items.append(DirectoryItem(name: Array(child.name), id: child.entryID, kind: child.kind,
-                                       nextOffset: child.entryID + 2, attributes: child.attributes))
+                                       nextOffset: child.entryID + 2, attributes: newest.attributes,
+                                       listedRecord: newest))
         }
         return items
-    }
-
-    /// READDIRPLUS handed these entries to the kernel: each counts as one lookup.
-    public func rememberListed(_ ids: [EntryID]) {
-        namespaceLock.withLock { _ in
-            for id in ids {
-                if let record = try? record(id) { _ = nodes.remember(record) }
-            }
-        }
     }
 
     /// The corresponding FUSE operation is `STATFS`: the store's own filesystem.

@@ -31,6 +31,18 @@ public struct DirectoryItem: Sendable {
     public var nextOffset: Int64
     /// The full attributes, for READDIRPLUS (nil for "." and "..").
     public var attributes: FileAttributes?
+    /// The record behind `attributes`, kept inside the engine until READDIRPLUS counts it.
+    var listedRecord: EntryRecord?
+
+    init(name: [UInt8], id: EntryID, kind: EntryKind, nextOffset: Int64, attributes: FileAttributes? = nil,
+         listedRecord: EntryRecord? = nil) {
+        self.name = name
+        self.id = id
+        self.kind = kind
+        self.nextOffset = nextOffset
+        self.attributes = attributes
+        self.listedRecord = listedRecord
+    }
 }
 
 /// How RENAME may treat an existing target (renameat2 flags).

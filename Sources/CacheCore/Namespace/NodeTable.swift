@@ -36,6 +36,18 @@ final class NodeTable: Sendable {
         }
     }
 
+    /// Records one more kernel lookup of each record, as `remember` does, in one hold.
+    func remember(_ records: [EntryRecord]) {
+        nodes.withLock { nodes in
+            for record in records {
+                let id = record.entryID
+                var node = nodes[id] ?? Node(record: record)
+                node.lookups += 1
+                nodes[id] = node
+            }
+        }
+    }
+
     /// Records one more kernel lookup of an entry already in memory, if it is still named
     /// `name` in `parent`; returns its newest copy, or nil when the caller must read the index.
     func rememberIfNamed(_ id: EntryID, parent: EntryID, name: Data) -> EntryRecord? {
