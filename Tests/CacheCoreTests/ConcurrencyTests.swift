@@ -1,6 +1,7 @@
 @testable import CacheCore
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 @Suite struct ConcurrencyTests {
@@ -15,6 +16,42 @@ import Testing
     }
 
     static let writes = 4000
+
+    /// A directory's persistent flag flipping while a file beneath it grows: the pool's
+    /// figures must still add up to the file's size, in the category of its final state.
+    @Test func directoryFlagChangesNeverLoseAConcurrentWritesGrowth() throws {
+        let store = try TestStore()
+        let engine = try store.open()
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        let directory = try engine.mkdir(parent: data, name: Array("d".utf8), mode: 0o755, caller: tester).id
+        let created = try engine.create(parent: directory, name: Array("growing".utf8), mode: 0o644,
+                                        flags: O_WRONLY, caller: tester)
+        let chunk = [UInt8](repeating: 7, count: 512)
+        let failedToggles = Mutex(0)
+        let toggler = Thread {
+            for round in 0..<400 {
+                do {
+                    try engine.setxattr(directory, name: "user.cache.persistent",
+                                        value: Array((round % 2 == 0 ? "1" : "0").utf8), flags: 0)
+                } catch {
+                    failedToggles.withLock { $0 += 1 }
+                }
+            }
+        }
+        toggler.start()
+        for index in 0..<Self.writes {
+            _ = try chunk.withUnsafeBytes { try engine.write(created.handle, offset: Int64(index * 512), bytes: $0) }
+        }
+        while toggler.isExecuting || !toggler.isFinished { usleep(1000) }
+        try engine.flush(created.handle)
+        engine.release(created.handle)
+        let size = String(Self.writes * 512)
+        let state = try engine.text(created.attributes.id, "user.cache.state")
+        #expect(try engine.text(data, "user.cache.usage") == (state == "persistent" ? "0" : size))
+        #expect(try engine.text(data, "user.cache.persistent_usage") == (state == "persistent" ? size : "0"))
+        #expect(failedToggles.withLock { $0 } == 0)
+    }
 
     /// A file removed between the kernel's lookup and its OPEN answers ESTALE, never
     /// ENOENT: the kernel then looks the name up again, and `open(O_CREAT)` creates it.
