@@ -73,11 +73,7 @@ extension CacheEngine {
                 chosen.append(item)
             }
             nodes.remember(chosen.compactMap(\.listedRecord))
-            return chosen.map { item in
-                var sent = item
-                sent.listedRecord = nil
-                return sent
-            }
+            return chosen
         }
     }
 

@@ -13,9 +13,10 @@ import Synchronization
 /// writes, so memory and index never disagree. It is never taken by getattr, read or write
 /// (except when they must remove a file), nor by a lookup the kernel's nodes answer; a lookup
 /// or listing that must read the index for a node not in memory reads it under this lock (see
-/// `lookup`). It is never held across unlinks of stored bytes. The inner mutexes guard memory only and are never held across disk or index I/O,
-/// nor across a reply to the kernel (the adapter holds no lock at all). Notifications to the
-/// kernel are sent only by the background worker, holding no lock.
+/// `lookup`). It is never held across unlinks of stored bytes. The inner mutexes guard
+/// memory only and are never held across disk or index I/O, nor across a reply to the
+/// kernel (the adapter holds no lock at all). Notifications to the kernel are sent only by
+/// the background worker, holding no lock.
 public final class CacheEngine: Sendable {
     // MARK: - Dependencies
     let layout: StoreLayout

@@ -31,7 +31,7 @@ public struct DirectoryItem: Sendable {
     public var nextOffset: Int64
     /// The full attributes, for READDIRPLUS (nil for "." and "..").
     public var attributes: FileAttributes?
-    /// The record behind `attributes`, kept inside the engine until READDIRPLUS counts it.
+    /// The record behind `attributes`, which READDIRPLUS counts as a kernel lookup.
     var listedRecord: EntryRecord?
 
     init(name: [UInt8], id: EntryID, kind: EntryKind, nextOffset: Int64, attributes: FileAttributes? = nil,

@@ -24,28 +24,21 @@ final class NodeTable: Sendable {
 
     /// Records one more kernel lookup of `record` and returns the newest copy of it.
     func remember(_ record: EntryRecord) -> EntryRecord {
+        nodes.withLock { Self.countLookup(of: record, in: &$0) }
+    }
+
+    /// Records one more kernel lookup of each record, in one hold of the mutex.
+    func remember(_ records: [EntryRecord]) {
         nodes.withLock { nodes in
-            let id = record.entryID
-            if var node = nodes[id] {
-                node.lookups += 1
-                nodes[id] = node
-                return node.record
-            }
-            nodes[id] = Node(record: record, lookups: 1)
-            return record
+            for record in records { _ = Self.countLookup(of: record, in: &nodes) }
         }
     }
 
-    /// Records one more kernel lookup of each record, as `remember` does, in one hold.
-    func remember(_ records: [EntryRecord]) {
-        nodes.withLock { nodes in
-            for record in records {
-                let id = record.entryID
-                var node = nodes[id] ?? Node(record: record)
-                node.lookups += 1
-                nodes[id] = node
-            }
-        }
+    private static func countLookup(of record: EntryRecord, in nodes: inout [EntryID: Node]) -> EntryRecord {
+        var node = nodes[record.entryID] ?? Node(record: record)
+        node.lookups += 1
+        nodes[record.entryID] = node
+        return node.record
     }
 
     /// Records one more kernel lookup of an entry already in memory, if it is still named
