@@ -81,4 +81,27 @@ extension EntryRecord {
         writing = row[16]
         durable = row[17]
     }
+
+    /// Encodes the columns by name without going through Encodable (every create inserts one
+    /// entry and every metadata change writes one back).
+    public func encode(to container: inout PersistenceContainer) {
+        container["id"] = id
+        container["parent"] = parent
+        container["name"] = name
+        container["pool"] = pool
+        container["kind"] = kind.rawValue
+        container["mode"] = mode
+        container["uid"] = uid
+        container["gid"] = gid
+        container["size"] = size
+        container["atime"] = atime
+        container["mtime"] = mtime
+        container["ctime"] = ctime
+        container["last_access"] = lastAccess
+        container["persistent"] = persistent
+        container["pinned_until"] = pinnedUntil
+        container["expiration"] = expiration
+        container["writing"] = writing
+        container["durable"] = durable
+    }
 }
