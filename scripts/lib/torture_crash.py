@@ -367,16 +367,11 @@ class CrashLoop:
 
     # ----------------------------------------------------------- workers --
     def writer_step(self, rng, tname):
-        if self.bytes_of("persistent") > PERSISTENT_BUDGET:
-            r = self.claim(rng, lambda r: r.kind == "persistent" and r.present != "no")
-            if r:
-                try:
-                    self.op_unlink(r)
-                finally:
-                    self.release(r)
-                return
-        if self.bytes_of("pinned") > PINNED_BUDGET:
-            r = self.claim(rng, lambda r: r.kind == "pinned" and r.present != "no")
+        # Files the evictor never removes are removed here, so they cannot fill the store.
+        for kind, budget in (("persistent", PERSISTENT_BUDGET), ("pinned", PINNED_BUDGET)):
+            if self.bytes_of(kind) <= budget:
+                continue
+            r = self.claim(rng, lambda r, kind=kind: r.kind == kind and r.present != "no")
             if r:
                 try:
                     self.op_unlink(r)

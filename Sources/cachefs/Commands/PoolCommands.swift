@@ -11,12 +11,9 @@ struct PurgeCommand: ParsableCommand {
             Same as: setfattr -n user.cache.purge -v 1 MOUNT[/POOL]
             """)
 
-    @Argument(help: "The mount.") var mount: String
-    @Argument(help: "One pool (default: all).") var pool: String?
+    @OptionGroup var target: PoolTarget
 
-    func run() throws {
-        try reportingFailures { try Xattr.set(target(mount, pool), "user.cache.purge", "1") }
-    }
+    func run() throws { try target.act("user.cache.purge") }
 }
 
 struct ClearCommand: ParsableCommand {
@@ -28,11 +25,18 @@ struct ClearCommand: ParsableCommand {
             Same as: setfattr -n user.cache.clear -v 1 MOUNT[/POOL]
             """)
 
+    @OptionGroup var target: PoolTarget
+
+    func run() throws { try target.act("user.cache.clear") }
+}
+
+/// The mount and optional pool an action applies to, shared by purge and clear.
+struct PoolTarget: ParsableArguments {
     @Argument(help: "The mount.") var mount: String
     @Argument(help: "One pool (default: all).") var pool: String?
 
-    func run() throws {
-        try reportingFailures { try Xattr.set(target(mount, pool), "user.cache.clear", "1") }
+    func act(_ action: String) throws {
+        try reportingFailures { try Xattr.set(target(mount, pool), action, "1") }
     }
 }
 
