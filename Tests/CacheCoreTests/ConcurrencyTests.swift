@@ -24,6 +24,7 @@ import Testing
         let engine = try store.open()
         defer { engine.shutdown() }
         let data = try engine.pool("data")
+        try engine.setxattr(data, name: "user.cache.max_size", value: Array("0".utf8), flags: 0)
         let directory = try engine.mkdir(parent: data, name: Array("d".utf8), mode: 0o755, caller: tester).id
         let created = try engine.create(parent: directory, name: Array("growing".utf8), mode: 0o644,
                                         flags: O_WRONLY, caller: tester)
@@ -40,13 +41,15 @@ import Testing
             }
         }
         toggler.start()
-        for index in 0..<Self.writes {
-            _ = try chunk.withUnsafeBytes { try engine.write(created.handle, offset: Int64(index * 512), bytes: $0) }
+        // Writes go on for as long as the flips do, so the two really overlap.
+        var written = 0
+        while written < Self.writes || toggler.isExecuting || !toggler.isFinished {
+            _ = try chunk.withUnsafeBytes { try engine.write(created.handle, offset: Int64(written * 512), bytes: $0) }
+            written += 1
         }
-        while toggler.isExecuting || !toggler.isFinished { usleep(1000) }
         try engine.flush(created.handle)
         engine.release(created.handle)
-        let size = String(Self.writes * 512)
+        let size = String(written * 512)
         let state = try engine.text(created.attributes.id, "user.cache.state")
         #expect(try engine.text(data, "user.cache.usage") == (state == "persistent" ? "0" : size))
         #expect(try engine.text(data, "user.cache.persistent_usage") == (state == "persistent" ? size : "0"))

@@ -112,22 +112,23 @@ extension CacheEngine {
         noteBytesWritten(written)
         let end = offset + Int64(written)
         let time = now.nanoseconds
-        let change = nodes.modify(file.entry) { node -> (growth: Int64, named: Bool, persistent: Bool) in
+        // The growth is counted in the same hold of the node table that changes the size, so
+        // a flag change or a removal between the two can never count it in the wrong place.
+        let countedAsCached = nodes.modify(file.entry) { node -> Bool in
             let growth = max(end - node.record.size, 0)
             node.record.size += growth
             node.record.mtime = time
             node.record.ctime = time
             node.record.durable = false
-            return (growth, node.record.parent != nil, node.record.persistent)
-        }
-        if let change, change.growth > 0 {
-            if !change.named {
-                usage.addPending(change.growth, pool: file.pool)
-            } else {
-                usage.addBytes(change.growth, pool: file.pool, persistent: change.persistent)
-                if !change.persistent && isOverLimit(file.pool) { requestEnforcement(of: [file.pool]) }
+            guard growth > 0 else { return false }
+            guard node.record.parent != nil else {
+                usage.addPending(growth, pool: file.pool)
+                return false
             }
-        }
+            usage.addBytes(growth, pool: file.pool, persistent: node.record.persistent)
+            return !node.record.persistent
+        } ?? false
+        if countedAsCached && isOverLimit(file.pool) { requestEnforcement(of: [file.pool]) }
         return written
     }
 

@@ -231,20 +231,24 @@ extension CacheEngine {
     /// is open). Returns the id whose bytes the caller unlinks once `namespaceLock` is released,
     /// or nil while a handle still holds them. Call under `namespaceLock`, after the index.
     func forgetName(of file: EntryRecord, keptOpen: Bool, at time: Int64) -> EntryID? {
-        if file.kind == .file {
-            usage.addFile(-1, bytes: -file.size, pool: file.pool, persistent: file.persistent)
-        }
-        nodes.modify(file.entryID) { node in
+        // In memory, the size is read in the same hold that takes the name, so a write
+        // counts its growth either before (here subtracted) or after (as pending).
+        let inMemory = nodes.modify(file.entryID) { (node: inout Node) -> Void in
+            if node.record.kind == .file {
+                usage.addFile(-1, bytes: -node.record.size, pool: node.record.pool, persistent: node.record.persistent)
+                if keptOpen {
+                    usage.addPending(node.record.size, pool: node.record.pool)
+                    node.countedAsPending = true
+                }
+            }
             node.record.parent = nil
             node.record.ctime = time
-        }
+        } != nil
         guard file.kind == .file else { return nil }
-        if keptOpen {
-            usage.addPending(file.size, pool: file.pool)
-            nodes.modify(file.entryID) { $0.countedAsPending = true }
-            return nil
+        if !inMemory {
+            usage.addFile(-1, bytes: -file.size, pool: file.pool, persistent: file.persistent)
         }
-        return file.entryID
+        return keptOpen ? nil : file.entryID
     }
 
     private func refuseMoveIntoItself(_ moved: EntryID, destination: EntryID) throws {

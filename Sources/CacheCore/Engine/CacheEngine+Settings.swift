@@ -68,40 +68,43 @@ extension CacheEngine {
             change(&updated)
             updated.ctime = time.nanoseconds
         }
-        if before.persistent != after.persistent, after.parent != nil {
-            usage.addFile(-1, bytes: -before.size, pool: before.pool, persistent: before.persistent)
-            usage.addFile(1, bytes: after.size, pool: after.pool, persistent: after.persistent)
+        if before.persistent != after.persistent {
             handles.updateLimit(for: after.entryID, sizeLimit(for: after))
         }
         if after.lastAccess != before.lastAccess { access.touch(after.entryID, at: after.lastAccess) }
     }
 
     /// A flag set on a directory covers everything beneath it now (and later, by inheritance
-    /// at creation). Usage is recounted from the index afterwards.
+    /// at creation). Call under `namespaceLock`: no file beneath can be opened or looked up
+    /// into memory meanwhile, so each one is either a node (whose size a write may still be
+    /// changing, hence moved in the node's own hold) or closed, with its size in the index.
     func applyToSubtree(_ directory: EntryRecord) throws {
-        for node in nodes.all where node.record.pool == directory.pool && node.record.parent != nil {
-            try index.update(node.record)
-        }
         let time = now.nanoseconds
-        try index.applyFlagsToSubtree(directory, accessTimeForReturning: time)
+        let files = try index.applyFlagsToSubtree(directory, accessTimeForReturning: time)
         nodes.modify(directory.entryID) { node in
             node.record.persistent = directory.persistent
             node.record.pinnedUntil = directory.pinnedUntil
             node.record.expiration = directory.expiration
             node.record.ctime = directory.ctime
         }
-        for node in nodes.all where node.record.pool == directory.pool && node.record.parent != nil {
-            if let fresh = try index.entry(node.record.entryID) {
-                nodes.modify(fresh.entryID) { node in
-                    node.record.persistent = fresh.persistent
-                    node.record.pinnedUntil = fresh.pinnedUntil
-                    node.record.expiration = fresh.expiration
-                    node.record.lastAccess = fresh.lastAccess
-                }
-                handles.updateLimit(for: fresh.entryID, sizeLimit(for: fresh))
+        for file in files {
+            let leavesPersistence = file.persistent && !directory.persistent
+            let inMemory = nodes.modify(file.id) { node -> EntryRecord in
+                let before = node.record
+                node.record.persistent = directory.persistent
+                node.record.pinnedUntil = directory.pinnedUntil
+                node.record.expiration = directory.expiration
+                if leavesPersistence { node.record.lastAccess = time }
+                moveUsageIfPersistenceChanged(from: before, to: node.record)
+                return node.record
+            }
+            if let inMemory {
+                if leavesPersistence { access.touch(file.id, at: time) }
+                handles.updateLimit(for: file.id, sizeLimit(for: inMemory))
+            } else if file.persistent != directory.persistent {
+                usage.moveFile(bytes: file.size, pool: directory.pool, toPersistent: directory.persistent)
             }
         }
-        usage.replaceAll(try index.usageByPool())
     }
 
     func setPoolPolicy(_ attribute: CacheAttribute, text: String, on pool: EntryRecord) throws {

@@ -164,12 +164,15 @@ public final class CacheEngine: Sendable {
             let before = node.record
             try change(&node.record)
             result = (before, node.record)
+            moveUsageIfPersistenceChanged(from: before, to: node.record)
         }
         if result == nil {
+            // Not in memory, so not open: no write can change its size meanwhile.
             guard let stored = try index.entry(id) else { throw CacheError.notFound }
             var changed = stored
             try change(&changed)
             result = (stored, changed)
+            moveUsageIfPersistenceChanged(from: stored, to: changed)
         }
         do {
             try index.update(result!.after)
@@ -178,6 +181,13 @@ public final class CacheEngine: Sendable {
             throw CacheError.notFound
         }
         return result!
+    }
+
+    /// A named file that becomes (or stops being) persistent moves between its pool's
+    /// figures. Called where the size cannot change underneath (see `write`).
+    func moveUsageIfPersistenceChanged(from before: EntryRecord, to after: EntryRecord) {
+        guard after.kind == .file, after.parent != nil, before.persistent != after.persistent else { return }
+        usage.moveFile(bytes: after.size, pool: after.pool, toPersistent: after.persistent)
     }
 
     /// Deletes stored bytes whose entries are already gone from the index. Ids are never

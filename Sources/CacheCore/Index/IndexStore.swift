@@ -194,20 +194,31 @@ public final class IndexStore: Sendable {
 
     /// Gives every entry beneath `directory` its persistent, pinned and expiration flags
     /// (one recursive statement). Files leaving the persistent state count as just used.
-    public func applyFlagsToSubtree(_ directory: EntryRecord, accessTimeForReturning time: Int64) throws {
-        try write { db in
+    /// Returns the files beneath as they were before, read in the same transaction.
+    public func applyFlagsToSubtree(_ directory: EntryRecord, accessTimeForReturning time: Int64) throws
+        -> [(id: EntryID, size: Int64, persistent: Bool)]
+    {
+        let subtree = """
+            WITH RECURSIVE subtree(id) AS (
+                SELECT id FROM entry WHERE parent = ?
+                UNION ALL SELECT entry.id FROM entry JOIN subtree ON entry.parent = subtree.id
+            )
+            """
+        return try write { db in
             try directory.update(db)
-            try db.execute(sql: """
-                WITH RECURSIVE subtree(id) AS (
-                    SELECT id FROM entry WHERE parent = ?
-                    UNION ALL SELECT entry.id FROM entry JOIN subtree ON entry.parent = subtree.id
-                )
+            let files = try Row.fetchAll(db, sql: subtree + """
+                SELECT id, size, persistent FROM entry WHERE kind = 2 AND id IN (SELECT id FROM subtree)
+                """, arguments: [directory.entryID]).map { row in
+                    (id: row[0] as EntryID, size: row[1] as Int64, persistent: row[2] as Bool)
+                }
+            try db.execute(sql: subtree + """
                 UPDATE entry SET
                     last_access = CASE WHEN persistent = 1 AND ? = 0 THEN ? ELSE last_access END,
                     persistent = ?, pinned_until = ?, expiration = ?
                 WHERE id IN (SELECT id FROM subtree)
                 """, arguments: [directory.entryID, directory.persistent, time, directory.persistent,
                                  directory.pinnedUntil, directory.expiration])
+            return files
         }
     }
 

@@ -23,10 +23,6 @@ final class UsageLedger: Sendable {
         usage.withLock { $0 }
     }
 
-    func replaceAll(_ fresh: [EntryID: PoolUsage]) {
-        usage.withLock { $0 = fresh }
-    }
-
     func addBytes(_ delta: Int64, pool: EntryID, persistent: Bool) {
         guard delta != 0 else { return }
         usage.withLock { usage in
@@ -48,6 +44,12 @@ final class UsageLedger: Sendable {
                 usage[pool, default: PoolUsage()].cachedBytes += bytes
             }
         }
+    }
+
+    /// Moves one file of `bytes` between the cached and persistent figures of its pool.
+    func moveFile(bytes: Int64, pool: EntryID, toPersistent: Bool) {
+        addFile(-1, bytes: -bytes, pool: pool, persistent: !toPersistent)
+        addFile(1, bytes: bytes, pool: pool, persistent: toPersistent)
     }
 
     func addPending(_ delta: Int64, pool: EntryID) {
