@@ -183,6 +183,12 @@ class CrashLoop:
         with self.lock:
             return sum(r.size for r in self.recs.values() if r.kind == kind and r.present != "no")
 
+    def gone_while_kept(self, r, must_exist, what, e):
+        """An operation found a file gone that was pinned or persistent, closed and flagged."""
+        if must_exist and not self.killed.is_set():
+            self.live_problem("lost", f"LOST {r.path}: {what} answered {ename(e)} but it was "
+                                      f"{r.kind or 'pinned or persistent'}, closed and flagged")
+
     # -------------------------------------------------------- operations --
     def op_write(self, r, rng, new=False):
         path = self.p(r.path)
@@ -237,9 +243,7 @@ class CrashLoop:
                     os.unlink(self.p(r.path))
             except OSError as e:
                 if e.errno in GONE:
-                    if was_must and not self.killed.is_set():
-                        self.live_problem("lost", f"LOST {r.path}: unlink answered {ename(e)} but it was "
-                                                  f"{r.kind}, closed and flagged")
+                    self.gone_while_kept(r, was_must, "unlink", e)
                     with self.lock:
                         r.present, r.kind = "no", None
                 else:
@@ -259,9 +263,7 @@ class CrashLoop:
                     os.setxattr(self.p(r.path), "user.cache." + attr, value.encode())
             except OSError as e:
                 if e.errno in GONE:
-                    if was_must and not self.killed.is_set():
-                        self.live_problem("lost", f"LOST {r.path}: setxattr answered {ename(e)} but it was "
-                                                  f"closed and flagged before")
+                    self.gone_while_kept(r, was_must, "setxattr", e)
                     with self.lock:
                         r.present = "no"
                 else:

@@ -297,6 +297,12 @@ class Faults:
                 return False, figs, time.monotonic() - t0
             time.sleep(0.05)
 
+    def verify_into(self, problems, d):
+        """After a fault, `cachefs verify` of the daemon's store must say clean."""
+        ok, _, out = S.verify_store(self.ctx.binary, d.store)
+        if not ok:
+            problems.append(f"VERIFY {out}")
+
     def daemon(self, name, args):
         return S.Daemon(self.ctx.binary, os.path.join(self.fs, f"{name}-store"),
                         os.path.join(self.ctx.workdir, "aux", f"mnt-{name}"), args,
@@ -384,9 +390,7 @@ class Faults:
             if rc != 0:
                 problems.append(f"UNMOUNT exit {rc} {msg}")
                 d.force_abort()
-            ok, n, out = S.verify_store(self.ctx.binary, d.store)
-            if not ok:
-                problems.append(f"VERIFY {out}")
+            self.verify_into(problems, d)
         finally:
             if d.alive():
                 d.force_abort()
@@ -415,9 +419,7 @@ class Faults:
             if S.is_mounted(d.mnt):
                 problems.append("UNMOUNT SIGTERM: the mount is still in /proc/mounts 3 s after the daemon exited")
             d.force_abort()
-            ok, n, out = S.verify_store(self.ctx.binary, d.store)
-            if not ok:
-                problems.append(f"VERIFY {out}")
+            self.verify_into(problems, d)
         finally:
             if d.alive():
                 d.force_abort()
