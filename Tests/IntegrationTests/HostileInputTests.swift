@@ -92,6 +92,30 @@ import Testing
         }
     }
 
+    /// DESIGN section 1: a new entry belongs to its creator, a setgid directory passes its
+    /// group (and, to directories, the bit) on, chown follows POSIX, and a write by a
+    /// non-owner clears set-user-ID and set-group-ID.
+    @Test func ownershipFollowsPosixForAnotherUser() throws {
+        let nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        try withMountedStore(arguments: ["-o", "allow_other"]) { mount in
+            _ = try mount.mustSucceed("mkdir data/shared && chown 0:1234 data/shared && chmod 2777 data/shared")
+            let created = try Shell.run(nobody + ["sh", "-c", "echo x > \"$1\"/f && mkdir \"$1\"/sub",
+                                                  "sh", mount.path("data/shared")])
+            #expect(created.succeeded, "\(created)")
+            #expect(try mount.mustSucceed("stat -c %u:%g data/shared/f") == "65534:1234")
+            #expect(try mount.mustSucceed("stat -c %a:%g data/shared/sub") == "2755:1234")
+            let stolen = try Shell.run(nobody + ["chown", "0", mount.path("data/shared/f")])
+            #expect(!stolen.succeeded && stolen.error.contains("Operation not permitted"), "\(stolen)")
+            _ = try mount.mustSucceed("chown 4321:4321 data/shared/f")
+            #expect(try mount.mustSucceed("stat -c %u:%g data/shared/f") == "4321:4321")
+            _ = try mount.mustSucceed("echo y > data/shared/setid && chmod 6777 data/shared/setid")
+            let appended = try Shell.run(nobody + ["sh", "-c", "echo more >> \"$1\"", "sh",
+                                                   mount.path("data/shared/setid")])
+            #expect(appended.succeeded, "\(appended)")
+            #expect(try mount.mustSucceed("stat -c %a data/shared/setid") == "777")
+        }
+    }
+
     @Test func otherUsersAreKeptOutByDefaultAndModesRuleWithAllowOther() throws {
         let nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         try withMountedStore { mount in
