@@ -79,10 +79,18 @@ func cachefsReaddirplus(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int
     }
 }
 
-/// The corresponding FUSE operation is `FSYNCDIR`: the index is already durable per commit.
+/// The corresponding FUSE operation is `FSYNCDIR`: the names in the directory are on disk
+/// when it answers.
 func cachefsFsyncdir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ dataOnly: Int32,
                      _ info: UnsafeMutablePointer<fuse_file_info>?) {
-    Reply(request!).error(0)
+    let context = FuseContext.from(request!)
+    let reply = Reply(request!)
+    do {
+        try context.engine.fsyncDirectory(EntryID(inode))
+        reply.error(0)
+    } catch {
+        reply.failure(error, operation: "fsyncdir", context: context)
+    }
 }
 
 /// The corresponding FUSE operation is `ACCESS`; the kernel already checked the mode bits

@@ -72,6 +72,7 @@ import Testing
         #expect(throws: CacheError.stale) { try engine.open(id, flags: flags) }
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("raced".utf8)) }
         #expect(try engine.text(data, "user.cache.usage") == "0")
+        engine.waitForIndex()
         #expect(store.objectFiles.isEmpty)
     }
 

@@ -26,6 +26,7 @@ import Testing
         #expect(try engine.lookup(parent: data, name: Array("b".utf8)).id == id)
         try engine.unlink(parent: data, name: Array("b".utf8))
         #expect(try engine.text(data, "user.cache.usage") == "0")
+        engine.waitForIndex()
         #expect(store.objectFiles.isEmpty)
     }
 
@@ -39,6 +40,7 @@ import Testing
         try engine.rename(parent: data, name: Array("new".utf8), newParent: data, newName: Array("old".utf8), flags: [])
         #expect(try engine.lookup(parent: data, name: Array("old".utf8)).id == new)
         #expect(try engine.text(data, "user.cache.usage") == "3")
+        engine.waitForIndex()
         #expect(store.objectFiles.count == 1)
         #expect(throws: CacheError.crossPool) {
             try engine.rename(parent: data, name: Array("old".utf8), newParent: engine.pool("avatars"),
@@ -78,8 +80,10 @@ import Testing
         #expect(try engine.text(data, "user.cache.pending_usage") == "1000")
         #expect(try engine.text(data, "user.cache.usage") == "0")
         #expect(try engine.read(handle, offset: 0, size: 2000).count == 1000)
+        engine.waitForIndex()
         #expect(store.objectFiles.count == 1)
         engine.release(handle)
+        engine.waitForIndex()
         #expect(store.objectFiles.isEmpty)
         #expect(try engine.text(data, "user.cache.pending_usage") == "0")
     }

@@ -10,9 +10,12 @@ import Testing
             let engine = try store.open()
             let data = try engine.pool("data")
             try engine.writeFile("done", in: data, content: Array("complete".utf8))
+            // Closed more than one commit window before the crash.
+            engine.waitForIndex()
             let torn = try engine.create(parent: data, name: Array("torn".utf8), mode: 0o644, flags: O_WRONLY, caller: tester)
             _ = try [UInt8](repeating: 1, count: 100).withUnsafeBytes { try engine.write(torn.handle, offset: 0, bytes: $0) }
             // No release and no shutdown: the index still says "being written".
+            engine.simulateCrash()
             _ = Unmanaged.passRetained(engine)
         }
         try simulateNewProcess(store)
@@ -37,7 +40,10 @@ import Testing
             try engine.setxattr(keep, name: "user.cache.persistent", value: Array("1".utf8), flags: 0)
             try engine.writeFile("kept", in: keep, content: Array("persistent".utf8))
             let cut = try engine.create(parent: keep, name: Array("cut".utf8), mode: 0o644, flags: O_WRONLY, caller: tester)
+            // Both rows committed; only the bytes of "cut" are missing.
+            engine.waitForIndex()
             try FileManager.default.removeItem(atPath: StoreLayout(root: store.path).objectPath(for: cut.attributes.id))
+            engine.simulateCrash()
             _ = Unmanaged.passRetained(engine)
         }
         try simulateNewProcess(store)

@@ -41,7 +41,7 @@ extension CacheEngine {
     }
 
     func lastAccess(of record: EntryRecord) -> Int64 {
-        access.pendingTime(record.entryID) ?? nodes.record(record.entryID)?.lastAccess ?? record.lastAccess
+        access.pendingTime(record.entryID) ?? record.lastAccess
     }
 
     func state(of record: EntryRecord, at time: Timestamp) -> FileState {

@@ -1,28 +1,23 @@
 import Glibc
 
-/// Open files and their bytes. `read` and `write` take no namespace lock and never write
-/// to the index: sizes and times live in memory until the handle is flushed or closed.
+/// Open files and their bytes. `read` and `write` change memory only: sizes and times reach
+/// the index through the writer when the handle is flushed or closed.
 extension CacheEngine {
     /// The corresponding FUSE operation is `OPEN`. Opening to read is an access.
     public func open(_ id: EntryID, flags: Int32) throws -> UInt64 {
         let accessMode = flags & O_ACCMODE
         let writable = accessMode != O_RDONLY
-        let current: EntryRecord
-        do {
-            current = try record(id)
-        } catch CacheError.notFound {
-            // Evicted between the kernel's lookup and this open: let the kernel look again.
-            throw CacheError.stale
+        // Removed or replaced since the kernel's lookup: the kernel looks the name up again.
+        let current = try namespace.withLock { namespace -> EntryRecord in
+            guard let inode = try namespace.inode(id), inode.record.parent != nil else { throw CacheError.stale }
+            return inode.record
         }
         guard current.kind == .file else { throw CacheError.isDirectory }
-        guard current.parent != nil else { throw CacheError.stale }
         if isExpired(current, at: now) {
             removeFiles([current], as: .expired, reason: "expired; found at open", qualifies: isExpired)
             throw CacheError.stale
         }
-        if writable {
-            try beginWriting(current)
-        }
+        if writable { try markWriting(id) }
         let fd: Int32
         do {
             fd = try disk.open(layout.objectPath(for: id), flags: writable ? O_RDWR : O_RDONLY, mode: 0)
@@ -33,37 +28,40 @@ extension CacheEngine {
             throw error
         }
         // Counted open under the namespace lock, so a removal sees either a closed file
-        // (and deletes it) or an open one (and keeps its bytes for this handle).
-        let opened: EntryRecord? = namespaceLock.withLock { _ in
-            guard let latest = try? record(id), latest.parent != nil else { return nil }
-            return nodes.open(latest, writable: writable)
+        // (and discards it) or an open one (and keeps its bytes for this handle).
+        let opened = namespace.withLock { namespace -> EntryRecord? in
+            namespace.modify(id) { inode -> EntryRecord? in
+                guard inode.record.parent != nil else { return nil }
+                inode.openHandles += 1
+                if writable { inode.writers += 1 }
+                return inode.record
+            } ?? nil
         }
         guard let opened else {
             disk.close(fd)
             if writable { finishWriting(id) }
             throw CacheError.stale
         }
+        let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
+                                          sizeLimit: sizeLimit(for: opened)))
         if writable && flags & O_TRUNC != 0 {
             do {
                 try truncateAtOpen(id, fd: fd)
             } catch {
-                disk.close(fd)
-                _ = nodes.close(id, writable: true)
-                finishWriting(id)
+                release(handle)
                 throw error
             }
         }
         if accessMode != O_WRONLY { recordAccess(id) }
-        return handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
-                                    sizeLimit: sizeLimit(for: opened)))
+        return handle
     }
 
     /// libfuse asks the kernel for atomic O_TRUNC, so OPEN itself must empty the file.
     private func truncateAtOpen(_ id: EntryID, fd: Int32) throws {
-        try namespaceLock.withLock { _ in
+        try namespace.withLock { namespace in
             try disk.ftruncate(fd, length: 0)
             let time = now.nanoseconds
-            let (before, after) = try update(id) { record in
+            let (before, after) = try update(id, in: &namespace) { record in
                 record.size = 0
                 record.mtime = time
                 record.ctime = time
@@ -100,34 +98,37 @@ extension CacheEngine {
         let file = try handles.get(handle)
         guard file.writable else { throw CacheError.badHandle }
         if let limit = file.sizeLimit, offset + Int64(bytes.count) > limit {
-            if let current = nodes.record(file.entry) {
+            if let current = try? record(file.entry) {
                 removeFiles([current], as: .refused, reason: "a cached file larger than its pool's max_size \(limit)")
             }
             throw CacheError.fileTooLarge
         }
-        if let current = nodes.record(file.entry), !current.writing {
-            try beginWriting(current)
+        // A write through a descriptor whose close already finished the file marks it again.
+        if namespace.withLock({ $0.inodes[file.entry].map { !$0.record.writing } ?? false }) {
+            try markWriting(file.entry)
         }
         let written = try writeFreeingSpace(file.fd, bytes: bytes, offset: offset)
         noteBytesWritten(written)
         let end = offset + Int64(written)
         let time = now.nanoseconds
-        // The growth is counted in the same hold of the node table that changes the size, so
+        // The growth is counted in the same hold of the namespace that changes the size, so
         // a flag change or a removal between the two can never count it in the wrong place.
-        let countedAsCached = nodes.modify(file.entry) { node -> Bool in
-            let growth = max(end - node.record.size, 0)
-            node.record.size += growth
-            node.record.mtime = time
-            node.record.ctime = time
-            node.record.durable = false
-            guard growth > 0 else { return false }
-            guard node.record.parent != nil else {
-                usage.addPending(growth, pool: file.pool)
-                return false
-            }
-            usage.addBytes(growth, pool: file.pool, persistent: node.record.persistent)
-            return !node.record.persistent
-        } ?? false
+        let countedAsCached = namespace.withLock { namespace in
+            namespace.modify(file.entry) { inode -> Bool in
+                let growth = max(end - inode.record.size, 0)
+                inode.record.size += growth
+                inode.record.mtime = time
+                inode.record.ctime = time
+                inode.record.durable = false
+                guard growth > 0 else { return false }
+                guard inode.record.parent != nil else {
+                    usage.addPending(growth, pool: file.pool)
+                    return false
+                }
+                usage.addBytes(growth, pool: file.pool, persistent: inode.record.persistent)
+                return !inode.record.persistent
+            } ?? false
+        }
         if countedAsCached && isOverLimit(file.pool) { requestEnforcement(of: [file.pool]) }
         return written
     }
@@ -160,34 +161,48 @@ extension CacheEngine {
     }
 
     /// The corresponding FUSE operation is `FLUSH` (each close of a descriptor): the size
-    /// and times written so far reach the index.
-    /// When this handle is the file's only writer, the close finishes the write in the same
-    /// transaction: a file is complete once close() returns, not when the asynchronous
-    /// RELEASE arrives. (A later write through a duplicate descriptor marks it again.)
+    /// and times written so far go to the index writer. When this handle is the file's only
+    /// writer, the close finishes the write in the same change: a file is complete once
+    /// close() returns and its commit window has passed, not when the asynchronous RELEASE
+    /// arrives. (A later write through a duplicate descriptor marks it again.)
     public func flush(_ handle: UInt64) throws {
         let file = try handles.get(handle)
         guard file.writable else { return }
-        try namespaceLock.withLock { _ in
-            let current = nodes.modify(file.entry) { node -> EntryRecord in
-                if node.writers <= 1 { node.record.writing = false }
-                return node.record
+        namespace.withLock { namespace in
+            let current = namespace.modify(file.entry) { inode -> EntryRecord in
+                if inode.writers <= 1 { inode.record.writing = false }
+                return inode.record
             }
-            if let current, current.parent != nil {
-                try index.updateContent(current)
-            }
+            if let current, current.parent != nil { writer.enqueue(.content(current)) }
         }
     }
 
-    /// The corresponding FUSE operation is `FSYNC`: the bytes and the index entry are durable.
+    /// The corresponding FUSE operation is `FSYNC`: returns once the bytes and every index
+    /// record about the file are on the disk.
     public func fsync(_ handle: UInt64, dataOnly: Bool) throws {
         let file = try handles.get(handle)
         try disk.fsync(file.fd, dataOnly: dataOnly)
-        nodes.modify(file.entry) { $0.record.durable = true }
-        try namespaceLock.withLock { _ in
-            if let current = nodes.record(file.entry), current.parent != nil {
-                try index.updateContent(current)
+        namespace.withLock { namespace in
+            let current = namespace.modify(file.entry) { inode -> EntryRecord in
+                inode.record.durable = true
+                return inode.record
             }
+            if let current, current.parent != nil { writer.enqueue(.content(current)) }
         }
+        writer.flush(durable: true)
+    }
+
+    /// The corresponding FUSE operation is `FSYNCDIR`: the names in the directory (and
+    /// everything committed before them) are on the disk.
+    public func fsyncDirectory(_ id: EntryID) throws {
+        _ = try record(id)
+        writer.flush(durable: true)
+    }
+
+    /// Waits until every change made so far is committed to the index, and the bytes of
+    /// files removed before are gone (the writer removes them after the commit).
+    public func waitForIndex() {
+        writer.flush()
     }
 
     /// The corresponding FUSE operation is `RELEASE`: the last close of a handle. A file
@@ -196,65 +211,58 @@ extension CacheEngine {
         guard let file = handles.remove(handle) else { return }
         disk.close(file.fd)
         // Under the namespace lock: a removal sees the file open or closed, never half-way.
-        let closed = namespaceLock.withLock { _ -> Node? in
-            guard let (node, _) = nodes.close(file.entry, writable: file.writable) else { return nil }
-            if node.openHandles == 0 && node.record.parent == nil {
-                if node.countedAsPending { usage.addPending(-node.record.size, pool: node.record.pool) }
-                nodes.modify(file.entry) { $0.countedAsPending = false }
-                do {
-                    try index.delete(node.record.entryID)
-                } catch {
-                    logger.error("could not remove index entry \(node.record.entryID): \(error)")
+        let discard = namespace.withLock { namespace -> Bool in
+            let closed = namespace.modify(file.entry) { inode -> Inode in
+                inode.openHandles -= 1
+                if file.writable { inode.writers -= 1 }
+                if inode.openHandles == 0 && inode.record.parent == nil && inode.countedAsPending {
+                    usage.addPending(-inode.record.size, pool: inode.record.pool)
+                    inode.countedAsPending = false
                 }
+                if file.writable && inode.writers == 0 && inode.record.parent != nil && inode.record.writing {
+                    inode.record.writing = false
+                    writer.enqueue(.content(inode.record))
+                }
+                return inode
             }
-            return node
+            guard let closed, closed.openHandles == 0, closed.record.parent == nil else { return false }
+            namespace.dropIfUnreferenced(file.entry)
+            return closed.record.kind == .file
         }
-        guard let node = closed else { return }
-        if file.writable && node.writers == 0 && node.record.parent != nil {
-            finishWriting(file.entry, record: node.record)
-        }
-        if node.openHandles == 0 && node.record.parent == nil {
-            unlinkBytes(of: [node.record.entryID])
-        }
+        if discard { discardBytes(of: [file.entry]) }
     }
 
-    /// Records a read: in memory only; the maintenance thread writes it to the index.
+    /// Records a read: in memory only; the background worker hands it to the index writer.
     func recordAccess(_ id: EntryID) {
         let time = now.nanoseconds
         access.touch(id, at: time)
-        nodes.modify(id) { $0.record.lastAccess = time }
+        namespace.withLock { namespace in namespace.modify(id) { $0.record.lastAccess = time } }
     }
 
-    /// Marks a file as being written in the index before any byte changes, so a crash
-    /// mid-write is recognised at the next mount.
-    private func beginWriting(_ current: EntryRecord) throws {
-        guard !current.writing else { return }
-        try namespaceLock.withLock { _ in
-            try index.setWriting(current.entryID, true)
-            nodes.modify(current.entryID) { node in
-                node.record.writing = true
-                node.record.durable = false
-            }
+    /// Marks a file as being written and waits for that mark to commit before any byte
+    /// changes, so a crash mid-write is recognised at the next mount.
+    func markWriting(_ id: EntryID) throws {
+        let marked = try namespace.withLock { namespace -> Bool in
+            guard let inode = try namespace.inode(id) else { throw CacheError.stale }
+            guard !inode.record.writing else { return false }
+            let record = namespace.modify(id) { inode -> EntryRecord in
+                inode.record.writing = true
+                inode.record.durable = false
+                return inode.record
+            }!
+            if record.parent != nil { writer.enqueue(.content(record)) }
+            return true
         }
+        if marked { writer.flush() }
     }
 
-    private func finishWriting(_ id: EntryID, record: EntryRecord? = nil) {
-        namespaceLock.withLock { _ in
-            if (nodes.node(id)?.writers ?? 0) > 0 { return }
-            let finished = nodes.modify(id) { node -> (EntryRecord, Bool) in
-                let wasWriting = node.record.writing
-                node.record.writing = false
-                return (node.record, wasWriting)
-            }
-            // Usually the last FLUSH has recorded the end of the write already.
-            if let finished, !finished.1 { return }
-            guard var current = finished?.0 ?? record else { return }
-            current.writing = false
-            guard current.parent != nil else { return }
-            do {
-                try index.updateContent(current)
-            } catch {
-                logger.error("could not record the end of a write to entry \(id): \(error)")
+    /// Clears the mark set by `markWriting` when no handle writes the file any more.
+    func finishWriting(_ id: EntryID) {
+        namespace.withLock { namespace in
+            namespace.modify(id) { inode in
+                guard inode.writers == 0, inode.record.writing else { return }
+                inode.record.writing = false
+                if inode.record.parent != nil { writer.enqueue(.content(inode.record)) }
             }
         }
     }

@@ -1,37 +1,54 @@
 import Foundation
 import Glibc
 
-/// Operations that change names and metadata. Each runs under `namespaceLock` and writes
-/// the index before memory, so a crash between the two loses nothing that was answered.
+/// Operations that change names and metadata. Each changes memory under the namespace lock
+/// and hands the matching index changes to the writer in the same hold, so the index
+/// commits them in the order memory made them, a few milliseconds later.
 extension CacheEngine {
     /// The corresponding FUSE operation is `MKDIR`. At the root it creates a pool.
     public func mkdir(parent: EntryID, name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
         try validate(name)
-        return try namespaceLock.withLock { _ in
-            let parentRecord = try directory(parent)
+        if parent == WellKnownEntry.root { return try makePool(name: name, mode: mode, caller: caller) }
+        return try namespace.withLock { namespace in
+            let parentRecord = try directory(parent, in: &namespace)
+            guard try namespace.child(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
             let time = now.nanoseconds
-            var permissions = mode & 0o7777
-            let gid = parentRecord.mode & UInt32(S_ISGID) != 0 ? parentRecord.gid : caller.gid
-            if parentRecord.mode & UInt32(S_ISGID) != 0 { permissions |= UInt32(S_ISGID) }
             var created = EntryRecord.directory(name: Data(name), parent: parent, pool: parentRecord.pool,
-                                                mode: permissions, uid: caller.uid, gid: gid, now: time)
-            if parent == WellKnownEntry.root {
-                guard let poolName = String(bytes: name, encoding: .utf8),
-                      PoolOverride.isValidPoolName(poolName) else { throw CacheError.invalidName }
-                created = try index.insertPool(created, policy: PoolPolicy())
-                policies.withLock { $0[created.entryID] = PoolPolicy() }
-            } else {
-                created.persistent = parentRecord.persistent
-                created.pinnedUntil = parentRecord.pinnedUntil
-                created.expiration = parentRecord.expiration
+                                                mode: mode & 0o7777, uid: caller.uid, gid: caller.gid, now: time)
+            inheritOwnership(from: parentRecord, into: &created, caller: caller)
+            created.persistent = parentRecord.persistent
+            created.pinnedUntil = parentRecord.pinnedUntil
+            created.expiration = parentRecord.expiration
+            created.id = try takeID()
+            namespace.add(created)
+            writer.enqueue(.insert(created))
+            touch(parent, at: time, in: &namespace)
+            namespace.modify(created.entryID) { $0.lookups += 1 }
+            return created.attributes
+        }
+    }
+
+    /// A pool is a directory with a policy; both commit before MKDIR answers (rare).
+    private func makePool(name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
+        guard let poolName = String(bytes: name, encoding: .utf8), PoolOverride.isValidPoolName(poolName) else {
+            throw CacheError.invalidName
+        }
+        return try namespace.withLock { namespace in
+            guard try namespace.child(of: WellKnownEntry.root, named: Data(name)) == nil else {
+                throw CacheError.exists
             }
-            if parent == WellKnownEntry.root {
-                try touchDirectory(parentRecord, at: time)
-            } else {
-                created = try index.insert(created, touchingParentAt: time)
-                touchInMemory(parent, at: time)
-            }
-            return nodes.remember(created).attributes
+            let time = now.nanoseconds
+            var created = EntryRecord.directory(name: Data(name), parent: WellKnownEntry.root, pool: 0,
+                                                mode: mode & 0o7777, uid: caller.uid, gid: caller.gid, now: time)
+            created.id = try takeID()
+            created.pool = created.entryID
+            let record = created
+            try writer.perform { db in try IndexStore.insertPool(record, policy: PoolPolicy(), in: db) }
+            policies.withLock { $0[created.entryID] = PoolPolicy() }
+            namespace.add(created)
+            touch(WellKnownEntry.root, at: time, in: &namespace)
+            namespace.modify(created.entryID) { $0.lookups += 1 }
+            return created.attributes
         }
     }
 
@@ -40,41 +57,43 @@ extension CacheEngine {
         -> CreatedFile
     {
         try validate(name)
-        return try namespaceLock.withLock { _ in
-            let parentRecord = try directory(parent)
+        return try namespace.withLock { namespace in
+            let parentRecord = try directory(parent, in: &namespace)
             guard parent != WellKnownEntry.root else { throw CacheError.notPermitted }
+            guard try namespace.child(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
             let time = now.nanoseconds
-            let gid = parentRecord.mode & UInt32(S_ISGID) != 0 ? parentRecord.gid : caller.gid
             var created = EntryRecord(
-                id: nil, parent: parent, name: Data(name), pool: parentRecord.pool, kind: .file,
-                mode: mode & 0o7777, uid: caller.uid, gid: gid, size: 0, atime: time, mtime: time, ctime: time,
-                lastAccess: time, persistent: parentRecord.persistent, pinnedUntil: parentRecord.pinnedUntil,
-                expiration: parentRecord.expiration, writing: true, durable: false)
-            created = try index.insert(created, touchingParentAt: time)
-            touchInMemory(parent, at: time)
-            let fd: Int32
-            do {
-                fd = try disk.open(layout.objectPath(for: created.entryID), flags: O_RDWR | O_CREAT | O_TRUNC,
+                id: try takeID(), parent: parent, name: Data(name), pool: parentRecord.pool, kind: .file,
+                mode: mode & 0o7777, uid: caller.uid, gid: caller.gid, size: 0, atime: time, mtime: time,
+                ctime: time, lastAccess: time, persistent: parentRecord.persistent,
+                pinnedUntil: parentRecord.pinnedUntil, expiration: parentRecord.expiration, writing: true,
+                durable: false)
+            inheritOwnership(from: parentRecord, into: &created, caller: caller)
+            // The row (marked `writing`) is queued before the bytes exist; should the daemon
+            // die before it commits, the bytes lie in the open id range recovery clears.
+            let fd = try disk.open(layout.objectPath(for: created.entryID), flags: O_RDWR | O_CREAT | O_TRUNC,
                                    mode: 0o600)
-            } catch {
-                try? index.delete(created.entryID)
-                throw error
+            namespace.add(created)
+            writer.enqueue(.insert(created))
+            touch(parent, at: time, in: &namespace)
+            namespace.modify(created.entryID) { inode in
+                inode.lookups += 1
+                inode.openHandles += 1
+                inode.writers += 1
             }
             usage.addFile(1, bytes: 0, pool: created.pool, persistent: created.persistent)
             if !created.persistent && isOverLimit(created.pool) { requestEnforcement(of: [created.pool]) }
-            _ = nodes.remember(created)
-            let opened = nodes.open(created, writable: true)
             let handle = handles.add(OpenFile(entry: created.entryID, fd: fd, writable: true, pool: created.pool,
-                                              sizeLimit: sizeLimit(for: opened)))
-            return CreatedFile(attributes: opened.attributes, handle: handle)
+                                              sizeLimit: sizeLimit(for: created)))
+            return CreatedFile(attributes: created.attributes, handle: handle)
         }
     }
 
     /// The corresponding FUSE operation is `UNLINK`.
     public func unlink(parent: EntryID, name: [UInt8]) throws {
-        let child = try namespaceLock.withLock { _ in
-            _ = try directory(parent)
-            guard let child = try index.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
+        let child = try namespace.withLock { namespace in
+            _ = try directory(parent, in: &namespace)
+            guard let child = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
             guard child.kind == .file else { throw CacheError.isDirectory }
             return child
         }
@@ -85,19 +104,19 @@ extension CacheEngine {
 
     /// The corresponding FUSE operation is `RMDIR`; an empty pool directory removes the pool.
     public func rmdir(parent: EntryID, name: [UInt8]) throws {
-        try namespaceLock.withLock { _ in
-            let parentRecord = try directory(parent)
-            guard let child = try index.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
+        try namespace.withLock { namespace in
+            _ = try directory(parent, in: &namespace)
+            guard let child = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
             guard child.kind == .directory else { throw CacheError.notDirectory }
-            guard try !index.hasChildren(child.entryID) else { throw CacheError.notEmpty }
+            guard try !namespace.hasChildren(child.entryID) else { throw CacheError.notEmpty }
             let time = now.nanoseconds
-            try index.delete(child.entryID)
-            nodes.modify(child.entryID) { $0.record.parent = nil }
+            namespace.removeName(of: child.entryID, at: time)
+            writer.enqueue(.delete(child.entryID))
             if child.isPool {
                 policies.withLock { $0[child.entryID] = nil }
                 usage.removePool(child.entryID)
             }
-            try touchDirectory(parentRecord, at: time)
+            touch(parent, at: time, in: &namespace)
         }
     }
 
@@ -107,62 +126,50 @@ extension CacheEngine {
                        flags: RenameFlags) throws {
         guard !flags.contains(.exchange) else { throw CacheError.io(EINVAL) }
         try validate(newName)
-        var replacedBytes: [EntryID] = []
-        try namespaceLock.withLock { _ in
-            let sourceParent = try directory(parent)
-            let targetParent = try directory(newParent)
-            guard let found = try index.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
-            var moved = nodes.record(found.entryID) ?? found
+        let replacedBytes = try namespace.withLock { namespace -> [EntryID] in
+            _ = try directory(parent, in: &namespace)
+            let targetParent = try directory(newParent, in: &namespace)
+            guard let moved = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
             guard !moved.isPool, newParent != WellKnownEntry.root else { throw CacheError.notPermitted }
             guard moved.pool == targetParent.pool else { throw CacheError.crossPool }
-            if moved.kind == .directory { try refuseMoveIntoItself(moved.entryID, destination: newParent) }
-            let existing = try index.child(of: newParent, named: Data(newName))
-            if let existing, existing.entryID == moved.entryID { return }
+            if moved.kind == .directory { try refuseMoveIntoItself(moved.entryID, destination: newParent, in: &namespace) }
+            let existing = try namespace.child(of: newParent, named: Data(newName))
+            if let existing, existing.entryID == moved.entryID { return [] }
             if let existing {
                 guard !flags.contains(.noReplace) else { throw CacheError.exists }
                 switch (moved.kind, existing.kind) {
                 case (.directory, .file): throw CacheError.notDirectory
                 case (.file, .directory): throw CacheError.isDirectory
                 case (.directory, .directory):
-                    guard try !index.hasChildren(existing.entryID) else { throw CacheError.notEmpty }
+                    guard try !namespace.hasChildren(existing.entryID) else { throw CacheError.notEmpty }
                 case (.file, .file): break
                 }
             }
             let time = now.nanoseconds
-            moved.parent = newParent
-            moved.name = Data(newName)
-            moved.ctime = time
-            var parents = [sourceParent]
-            if newParent != parent { parents.append(targetParent) }
-            for index in parents.indices {
-                parents[index].mtime = time
-                parents[index].ctime = time
-            }
-            let replaced = existing.map { nodes.record($0.entryID) ?? $0 }
-            let replacedIsOpen = replaced.map { (nodes.node($0.entryID)?.openHandles ?? 0) > 0 } ?? false
-            try index.rename(moved, replacing: replaced, keepReplacedBytes: replacedIsOpen, touchedParents: parents)
-            nodes.modify(moved.entryID) { node in
-                node.record.parent = moved.parent
-                node.record.name = moved.name
-                node.record.ctime = time
-            }
-            for parent in parents {
-                nodes.modify(parent.entryID) { node in
-                    node.record.mtime = time
-                    node.record.ctime = time
+            var replaced: [EntryID] = []
+            if let existing {
+                if existing.kind == .directory {
+                    namespace.removeName(of: existing.entryID, at: time)
+                    writer.enqueue(.delete(existing.entryID))
+                } else if let id = forgetName(of: existing, at: time, in: &namespace) {
+                    replaced.append(id)
                 }
             }
-            if let replaced, let id = forgetName(of: replaced, keptOpen: replacedIsOpen, at: time) {
-                replacedBytes = [id]
-            }
+            namespace.move(moved.entryID, to: newParent, name: Data(newName), at: time)
+            writer.enqueue(.update(try namespace.record(moved.entryID)))
+            touch(parent, at: time, in: &namespace)
+            if newParent != parent { touch(newParent, at: time, in: &namespace) }
+            return replaced
         }
-        unlinkBytes(of: replacedBytes)
+        discardBytes(of: replacedBytes)
     }
 
     /// The corresponding FUSE operation is `SETATTR`: chmod, chown, truncate and utimens.
     public func setattr(_ id: EntryID, changes: AttributeChanges, handle: UInt64?) throws -> FileAttributes {
-        try namespaceLock.withLock { _ in
-            let current = try record(id)
+        if changes.size != nil { try markWriting(id) }
+        defer { if changes.size != nil { finishWriting(id) } }
+        return try namespace.withLock { namespace in
+            let current = try namespace.record(id)
             let time = now.nanoseconds
             if let size = changes.size {
                 guard current.kind == .file else { throw CacheError.isDirectory }
@@ -175,7 +182,7 @@ extension CacheEngine {
                     try disk.truncate(layout.objectPath(for: id), length: size)
                 }
             }
-            let (before, after) = try update(id) { updated in
+            let (before, after) = try update(id, in: &namespace) { updated in
                 if let permissions = changes.permissions { updated.mode = permissions & 0o7777 }
                 if let uid = changes.uid { updated.uid = uid }
                 if let gid = changes.gid { updated.gid = gid }
@@ -203,59 +210,74 @@ extension CacheEngine {
         }
     }
 
-    // MARK: - Helpers (call under namespaceLock)
+    // MARK: - Helpers (call inside namespace.withLock)
 
-    func directory(_ id: EntryID) throws -> EntryRecord {
-        let found = try record(id)
+    func directory(_ id: EntryID, in namespace: inout NamespaceState) throws -> EntryRecord {
+        let found = try namespace.record(id)
         guard found.kind == .directory else { throw CacheError.notDirectory }
         guard found.parent != nil else { throw CacheError.notFound }
         return found
     }
 
-    /// Moves a directory's times in memory after the index moved them.
-    func touchInMemory(_ directory: EntryID, at time: Int64) {
-        nodes.modify(directory) { node in
-            node.record.mtime = time
-            node.record.ctime = time
-        }
+    /// A new entry belongs to the caller; a setgid directory passes its group (and, to a
+    /// directory, its setgid bit) on.
+    private func inheritOwnership(from parent: EntryRecord, into created: inout EntryRecord, caller: Caller) {
+        guard parent.mode & UInt32(S_ISGID) != 0 else { return }
+        created.gid = parent.gid
+        if created.kind == .directory { created.mode |= UInt32(S_ISGID) }
     }
 
-    func touchDirectory(_ directory: EntryRecord, at time: Int64) throws {
-        try update(directory.entryID) { touched in
-            touched.mtime = time
-            touched.ctime = time
+    /// An id for a new entry; when its range is used up, the next range is committed first.
+    func takeID() throws -> EntryID {
+        let taken = ids.withLock { $0.take() }
+        if let bound = taken.newBound {
+            writer.enqueue(.setting(key: IDReservation.settingKey, value: String(bound)))
+            writer.flush()
         }
+        return taken.id
     }
 
-    /// Takes a removed file out of memory and out of its pool's usage (into pending while it
-    /// is open). Returns the id whose bytes the caller unlinks once `namespaceLock` is released,
-    /// or nil while a handle still holds them. Call under `namespaceLock`, after the index.
-    func forgetName(of file: EntryRecord, keptOpen: Bool, at time: Int64) -> EntryID? {
-        // In memory, the size is read in the same hold that takes the name, so a write
-        // counts its growth either before (here subtracted) or after (as pending).
-        let inMemory = nodes.modify(file.entryID) { (node: inout Node) -> Void in
-            if node.record.kind == .file {
-                usage.addFile(-1, bytes: -node.record.size, pool: node.record.pool, persistent: node.record.persistent)
-                if keptOpen {
-                    usage.addPending(node.record.size, pool: node.record.pool)
-                    node.countedAsPending = true
+    /// A directory whose names change moves its times, as on ext4.
+    func touch(_ directory: EntryID, at time: Int64, in namespace: inout NamespaceState) {
+        let touched = namespace.modify(directory) { inode -> EntryRecord in
+            inode.record.mtime = time
+            inode.record.ctime = time
+            return inode.record
+        }
+        if let touched, touched.parent != nil { writer.enqueue(.update(touched)) }
+    }
+
+    /// Takes a file's name away and its size out of its pool's usage (into pending while it
+    /// is open), and queues the row's detach. Returns the id whose bytes the caller discards,
+    /// or nil while a handle still holds them.
+    func forgetName(of file: EntryRecord, at time: Int64, in namespace: inout NamespaceState) -> EntryID? {
+        let id = file.entryID
+        // The size is read in the same hold that takes the name, so a write counts its
+        // growth either before (here subtracted) or after (as pending).
+        let (current, open) = namespace.modify(id) { inode -> (EntryRecord, Bool) in
+            let open = inode.openHandles > 0
+            if inode.record.kind == .file {
+                usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool,
+                              persistent: inode.record.persistent)
+                if open {
+                    usage.addPending(inode.record.size, pool: inode.record.pool)
+                    inode.countedAsPending = true
                 }
             }
-            node.record.parent = nil
-            node.record.ctime = time
-        } != nil
-        guard file.kind == .file else { return nil }
-        if !inMemory {
-            usage.addFile(-1, bytes: -file.size, pool: file.pool, persistent: file.persistent)
-        }
-        return keptOpen ? nil : file.entryID
+            return (inode.record, open)
+        } ?? (file, false)
+        namespace.removeName(of: id, at: time)
+        writer.enqueue(.detach(id, ctime: time))
+        guard current.kind == .file else { return nil }
+        return open ? nil : id
     }
 
-    private func refuseMoveIntoItself(_ moved: EntryID, destination: EntryID) throws {
+    private func refuseMoveIntoItself(_ moved: EntryID, destination: EntryID,
+                                      in namespace: inout NamespaceState) throws {
         var current: EntryID? = destination
         while let id = current, id != WellKnownEntry.root, id != 0 {
             if id == moved { throw CacheError.io(EINVAL) }
-            current = try record(id).parent
+            current = try namespace.record(id).parent
         }
     }
 

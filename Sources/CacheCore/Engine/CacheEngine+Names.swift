@@ -1,40 +1,38 @@
 import Foundation
 import Glibc
 
-/// Lookup, attributes and listing: the read side of the namespace (no lock but the
-/// in-memory tables, no disk writes).
+/// Lookup, attributes and listing: the read side of the namespace, answered from memory
+/// (no disk writes; a directory's first use reads it from the index once).
 extension CacheEngine {
     /// The corresponding FUSE operation is `LOOKUP`; it counts one kernel reference.
+    /// Answered from memory (a directory's first lookup loads it from the index).
     public func lookup(parent: EntryID, name: [UInt8]) throws -> FileAttributes {
         try validate(name)
-        let found = try index.child(of: parent, named: Data(name))
-        let parentRecord = try record(parent)
-        let inPool = parentRecord.pool != 0
-        if inPool {
+        let time = now
+        let (found, pool) = try namespace.withLock { namespace -> (EntryRecord?, EntryID) in
+            let directory = try namespace.record(parent)
+            guard directory.kind == .directory else { throw CacheError.notDirectory }
+            guard let found = try namespace.child(of: parent, named: Data(name)) else { return (nil, directory.pool) }
+            if found.kind == .file && isExpired(found, at: time) { return (found, directory.pool) }
+            namespace.modify(found.entryID) { $0.lookups += 1 }
+            return (found, directory.pool)
+        }
+        if pool != 0 {
             counters.withLock { counters in
                 if found == nil {
-                    counters.misses[parentRecord.pool, default: 0] += 1
+                    counters.misses[pool, default: 0] += 1
                 } else {
-                    counters.hits[parentRecord.pool, default: 0] += 1
+                    counters.hits[pool, default: 0] += 1
                 }
             }
         }
         guard let found else { throw CacheError.notFound }
         // An expired file is never served, even before the sweep reaches it.
-        if found.kind == .file, isExpired(nodes.record(found.entryID) ?? found, at: now) {
+        if found.kind == .file && isExpired(found, at: time) {
             removeFiles([found], as: .expired, reason: "expired; found at lookup", qualifies: isExpired)
             throw CacheError.notFound
         }
-        if let known = nodes.rememberIfNamed(found.entryID, parent: parent, name: found.name) {
-            return known.attributes
-        }
-        // Not in memory: the row read above may be older than a change (a write's close, a
-        // removal) that finished since, and the node that held the newer state may have been
-        // forgotten meanwhile. Read it again where no such change can interleave.
-        return try namespaceLock.withLock { _ in
-            guard let current = try index.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
-            return nodes.remember(current).attributes
-        }
+        return found.attributes
     }
 
     /// Names are bytes, as on ext4: anything but "/" and NUL, at most 255 of them.
@@ -45,7 +43,10 @@ extension CacheEngine {
 
     /// The corresponding FUSE operation is `FORGET`.
     public func forget(_ id: EntryID, count: UInt64) {
-        _ = nodes.forget(id, count: count)
+        namespace.withLock { namespace in
+            namespace.modify(id) { $0.lookups -= min(count, $0.lookups) }
+            namespace.dropIfUnreferenced(id)
+        }
     }
 
     /// The corresponding FUSE operation is `GETATTR`.
@@ -57,29 +58,29 @@ extension CacheEngine {
     /// come first. Offsets are entry ids shifted by 2, so a listing resumes correctly even if
     /// entries are added or removed in between.
     public func readdir(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
-        try namespaceLock.withLock { _ in try listPage(id, offset: offset, limit: limit) }
+        try namespace.withLock { namespace in try listPage(id, offset: offset, limit: limit, in: &namespace) }
     }
 
     /// The corresponding FUSE operation is `READDIRPLUS`: a page of `readdir`, cut where
     /// `fits` first says no, whose entries (all but "." and "..") each count as one kernel
-    /// lookup. Listing and counting happen under one hold of the namespace lock, as in
-    /// `lookup`: a node is only ever made from a row no older than the newest close.
+    /// lookup, in the same hold of the namespace as the listing.
     public func readdirPlus(_ id: EntryID, offset: Int64, limit: Int,
                             fits: (DirectoryItem) -> Bool) throws -> [DirectoryItem] {
-        try namespaceLock.withLock { _ in
+        try namespace.withLock { namespace in
             var chosen: [DirectoryItem] = []
-            for item in try listPage(id, offset: offset, limit: limit) {
+            for item in try listPage(id, offset: offset, limit: limit, in: &namespace) {
                 guard fits(item) else { break }
                 chosen.append(item)
+                if let listed = item.listedRecord { namespace.modify(listed.entryID) { $0.lookups += 1 } }
             }
-            nodes.remember(chosen.compactMap(\.listedRecord))
             return chosen
         }
     }
 
-    /// Call under `namespaceLock`, so the rows are no older than any finished close.
-    private func listPage(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
-        let directory = try record(id)
+    private func listPage(_ id: EntryID, offset: Int64, limit: Int, in namespace: inout NamespaceState) throws
+        -> [DirectoryItem]
+    {
+        let directory = try namespace.record(id)
         guard directory.kind == .directory else { throw CacheError.notDirectory }
         var items: [DirectoryItem] = []
         if offset < 1 {
@@ -89,12 +90,11 @@ extension CacheEngine {
             let parentID = directory.parent.flatMap { $0 == 0 ? id : $0 } ?? id
             items.append(DirectoryItem(name: Array("..".utf8), id: parentID, kind: .directory, nextOffset: 2))
         }
-        let children = try index.children(of: id, after: max(offset - 2, 0), limit: max(limit - items.count, 1))
+        let children = try namespace.children(of: id, after: max(offset - 2, 0), limit: max(limit - items.count, 1))
         for child in children {
-            let newest = nodes.record(child.entryID) ?? child
             items.append(DirectoryItem(name: Array(child.name), id: child.entryID, kind: child.kind,
-                                       nextOffset: child.entryID + 2, attributes: newest.attributes,
-                                       listedRecord: newest))
+                                       nextOffset: child.entryID + 2, attributes: child.attributes,
+                                       listedRecord: child))
         }
         return items
     }

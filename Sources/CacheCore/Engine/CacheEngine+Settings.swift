@@ -12,8 +12,8 @@ extension CacheEngine {
             try runAction(attribute, on: id, text: text)
             return
         }
-        try namespaceLock.withLock { _ in
-            let current = try record(id)
+        try namespace.withLock { namespace in
+            let current = try namespace.record(id)
             let place = place(of: current)
             guard CacheAttribute.writable(at: place).contains(attribute) else {
                 if CacheAttribute.readable(at: place).contains(attribute) {
@@ -22,14 +22,15 @@ extension CacheEngine {
                 throw CacheError.unknownCacheAttribute(name)
             }
             switch place {
-            case .file, .directory: try setEntryFlag(attribute, text: text, on: current)
+            case .file, .directory: try setEntryFlag(attribute, text: text, on: current, in: &namespace)
             case .pool: try setPoolPolicy(attribute, text: text, on: current)
             case .root: try setRootSetting(attribute, text: text)
             }
         }
     }
 
-    func setEntryFlag(_ attribute: CacheAttribute, text: String, on current: EntryRecord) throws {
+    func setEntryFlag(_ attribute: CacheAttribute, text: String, on current: EntryRecord,
+                      in namespace: inout NamespaceState) throws {
         let time = now
         let change: (inout EntryRecord) -> Void
         switch attribute {
@@ -61,10 +62,10 @@ extension CacheEngine {
             var directory = current
             change(&directory)
             directory.ctime = time.nanoseconds
-            try applyToSubtree(directory)
+            try applyToSubtree(directory, in: &namespace)
             return
         }
-        let (before, after) = try update(current.entryID) { updated in
+        let (before, after) = try update(current.entryID, in: &namespace) { updated in
             change(&updated)
             updated.ctime = time.nanoseconds
         }
@@ -75,36 +76,33 @@ extension CacheEngine {
     }
 
     /// A flag set on a directory covers everything beneath it now (and later, by inheritance
-    /// at creation). Call under `namespaceLock`: no file beneath can be opened or looked up
-    /// into memory meanwhile, so each one is either a node (whose size a write may still be
-    /// changing, hence moved in the node's own hold) or closed, with its size in the index.
-    func applyToSubtree(_ directory: EntryRecord) throws {
+    /// at creation), in memory and in one hold of the namespace: each file's usage moves in
+    /// the same hold that changes its flag, so a write growing it meanwhile is never lost.
+    func applyToSubtree(_ directory: EntryRecord, in namespace: inout NamespaceState) throws {
         let time = now.nanoseconds
-        let files = try index.applyFlagsToSubtree(directory, accessTimeForReturning: time)
-        nodes.modify(directory.entryID) { node in
-            node.record.persistent = directory.persistent
-            node.record.pinnedUntil = directory.pinnedUntil
-            node.record.expiration = directory.expiration
-            node.record.ctime = directory.ctime
-        }
-        for file in files {
-            let leavesPersistence = file.persistent && !directory.persistent
-            let inMemory = nodes.modify(file.id) { node -> EntryRecord in
-                let before = node.record
-                node.record.persistent = directory.persistent
-                node.record.pinnedUntil = directory.pinnedUntil
-                node.record.expiration = directory.expiration
-                if leavesPersistence { node.record.lastAccess = time }
-                moveUsageIfPersistenceChanged(from: before, to: node.record)
-                return node.record
+        let beneath = try namespace.subtree(of: directory.entryID)
+        var changed: [IndexChange] = []
+        for id in [directory.entryID] + beneath.map(\.entryID) {
+            let after = namespace.modify(id) { inode -> EntryRecord in
+                let before = inode.record
+                let leavesPersistence = before.persistent && !directory.persistent
+                inode.record.persistent = directory.persistent
+                inode.record.pinnedUntil = directory.pinnedUntil
+                inode.record.expiration = directory.expiration
+                if id == directory.entryID { inode.record.ctime = directory.ctime }
+                if leavesPersistence && before.kind == .file {
+                    // Back in the pool, a file counts as most recently used.
+                    inode.record.lastAccess = time
+                    access.touch(id, at: time)
+                }
+                moveUsageIfPersistenceChanged(from: before, to: inode.record)
+                return inode.record
             }
-            if let inMemory {
-                if leavesPersistence { access.touch(file.id, at: time) }
-                handles.updateLimit(for: file.id, sizeLimit(for: inMemory))
-            } else if file.persistent != directory.persistent {
-                usage.moveFile(bytes: file.size, pool: directory.pool, toPersistent: directory.persistent)
-            }
+            guard let after else { continue }
+            changed.append(.update(after))
+            if after.kind == .file { handles.updateLimit(for: id, sizeLimit(for: after)) }
         }
+        writer.enqueue(changed)
     }
 
     func setPoolPolicy(_ attribute: CacheAttribute, text: String, on pool: EntryRecord) throws {
@@ -140,7 +138,9 @@ extension CacheEngine {
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
-        try index.savePolicy(updated, for: pool.entryID)
+        let poolID = pool.entryID
+        let saved = updated
+        try writer.perform { db in try IndexStore.savePolicy(saved, for: poolID, in: db) }
         policies.withLock { $0[pool.entryID] = updated }
         requestEnforcement(of: [pool.entryID])
     }
@@ -154,7 +154,7 @@ extension CacheEngine {
             .lowWatermark: String(defaults.lowWatermarkPercent),
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
-        try namespaceLock.withLock { _ in try setPoolPolicy(attribute, text: text, on: pool) }
+        try setPoolPolicy(attribute, text: text, on: pool)
     }
 
     func setRootSetting(_ attribute: CacheAttribute, text: String) throws {
@@ -163,7 +163,8 @@ extension CacheEngine {
             throw CacheError.invalidXattrValue(name: attribute.fullName,
                                                reason: "expected a size such as 1G or a percentage such as 5%")
         }
-        try index.setSetting(MinFree.settingKey, normalized)
+        writer.enqueue(.setting(key: MinFree.settingKey, value: normalized))
+        writer.flush()
         schedule.withLock { $0.pressureRequested = true }
         worker.wake()
     }
@@ -180,8 +181,8 @@ extension CacheEngine {
         if attribute == .purge { purge(pools: pools) } else { clear(pools: pools) }
     }
 
-    func touchChangeTime(_ id: EntryID) throws {
+    func touchChangeTime(_ id: EntryID, in namespace: inout NamespaceState) throws {
         let time = now.nanoseconds
-        try update(id) { $0.ctime = time }
+        try update(id, in: &namespace) { $0.ctime = time }
     }
 }

@@ -32,12 +32,14 @@ extension CacheEngine {
     public func setxattr(_ id: EntryID, name: String, value: [UInt8], flags: Int32) throws {
         guard name.hasPrefix("user.") else { throw CacheError.unsupportedNamespace }
         guard name.hasPrefix(CacheAttribute.prefix) else {
-            try namespaceLock.withLock { _ in
-                _ = try record(id)
-                try index.setXattr(id, name: Data(name.utf8), value: Data(value),
-                                   mustExist: flags & XattrFlags.replace != 0,
-                                   mustNotExist: flags & XattrFlags.create != 0)
-                try touchChangeTime(id)
+            try namespace.withLock { namespace in
+                _ = try namespace.record(id)
+                let (key, bytes) = (Data(name.utf8), Data(value))
+                try writer.perform { db in
+                    try IndexStore.setXattr(id, name: key, value: bytes, mustExist: flags & XattrFlags.replace != 0,
+                                            mustNotExist: flags & XattrFlags.create != 0, in: db)
+                }
+                try touchChangeTime(id, in: &namespace)
             }
             return
         }
@@ -62,9 +64,11 @@ extension CacheEngine {
     public func removexattr(_ id: EntryID, name: String) throws {
         guard name.hasPrefix("user.") else { throw CacheError.unsupportedNamespace }
         guard name.hasPrefix(CacheAttribute.prefix) else {
-            try namespaceLock.withLock { _ in
-                try index.removeXattr(id, name: Data(name.utf8))
-                try touchChangeTime(id)
+            try namespace.withLock { namespace in
+                _ = try namespace.record(id)
+                let key = Data(name.utf8)
+                try writer.perform { db in try IndexStore.removeXattr(id, name: key, in: db) }
+                try touchChangeTime(id, in: &namespace)
             }
             return
         }

@@ -7,16 +7,16 @@ import Synchronization
 /// operation, safe to call from any libfuse worker thread.
 ///
 /// Lock order (take them in this order, never the other way round):
-///   `evictionPass` < `accessFlush` < `namespaceLock` < `NodeTable` < `HandleTable` < `UsageLedger` < `AccessTracker`
-///   < `policies` < `counters` < `schedule`.
-/// `namespaceLock` serialises changes to names and metadata together with their index
-/// writes, so memory and index never disagree. It is never taken by getattr, read or write
-/// (except when they must remove a file), nor by a lookup the kernel's nodes answer; a lookup
-/// or listing that must read the index for a node not in memory reads it under this lock (see
-/// `lookup`). It is never held across unlinks of stored bytes. The inner mutexes guard
-/// memory only and are never held across disk or index I/O, nor across a reply to the
-/// kernel (the adapter holds no lock at all). Notifications to the kernel are sent only by
-/// the background worker, holding no lock.
+///   `evictionPass` < `accessFlush` < `Namespace` < `HandleTable` < `UsageLedger` < `AccessTracker`
+///   < `policies` < `counters` < `schedule` < `IndexWriter`'s queue.
+/// The ``Namespace`` owns names and metadata; every change to them is made in memory under
+/// its lock and handed, in the same hold, to the ``IndexWriter``, which commits in groups on
+/// its own thread. So no request waits for SQLite but `fsync`, `fsyncdir`, the first write
+/// into a closed file (its `writing` mark must be on disk before its bytes change) and rare
+/// settings. The namespace lock is held for memory work and a directory's first load, never
+/// across a commit or I/O on file bytes. The inner mutexes guard memory only, and nothing is
+/// held across a reply to the kernel (the adapter holds no lock at all). Notifications to
+/// the kernel are sent only by the background worker, holding no lock.
 public final class CacheEngine: Sendable {
     // MARK: - Dependencies
     let layout: StoreLayout
@@ -34,6 +34,7 @@ public final class CacheEngine: Sendable {
     let sweepSeconds: Double
     let pressureCheckSeconds: Double
     let durabilitySeconds: Double
+    let commitWindowSeconds: Double
 
     // MARK: - Mutable state
     /// One eviction pass at a time (size, age, pressure, clear): two passes deciding from
@@ -43,8 +44,8 @@ public final class CacheEngine: Sendable {
     /// Makes a flush of access times complete before another flush returns, so a pass that
     /// flushed sees every earlier read in the index when it picks victims.
     let accessFlush = Mutex(())
-    let namespaceLock = Mutex(())
-    let nodes = NodeTable()
+    let namespace: Namespace
+    let writer: IndexWriter
     let handles = HandleTable()
     let usage: UsageLedger
     let access = AccessTracker()
@@ -54,6 +55,8 @@ public final class CacheEngine: Sendable {
     /// Pools a write pushed over a limit, and removals the kernel has yet to hear about.
     let schedule = Mutex(BackgroundSchedule())
     let worker: BackgroundWorker
+    /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
+    let ids: Mutex<IDReservation>
 
     public init(_ configuration: EngineConfiguration) throws {
         layout = StoreLayout(root: configuration.storePath)
@@ -65,6 +68,7 @@ public final class CacheEngine: Sendable {
         sweepSeconds = configuration.sweepSeconds
         pressureCheckSeconds = configuration.pressureCheckSeconds
         durabilitySeconds = configuration.durabilitySeconds
+        commitWindowSeconds = configuration.commitWindowSeconds
         try StoreInitializer.prepareDirectories(layout, disk: disk)
         storeLock = try StoreLock(layout: layout)
         let reserve = SpaceReserve(path: layout.reservePath, logger: logger)
@@ -84,11 +88,17 @@ public final class CacheEngine: Sendable {
         let uncleanStop = try index.setting(BootIdentity.cleanKey) == "0"
         try Recovery(index: index, layout: layout, disk: disk, logger: logger)
             .run(afterPowerLoss: powerLost, afterUncleanStop: uncleanStop)
+        ids = Mutex(try IDReservation.afterRecovery(index: index))
         try index.setSetting(BootIdentity.bootKey, boot)
         try index.setSetting(BootIdentity.cleanKey, "0")
         usage = UsageLedger(try index.usageByPool())
         policies = Mutex(try index.poolPolicies())
         counters = Mutex(PoolCounters.load(from: index))
+        writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
+                             commitWindow: commitWindowSeconds)
+        writer.start()
+        namespace = Namespace(index: index)
+        try namespace.withLock { try $0.loadChildren(of: WellKnownEntry.root) }
         worker = BackgroundWorker(tick: min(accessFlushSeconds, sweepSeconds, pressureCheckSeconds,
                                             durabilitySeconds, 1))
         worker.start { [weak self] in self?.runBackgroundRound() }
@@ -102,23 +112,24 @@ public final class CacheEngine: Sendable {
         var leftovers: [EntryID] = []
         for file in handles.removeAll() {
             disk.close(file.fd)
-            _ = nodes.close(file.entry, writable: file.writable)
         }
-        namespaceLock.withLock { _ in
-            for node in nodes.all where node.record.writing {
-                var record = node.record
-                record.writing = false
-                try? index.update(record)
-            }
-            for record in (try? index.unfinishedEntries()) ?? [] where record.parent == nil {
-                try? index.delete(record.entryID)
-                leftovers.append(record.entryID)
+        namespace.withLock { namespace in
+            for inode in namespace.all {
+                if inode.record.parent == nil {
+                    writer.enqueue(.delete(inode.id))
+                    if inode.record.kind == .file { leftovers.append(inode.id) }
+                } else if inode.record.writing {
+                    var record = inode.record
+                    record.writing = false
+                    writer.enqueue(.content(record))
+                }
             }
         }
-        unlinkBytes(of: leftovers)
         flushAccessTimes()
+        writer.enqueue(.setting(key: PoolCounters.settingKey, value: counters.withLock { $0 }.encoded))
+        writer.stop()
+        unlinkBytes(of: leftovers)
         do {
-            try counters.withLock { $0 }.save(to: index)
             // Everything reaches the disk before the store is called clean: after a reboot
             // that follows a clean unmount, no file is suspected of being torn.
             try disk.syncFilesystem(layout.root)
@@ -130,14 +141,20 @@ public final class CacheEngine: Sendable {
         }
     }
 
+    /// Stops the threads without saving anything, leaving the store as `kill -9` would
+    /// (for tests): what the index writer had not committed is lost.
+    func simulateCrash() {
+        worker.stop()
+        writer.abandon()
+    }
+
+    /// Hands the access times gathered in memory to the index writer, and waits for them:
+    /// a pass that flushed sees every earlier read in the index when it picks victims.
     func flushAccessTimes() {
         accessFlush.withLock { _ in
             let times = access.drain()
-            do {
-                try index.flushAccessTimes(times)
-            } catch {
-                logger.error("could not record \(times.count) access times: \(error)")
-            }
+            if !times.isEmpty { writer.enqueue(.accessTimes(times)) }
+            writer.flush()
         }
     }
 
@@ -145,42 +162,26 @@ public final class CacheEngine: Sendable {
 
     var now: Timestamp { clock.now() }
 
-    /// The newest copy of an entry: memory while the kernel holds it, else the index.
+    /// The newest copy of an entry (memory, loading its directory if needed).
     func record(_ id: EntryID) throws -> EntryRecord {
-        if let record = nodes.record(id) { return record }
-        guard let record = try index.entry(id) else { throw CacheError.notFound }
-        return record
+        try namespace.withLock { try $0.record(id) }
     }
 
     /// Changes an entry in memory (atomically, so a concurrent write's growth is never lost)
-    /// or in the index when the kernel does not hold it, then writes the result to the index.
-    /// Call under `namespaceLock`; `change` must touch memory only.
+    /// and hands the result to the index writer. Call inside `namespace.withLock`.
     @discardableResult
-    func update(_ id: EntryID, _ change: (inout EntryRecord) throws -> Void) throws
+    func update(_ id: EntryID, in namespace: inout NamespaceState, _ change: (inout EntryRecord) throws -> Void) throws
         -> (before: EntryRecord, after: EntryRecord)
     {
-        var result: (before: EntryRecord, after: EntryRecord)?
-        try nodes.modify(id) { node in
-            let before = node.record
-            try change(&node.record)
-            result = (before, node.record)
-            moveUsageIfPersistenceChanged(from: before, to: node.record)
-        }
-        if result == nil {
-            // Not in memory, so not open: no write can change its size meanwhile.
-            guard let stored = try index.entry(id) else { throw CacheError.notFound }
-            var changed = stored
-            try change(&changed)
-            result = (stored, changed)
-            moveUsageIfPersistenceChanged(from: stored, to: changed)
-        }
-        do {
-            try index.update(result!.after)
-        } catch is RecordError {
-            // The row went (evicted or removed) while this change was being made.
-            throw CacheError.notFound
-        }
-        return result!
+        guard try namespace.inode(id) != nil else { throw CacheError.notFound }
+        let result = try namespace.modify(id) { inode -> (EntryRecord, EntryRecord) in
+            let before = inode.record
+            try change(&inode.record)
+            moveUsageIfPersistenceChanged(from: before, to: inode.record)
+            return (before, inode.record)
+        }!
+        if result.1.parent != nil { writer.enqueue(.update(result.1)) }
+        return (result.0, result.1)
     }
 
     /// A named file that becomes (or stops being) persistent moves between its pool's
@@ -190,8 +191,17 @@ public final class CacheEngine: Sendable {
         usage.moveFile(bytes: after.size, pool: after.pool, toPersistent: after.persistent)
     }
 
-    /// Deletes stored bytes whose entries are already gone from the index. Ids are never
-    /// reused, so this can run after `namespaceLock` is released.
+    /// Deletes the bytes of entries whose names are gone, once the index has their rows
+    /// nameless: a crash before the unlink leaves a nameless row, which recovery finishes,
+    /// never bytes without a row. The rows go after the bytes. Ids are never reused.
+    func discardBytes(of ids: [EntryID]) {
+        guard !ids.isEmpty else { return }
+        writer.enqueue([.afterCommit { [self] in
+            unlinkBytes(of: ids)
+            writer.enqueue(ids.map { .delete($0) })
+        }])
+    }
+
     func unlinkBytes(of ids: [EntryID]) {
         for id in ids {
             do throws(CacheError) {

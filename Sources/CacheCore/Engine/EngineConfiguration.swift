@@ -18,6 +18,8 @@ public struct EngineConfiguration: Sendable {
     public var pressureCheckSeconds: Double
     /// How often closed files are synced to the disk in a batch and marked durable.
     public var durabilitySeconds: Double
+    /// How long the index writer lets changes gather before it commits them as one group.
+    public var commitWindowSeconds: Double
     /// Size at which events.jsonl is rotated.
     public var eventLogMaxBytes: Int64
 
@@ -25,7 +27,8 @@ public struct EngineConfiguration: Sendable {
                 clock: any WallClock = SystemClock(), disk: any Disk = PosixDisk(),
                 notifier: any KernelNotifier = SilentNotifier(), logger: Logger = Logger(label: "cachefs"),
                 accessFlushSeconds: Double = 2, sweepSeconds: Double = 60, pressureCheckSeconds: Double = 1,
-                durabilitySeconds: Double = 2, eventLogMaxBytes: Int64 = 4 << 20) {
+                durabilitySeconds: Double = 2, commitWindowSeconds: Double = 0.005,
+                eventLogMaxBytes: Int64 = 4 << 20) {
         self.storePath = storePath
         self.poolOverrides = poolOverrides
         self.minFree = minFree
@@ -37,6 +40,7 @@ public struct EngineConfiguration: Sendable {
         self.sweepSeconds = sweepSeconds
         self.pressureCheckSeconds = pressureCheckSeconds
         self.durabilitySeconds = durabilitySeconds
+        self.commitWindowSeconds = commitWindowSeconds
         self.eventLogMaxBytes = eventLogMaxBytes
     }
 }

@@ -26,12 +26,8 @@ extension CacheEngine {
             return (flush, sweep, pressure, durable, pools)
         }
         if due.flush {
+            writer.enqueue(.setting(key: PoolCounters.settingKey, value: counters.withLock { $0 }.encoded))
             flushAccessTimes()
-            do {
-                try counters.withLock { $0 }.save(to: index)
-            } catch {
-                logger.error("could not save pool counters: \(error)")
-            }
         }
         if due.durable { makeClosedFilesDurable() }
         endPinLeases()
@@ -62,14 +58,25 @@ extension CacheEngine {
     /// durable: after a power loss, only durable cached files are kept.
     private func makeClosedFilesDurable() {
         do {
+            writer.flush()
             let batch = try index.notYetDurable(limit: 4096)
             guard !batch.isEmpty else { return }
             try disk.syncFilesystem(layout.root)
-            try index.markDurable(batch)
-            for file in batch {
-                nodes.modify(file.id) { node in
-                    if node.record.mtime == file.mtime && !node.record.writing { node.record.durable = true }
+            // In memory and through the writer in one hold, so a write that lands meanwhile
+            // (and changes mtime) keeps the file not durable on both sides.
+            namespace.withLock { namespace in
+                var marked: [IndexChange] = []
+                for file in batch {
+                    let inMemory: Void? = namespace.modify(file.id) { inode in
+                        guard inode.record.mtime == file.mtime, !inode.record.writing,
+                              inode.record.parent != nil else { return }
+                        inode.record.durable = true
+                        marked.append(.content(inode.record))
+                    }
+                    // Not in memory: nothing can change it meanwhile, the row is the truth.
+                    if inMemory == nil { marked.append(.markDurable(file.id, mtime: file.mtime)) }
                 }
+                writer.enqueue(marked)
             }
         } catch {
             logger.error("could not make closed files durable: \(error)")
@@ -78,12 +85,18 @@ extension CacheEngine {
 
     private func endPinLeases() {
         do {
-            let ended = try index.endLeases(before: now.nanoseconds)
+            writer.flush()
+            let time = now.nanoseconds
+            let ended = try index.endedLeases(before: time)
             guard !ended.isEmpty else { return }
             var pools: Set<EntryID> = []
-            for id in ended {
-                nodes.modify(id) { $0.record.pinnedUntil = 0 }
-                if let record = try? record(id) { pools.insert(record.pool) }
+            namespace.withLock { namespace in
+                for id in ended {
+                    guard let record = try? namespace.record(id), record.pinnedUntil > 0,
+                          record.pinnedUntil <= time else { continue }
+                    _ = try? update(id, in: &namespace) { $0.pinnedUntil = 0 }
+                    pools.insert(record.pool)
+                }
             }
             for pool in pools { enforceLimits(of: pool) }
         } catch {
@@ -126,6 +139,7 @@ extension CacheEngine {
             let removed = removeFiles(victims, as: .evicted, reason: "least recently used; pool over \(limit)",
                                       qualifies: isEvictable)
             if removed.files == 0 { return }
+            writer.flush()
         }
     }
 
@@ -150,6 +164,7 @@ extension CacheEngine {
                 let removed = removeFiles(batch, as: .expired, reason: "older than max_age \(policy.maxAgeSeconds)s",
                                           qualifies: isExpired)
                 if batch.count < Self.victimBatch || removed.files == 0 { break }
+                writer.flush()
             }
         }
         var after: EntryID = 0
@@ -158,6 +173,7 @@ extension CacheEngine {
             let expired = batch.filter { chosen.contains($0.pool) && isExpired($0, at: time) }
             removeFiles(expired, as: .expired, reason: "older than its own expiration", qualifies: isExpired)
         }
+        writer.flush()
     }
 
     // MARK: - Disk pressure
@@ -194,6 +210,7 @@ extension CacheEngine {
                                       reason: "store filesystem has \(available) bytes free, below \(needed)",
                                       qualifies: isEvictable)
             if removed.files == 0 { return }
+            writer.flush()
         }
     }
 
@@ -211,11 +228,13 @@ extension CacheEngine {
     }
 
     private func clearInPass(pools: [EntryID]) {
+        flushAccessTimes()
         for pool in pools {
             while true {
                 let batch = (try? index.leastRecentlyUsed(pool: pool, limit: Self.victimBatch)) ?? []
                 let removed = removeFiles(batch, as: .cleared, reason: "cleared", qualifies: isEvictable)
                 if batch.isEmpty || removed.files == 0 { break }
+                writer.flush()
             }
         }
     }

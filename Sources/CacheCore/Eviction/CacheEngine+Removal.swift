@@ -9,50 +9,34 @@ extension CacheEngine {
     func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
                      qualifies: (EntryRecord, Timestamp) -> Bool = { _, _ in true }) -> (files: Int, bytes: Int64) {
         let time = now
-        var removed: [(record: EntryRecord, path: String, open: Bool)] = []
-        var bytesToUnlink: [EntryID] = []
-        namespaceLock.withLock { _ in
-            var chosen: [(record: EntryRecord, path: String, open: Bool)] = []
+        var removed: [(record: EntryRecord, path: String)] = []
+        var bytesToDiscard: [EntryID] = []
+        namespace.withLock { namespace in
             for candidate in candidates {
-                guard let current = try? record(candidate.entryID), current.parent != nil,
+                guard let current = try? namespace.record(candidate.entryID), current.parent != nil,
                       current.parent == candidate.parent, current.name == candidate.name,
                       current.kind == .file, qualifies(current, time) else { continue }
-                let isOpen = (nodes.node(current.entryID)?.openHandles ?? 0) > 0
-                chosen.append((current, path(of: current), isOpen))
+                let path = path(of: current, in: &namespace)
+                if let id = forgetName(of: current, at: time.nanoseconds, in: &namespace) {
+                    bytesToDiscard.append(id)
+                }
+                removed.append((current, path))
             }
             // A directory whose entry goes changes, as on ext4.
-            let parents = Set(chosen.compactMap { $0.record.parent })
-            do {
-                try index.removeEntries(deleting: chosen.filter { !$0.open }.map { $0.record.entryID },
-                                        detaching: chosen.filter(\.open).map { $0.record.entryID },
-                                        touching: parents, at: time.nanoseconds)
-            } catch {
-                logger.error("could not remove \(chosen.count) entries: \(error)")
-                return
+            for parent in Set(removed.compactMap { $0.record.parent }) {
+                touch(parent, at: time.nanoseconds, in: &namespace)
             }
-            for item in chosen {
-                if let id = forgetName(of: item.record, keptOpen: item.open, at: time.nanoseconds) {
-                    bytesToUnlink.append(id)
-                }
-            }
-            for parent in parents {
-                nodes.modify(parent) { node in
-                    node.record.mtime = time.nanoseconds
-                    node.record.ctime = time.nanoseconds
-                }
-            }
-            removed = chosen
             // Counted with the usage change, so evicted_files never lags files and usage.
             if kind != .deleted {
                 counters.withLock { counters in
-                    for item in chosen {
+                    for item in removed {
                         counters.evictedFiles[item.record.pool, default: 0] += 1
                         counters.evictedBytes[item.record.pool, default: 0] += item.record.size
                     }
                 }
             }
         }
-        unlinkBytes(of: bytesToUnlink)
+        discardBytes(of: bytesToDiscard)
         guard !removed.isEmpty else { return (0, 0) }
         let poolNames = self.poolNames()
         events.record(removed.map {
@@ -71,10 +55,9 @@ extension CacheEngine {
         return (removed.count, bytes)
     }
 
-    /// The path of an entry below the mount ("data/photos/a.jpg"), for events. Directories
-    /// on the way are usually in memory (the kernel holds them), else read from the index.
-    func path(of entry: EntryRecord) -> String {
-        EntryPath.of(entry) { try? record($0) }
+    /// The path of an entry below the mount ("data/photos/a.jpg"), for events.
+    func path(of entry: EntryRecord, in namespace: inout NamespaceState) -> String {
+        EntryPath.of(entry) { try? namespace.record($0) }
     }
 
     /// Whether a file may be chosen by size, age, pressure or clear: cached and unpinned.
@@ -91,8 +74,10 @@ extension CacheEngine {
     func poolNames() -> [EntryID: String] {
         let ids = policies.withLock { Array($0.keys) }
         var names: [EntryID: String] = [:]
-        for id in ids {
-            if let record = try? record(id) { names[id] = String(decoding: record.name, as: UTF8.self) }
+        namespace.withLock { namespace in
+            for id in ids {
+                if let record = try? namespace.record(id) { names[id] = String(decoding: record.name, as: UTF8.self) }
+            }
         }
         return names
     }

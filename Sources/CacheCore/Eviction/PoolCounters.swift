@@ -18,9 +18,9 @@ struct PoolCounters: Sendable, Codable, Equatable {
         return decoded
     }
 
-    func save(to index: IndexStore) throws {
-        let data = try JSONEncoder().encode(self)
-        try index.setSetting(Self.settingKey, String(decoding: data, as: UTF8.self))
+    /// The JSON the counters are saved as, in the `setting` table.
+    var encoded: String {
+        String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }
 

@@ -13,16 +13,6 @@ extension IndexStore {
         }
     }
 
-    /// Marks files durable after a sync, unless they changed since they were chosen.
-    public func markDurable(_ files: [(id: EntryID, mtime: Int64)]) throws {
-        try write { db in
-            let statement = try db.makeStatement(sql: """
-                UPDATE entry SET durable = 1 WHERE id = ? AND mtime = ? AND writing = 0
-                """)
-            for file in files { try statement.execute(arguments: [file.id, file.mtime]) }
-        }
-    }
-
     /// After a clean shutdown (everything synced), every closed file is durable.
     public func markAllClosedFilesDurable() throws {
         try write { db in try db.execute(sql: "UPDATE entry SET durable = 1 WHERE kind = 2 AND writing = 0") }

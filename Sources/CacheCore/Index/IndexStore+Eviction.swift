@@ -38,17 +38,11 @@ extension IndexStore {
         }
     }
 
-    /// Ends pin leases whose time has passed, so their files become evictable again.
-    public func endLeases(before time: Int64) throws -> [EntryID] {
-        try write { db in
-            let ended = try EntryID.fetchAll(db, sql: """
-                SELECT id FROM entry WHERE pinned_until > 0 AND pinned_until <= ?
-                """, arguments: [time])
-            if !ended.isEmpty {
-                try db.execute(sql: "UPDATE entry SET pinned_until = 0 WHERE pinned_until > 0 AND pinned_until <= ?",
-                               arguments: [time])
-            }
-            return ended
+    /// Files whose pin lease has ended but still carry it, so they are not yet evictable.
+    public func endedLeases(before time: Int64) throws -> [EntryID] {
+        try pool.read { db in
+            try EntryID.fetchAll(db, sql: "SELECT id FROM entry WHERE pinned_until > 0 AND pinned_until <= ?",
+                                 arguments: [time])
         }
     }
 
@@ -59,19 +53,6 @@ extension IndexStore {
                 SELECT COUNT(*) FROM entry WHERE pool = ? AND pinned_until != 0 AND kind = 2
                 AND (pinned_until < 0 OR pinned_until > ?) AND parent IS NOT NULL
                 """, arguments: [poolID, now]) ?? 0
-        }
-    }
-
-    /// Deletes many rows and takes the names of others (open files) in one transaction.
-    public func removeEntries(deleting: [EntryID], detaching: [EntryID], touching parents: Set<EntryID>,
-                              at time: Int64) throws {
-        try write { db in
-            for parent in parents { try Self.touch(parent, at: time, in: db) }
-            // Cached statements: an eviction batch runs these once per victim.
-            let delete = try db.cachedStatement(sql: "DELETE FROM entry WHERE id = ?")
-            for id in deleting { try delete.execute(arguments: [id]) }
-            let detach = try db.cachedStatement(sql: "UPDATE entry SET parent = NULL WHERE id = ?")
-            for id in detaching { try detach.execute(arguments: [id]) }
         }
     }
 

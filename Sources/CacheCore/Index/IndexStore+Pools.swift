@@ -28,6 +28,13 @@ extension IndexStore {
                              policy.maxFiles, policy.lowWatermarkPercent])
     }
 
+    /// Inserts a pool directory whose id is already chosen, with its policy.
+    static func insertPool(_ record: EntryRecord, policy: PoolPolicy, in db: Database) throws {
+        var inserted = record
+        try inserted.insert(db)
+        try savePolicy(policy, for: record.entryID, in: db)
+    }
+
     /// Creates a pool directory and its policy in one transaction.
     public func insertPool(_ record: EntryRecord, policy: PoolPolicy) throws -> EntryRecord {
         var inserted = record

@@ -16,21 +16,18 @@ extension IndexStore {
         }
     }
 
-    public func setXattr(_ id: EntryID, name: Data, value: Data, mustExist: Bool, mustNotExist: Bool) throws {
-        try write { db in
-            let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM xattr WHERE entry = ? AND name = ?)",
-                                           arguments: [id, name]) ?? false
-            if mustExist && !exists { throw CacheError.noAttribute }
-            if mustNotExist && exists { throw CacheError.attributeExists }
-            try db.execute(sql: "INSERT OR REPLACE INTO xattr(entry, name, value) VALUES (?, ?, ?)",
-                           arguments: [id, name, value])
-        }
+    static func setXattr(_ id: EntryID, name: Data, value: Data, mustExist: Bool, mustNotExist: Bool,
+                         in db: Database) throws {
+        let exists = try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM xattr WHERE entry = ? AND name = ?)",
+                                       arguments: [id, name]) ?? false
+        if mustExist && !exists { throw CacheError.noAttribute }
+        if mustNotExist && exists { throw CacheError.attributeExists }
+        try db.execute(sql: "INSERT OR REPLACE INTO xattr(entry, name, value) VALUES (?, ?, ?)",
+                       arguments: [id, name, value])
     }
 
-    public func removeXattr(_ id: EntryID, name: Data) throws {
-        try write { db in
-            try db.execute(sql: "DELETE FROM xattr WHERE entry = ? AND name = ?", arguments: [id, name])
-            if db.changesCount == 0 { throw CacheError.noAttribute }
-        }
+    static func removeXattr(_ id: EntryID, name: Data, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM xattr WHERE entry = ? AND name = ?", arguments: [id, name])
+        if db.changesCount == 0 { throw CacheError.noAttribute }
     }
 }

@@ -60,6 +60,23 @@ public final class IndexStore: Sendable {
         }
     }
 
+    /// Every child of a directory, to load it into memory.
+    public func allChildren(of parent: EntryID) throws -> [EntryRecord] {
+        try pool.unsafeRead { db in
+            try EntryRecord.fetchAll(db.cachedStatement(sql: "SELECT * FROM entry WHERE parent = ?"),
+                                     arguments: [parent])
+        }
+    }
+
+    /// The largest id ever given to an entry (AUTOINCREMENT's record, deleted rows included).
+    public func highestEntryID() throws -> EntryID {
+        try pool.read { db in
+            let sequence = try EntryID.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'entry'") ?? 0
+            let largest = try EntryID.fetchOne(db, sql: "SELECT MAX(id) FROM entry") ?? 0
+            return max(sequence, largest)
+        }
+    }
+
     public func hasChildren(_ parent: EntryID) throws -> Bool {
         try pool.read { db in
             try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM entry WHERE parent = ?)", arguments: [parent])
@@ -82,55 +99,6 @@ public final class IndexStore: Sendable {
         try write { db in try record.update(db) }
     }
 
-    /// Records what writing a file changes (size, times, the writing and durable flags) and
-    /// nothing else, so the unchanged indexes are not rewritten: the common close path.
-    public func updateContent(_ record: EntryRecord) throws {
-        try write { db in
-            try db.cachedStatement(sql: """
-                UPDATE entry SET size = ?, mtime = ?, ctime = ?, atime = ?, writing = ?, durable = ? WHERE id = ?
-                """).execute(arguments: [record.size, record.mtime, record.ctime, record.atime, record.writing,
-                                         record.durable, record.id])
-        }
-    }
-
-    /// Inserts an entry and moves its directory's times, in one transaction.
-    public func insert(_ record: EntryRecord, touchingParentAt time: Int64) throws -> EntryRecord {
-        var inserted = record
-        do {
-            try write { db in
-                try inserted.insert(db)
-                try Self.touch(record.parent, at: time, in: db)
-            }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            throw CacheError.exists
-        }
-        return inserted
-    }
-
-    static func touch(_ directory: EntryID?, at time: Int64, in db: Database) throws {
-        guard let directory else { return }
-        try db.cachedStatement(sql: "UPDATE entry SET mtime = ?, ctime = ? WHERE id = ?")
-            .execute(arguments: [time, time, directory])
-    }
-
-    /// Moves an entry; `removing` is an entry whose name it takes and which loses its name
-    /// (deleted outright, or kept nameless while open), all in one transaction.
-    public func rename(_ moved: EntryRecord, replacing: EntryRecord?, keepReplacedBytes: Bool,
-                       touchedParents: [EntryRecord]) throws {
-        try write { db in
-            if let replacing, let replacedID = replacing.id {
-                if keepReplacedBytes {
-                    try db.execute(sql: "UPDATE entry SET parent = NULL, ctime = ? WHERE id = ?",
-                                   arguments: [replacing.ctime, replacedID])
-                } else {
-                    try db.execute(sql: "DELETE FROM entry WHERE id = ?", arguments: [replacedID])
-                }
-            }
-            try moved.update(db)
-            for parent in touchedParents { try parent.update(db) }
-        }
-    }
-
     public func delete(_ id: EntryID) throws {
         try write { db in
             try db.execute(sql: "DELETE FROM entry WHERE id = ?", arguments: [id])
@@ -146,24 +114,6 @@ public final class IndexStore: Sendable {
     public func unfinishedEntries() throws -> [EntryRecord] {
         try pool.read { db in
             try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE writing = 1 OR parent IS NULL")
-        }
-    }
-
-    public func setWriting(_ id: EntryID, _ writing: Bool) throws {
-        try write { db in
-            try db.execute(sql: "UPDATE entry SET writing = ?, durable = durable AND NOT ? WHERE id = ?",
-                           arguments: [writing, writing, id])
-        }
-    }
-
-    /// Writes access times gathered in memory, in one transaction.
-    public func flushAccessTimes(_ times: [EntryID: Int64]) throws {
-        guard !times.isEmpty else { return }
-        try write { db in
-            let statement = try db.makeStatement(sql: "UPDATE entry SET last_access = ? WHERE id = ?")
-            for (id, time) in times {
-                try statement.execute(arguments: [time, id])
-            }
         }
     }
 
@@ -189,36 +139,6 @@ public final class IndexStore: Sendable {
                 }
             }
             return usage
-        }
-    }
-
-    /// Gives every entry beneath `directory` its persistent, pinned and expiration flags
-    /// (one recursive statement). Files leaving the persistent state count as just used.
-    /// Returns the files beneath as they were before, read in the same transaction.
-    public func applyFlagsToSubtree(_ directory: EntryRecord, accessTimeForReturning time: Int64) throws
-        -> [(id: EntryID, size: Int64, persistent: Bool)]
-    {
-        let subtree = """
-            WITH RECURSIVE subtree(id) AS (
-                SELECT id FROM entry WHERE parent = ?
-                UNION ALL SELECT entry.id FROM entry JOIN subtree ON entry.parent = subtree.id
-            )
-            """
-        return try write { db in
-            try directory.update(db)
-            let files = try Row.fetchAll(db, sql: subtree + """
-                SELECT id, size, persistent FROM entry WHERE kind = 2 AND id IN (SELECT id FROM subtree)
-                """, arguments: [directory.entryID]).map { row in
-                    (id: row[0] as EntryID, size: row[1] as Int64, persistent: row[2] as Bool)
-                }
-            try db.execute(sql: subtree + """
-                UPDATE entry SET
-                    last_access = CASE WHEN persistent = 1 AND ? = 0 THEN ? ELSE last_access END,
-                    persistent = ?, pinned_until = ?, expiration = ?
-                WHERE id IN (SELECT id FROM subtree)
-                """, arguments: [directory.entryID, directory.persistent, time, directory.persistent,
-                                 directory.pinnedUntil, directory.expiration])
-            return files
         }
     }
 

@@ -36,7 +36,29 @@ struct Recovery {
                 logger.warning("dropped cached file \(id) that was being written when the daemon stopped")
             }
         }
-        if afterUncleanStop { try removeOrphanBytes() }
+        if afterPowerLoss {
+            try removeOrphanBytes()
+        } else if afterUncleanStop {
+            try removeBytesOfUncommittedEntries()
+        }
+    }
+
+    /// Bytes created under ids of the last reserved range whose rows never committed (the
+    /// daemon died within a commit window of their creation). Only that range is looked at.
+    private func removeBytesOfUncommittedEntries() throws {
+        let highest = try index.highestEntryID()
+        let bound = try IDReservation.reservedBound(in: index)
+        guard bound > highest + 1 else { return }
+        var removed = 0
+        for id in (highest + 1)..<bound {
+            do throws(CacheError) {
+                try disk.unlink(layout.objectPath(for: id))
+                removed += 1
+            } catch where error.errno != ENOENT {
+                throw error
+            } catch {}
+        }
+        if removed > 0 { logger.warning("removed \(removed) stored objects whose entries never reached the index") }
     }
 
     /// After a power loss or OS crash, cached files whose bytes were not known to be on the
@@ -69,8 +91,8 @@ struct Recovery {
         try? disk.fileSize(path)
     }
 
-    /// After any unclean stop, bytes whose entry was already deleted (removals unlink after
-    /// their commit) are removed. This is the only walk of the objects folder at mount.
+    /// After a power loss the index may have lost its last commits, reservations included:
+    /// bytes without an entry are found by walking the objects folder, the only walk at mount.
     func removeOrphanBytes() throws {
         let known = Set(try index.allFiles().map(\.entryID))
         var orphans = 0

@@ -1,0 +1,51 @@
+import Foundation
+import GRDB
+
+/// One change to the index, made in memory first by a request thread and committed later,
+/// in order, by the ``IndexWriter``. Applying changes in the order memory made them keeps
+/// every constraint of the schema (a name is taken only after its last owner let it go).
+enum IndexChange: Sendable {
+    /// A new entry with an id the namespace handed out.
+    case insert(EntryRecord)
+    /// Every column of an existing entry.
+    case update(EntryRecord)
+    /// What writing a file changes: size, times, the writing and durable flags.
+    case content(EntryRecord)
+    /// The entry's name is gone; its row stays, nameless, until its bytes are unlinked.
+    case detach(EntryID, ctime: Int64)
+    case delete(EntryID)
+    case accessTimes([EntryID: Int64])
+    /// A closed file synced to the disk, unless it changed since it was chosen.
+    case markDurable(EntryID, mtime: Int64)
+    /// A setting (boot id, counters, id reservations) that must commit in order with entries.
+    case setting(key: String, value: String)
+
+    func apply(in db: Database) throws {
+        switch self {
+        case .insert(let record):
+            var inserted = record
+            try inserted.insert(db)
+        case .update(let record):
+            try record.update(db)
+        case .content(let record):
+            try db.cachedStatement(sql: """
+                UPDATE entry SET size = ?, mtime = ?, ctime = ?, atime = ?, writing = ?, durable = ? WHERE id = ?
+                """).execute(arguments: [record.size, record.mtime, record.ctime, record.atime, record.writing,
+                                         record.durable, record.id])
+        case .detach(let id, let ctime):
+            try db.cachedStatement(sql: "UPDATE entry SET parent = NULL, ctime = ? WHERE id = ?")
+                .execute(arguments: [ctime, id])
+        case .delete(let id):
+            try db.cachedStatement(sql: "DELETE FROM entry WHERE id = ?").execute(arguments: [id])
+        case .accessTimes(let times):
+            let statement = try db.cachedStatement(sql: "UPDATE entry SET last_access = ? WHERE id = ?")
+            for (id, time) in times { try statement.execute(arguments: [time, id]) }
+        case .markDurable(let id, let mtime):
+            try db.cachedStatement(sql: "UPDATE entry SET durable = 1 WHERE id = ? AND mtime = ? AND writing = 0")
+                .execute(arguments: [id, mtime])
+        case .setting(let key, let value):
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO setting(key, value) VALUES (?, ?)")
+                .execute(arguments: [key, value])
+        }
+    }
+}

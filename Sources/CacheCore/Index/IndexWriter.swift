@@ -1,0 +1,229 @@
+import Foundation
+import GRDB
+import Glibc
+import Logging
+import Synchronization
+
+/// The one thread that writes entries to the index. Request threads change memory, hand
+/// the matching ``IndexChange`` here and go on; the writer commits what has gathered in one
+/// transaction every `commitWindow` (or at once when someone waits, or the queue is long).
+///
+/// Rule: changes are committed in the order they were handed over. *Why:* the namespace
+/// hands them over under its lock, so that order is the order memory changed in, and every
+/// commit is a state memory was in. *If not:* a rename and a create of the same name could
+/// commit the other way round and break the unique name index.
+///
+/// Rule: nothing but `flush` waits for SQLite. `fsync` and `fsyncdir` flush durably: the
+/// WAL is synced after the commit, so a power loss keeps what they asked for.
+final class IndexWriter: Sendable {
+    enum Item: Sendable {
+        case change(IndexChange)
+        /// Runs inside the batch's transaction, in order, in a savepoint of its own.
+        case action(@Sendable (Database) throws -> Void)
+        /// Runs on the writer thread once everything before it is committed.
+        case afterCommit(@Sendable () -> Void)
+    }
+
+    private struct State {
+        var queue: [Item] = []
+        var enqueued: UInt64 = 0
+        var committed: UInt64 = 0
+        var durableWanted: UInt64 = 0
+        var durableCommitted: UInt64 = 0
+        var waiters = 0
+        var stopping = false
+        var finished = false
+    }
+
+    private let index: IndexStore
+    private let walPath: String
+    private let logger: Logger
+    private let commitWindow: Double
+    private let maxBatch: Int
+    private let state = ConditionLock(State())
+
+    init(index: IndexStore, walPath: String, logger: Logger, commitWindow: Double, maxBatch: Int = 4096) {
+        self.index = index
+        self.walPath = walPath
+        self.logger = logger
+        self.commitWindow = commitWindow
+        self.maxBatch = maxBatch
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "cachefs-index"
+        thread.start()
+    }
+
+    func enqueue(_ change: IndexChange) {
+        enqueue([.change(change)])
+    }
+
+    func enqueue(_ changes: [IndexChange]) {
+        enqueue(changes.map { .change($0) })
+    }
+
+    func enqueue(_ items: [Item]) {
+        guard !items.isEmpty else { return }
+        let wake = state.withLock { state -> Bool in
+            let wasEmpty = state.queue.isEmpty
+            state.queue.append(contentsOf: items)
+            state.enqueued += UInt64(items.count)
+            return wasEmpty || state.queue.count >= maxBatch
+        }
+        if wake { state.broadcast() }
+    }
+
+    /// Runs `body` in the writer's next transaction, after everything handed over before,
+    /// and returns its result: for rare changes whose caller needs the outcome.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) throws -> T {
+        let outcome = ResultBox<T>()
+        enqueue([.action { db in outcome.set(Result { try body(db) }) }])
+        flush()
+        return try outcome.take()
+    }
+
+    /// Waits until everything handed over so far is committed; with `durable`, also synced
+    /// to the disk, so it survives a power loss.
+    func flush(durable: Bool = false) {
+        let target = state.withLock { state -> UInt64 in
+            if durable { state.durableWanted = max(state.durableWanted, state.enqueued) }
+            state.waiters += 1
+            return state.enqueued
+        }
+        state.broadcast()
+        state.withLock(waitingUntil: { state in
+            state.finished || (state.committed >= target && (!durable || state.durableCommitted >= target))
+        }) { state in state.waiters -= 1 }
+    }
+
+    /// Commits what is left and ends the thread.
+    func stop() {
+        state.withLock { $0.stopping = true }
+        state.broadcast()
+        state.withLock(waitingUntil: { $0.finished }) { _ in }
+    }
+
+    /// Ends the thread dropping what is not committed yet, as a crash would (for tests).
+    func abandon() {
+        state.withLock { state in
+            state.queue = []
+            state.durableWanted = state.durableCommitted
+            state.stopping = true
+        }
+        state.broadcast()
+        state.withLock(waitingUntil: { $0.finished }) { _ in }
+    }
+
+    // MARK: - The writer thread
+
+    private func run() {
+        while true {
+            let ready: (State) -> Bool = { state in
+                state.stopping || !state.queue.isEmpty || state.durableWanted > state.durableCommitted
+            }
+            let stop = state.withLock(waitingUntil: ready) { $0.stopping && $0.queue.isEmpty }
+            if stop && !durablePending() { break }
+            // Let a group gather, unless someone waits for it or it is already large.
+            let deadline = Date(timeIntervalSinceNow: commitWindow)
+            let taken = state.withLock(waitingUntil: { state in
+                state.waiters > 0 || state.stopping || state.queue.count >= self.maxBatch
+            }, deadline: deadline) { state -> (items: [Item], last: UInt64, durable: Bool) in
+                let items = state.queue
+                state.queue = []
+                return (items, state.enqueued, state.durableWanted > state.durableCommitted)
+            }
+            commit(taken.items)
+            if taken.durable { syncLog() }
+            for case .afterCommit(let action) in taken.items { action() }
+            state.withLock { state in
+                state.committed = taken.last
+                if taken.durable { state.durableCommitted = taken.last }
+            }
+            state.broadcast()
+        }
+        state.withLock { $0.finished = true }
+        state.broadcast()
+    }
+
+    private func durablePending() -> Bool {
+        state.withLock { $0.durableWanted > $0.durableCommitted }
+    }
+
+    /// One transaction for the whole batch. A change that fails alone (a bug, never expected)
+    /// is logged and skipped; a failure of the whole transaction (disk full, I/O error) is
+    /// retried until it goes through, since memory already shows these changes.
+    private func commit(_ items: [Item]) {
+        guard items.contains(where: { if case .afterCommit = $0 { false } else { true } }) else { return }
+        var attempt = 0
+        while true {
+            do {
+                try index.write { db in
+                    for item in items {
+                        switch item {
+                        case .change(let change):
+                            do {
+                                try change.apply(in: db)
+                            } catch let error as DatabaseError where !Self.isFatal(error) {
+                                logger.error("index change \(change) failed: \(error)")
+                            }
+                        case .action(let action):
+                            try db.inSavepoint {
+                                do {
+                                    try action(db)
+                                    return .commit
+                                } catch let error as DatabaseError where Self.isFatal(error) {
+                                    throw error
+                                } catch {
+                                    return .rollback
+                                }
+                            }
+                        case .afterCommit:
+                            break
+                        }
+                    }
+                }
+                return
+            } catch {
+                attempt += 1
+                logger.error("index commit of \(items.count) changes failed (attempt \(attempt)): \(error)")
+                usleep(useconds_t(min(attempt, 20) * 50_000))
+            }
+        }
+    }
+
+    private static func isFatal(_ error: DatabaseError) -> Bool {
+        [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_NOMEM].contains(error.resultCode)
+    }
+
+    /// Makes the committed WAL frames durable: what `synchronous = FULL` does at each commit,
+    /// done here only for the batches someone is waiting to see on the disk.
+    private func syncLog() {
+        let fd = Glibc.open(walPath, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            if Glibc.fsync(fd) != 0 { logger.error("fsync of the index log failed: \(String(cString: strerror(errno)))") }
+            Glibc.close(fd)
+        }
+        // A checkpoint may have moved the frames into the database file meanwhile.
+        let db = Glibc.open(String(walPath.dropLast(4)), O_RDONLY | O_CLOEXEC)
+        if db >= 0 {
+            _ = Glibc.fsync(db)
+            Glibc.close(db)
+        }
+    }
+}
+
+/// Carries an action's result from the writer thread back to the thread that waits for it.
+private final class ResultBox<T: Sendable>: Sendable {
+    private let value = Mutex<Result<T, any Error>?>(nil)
+
+    func set(_ result: Result<T, any Error>) {
+        value.withLock { $0 = result }
+    }
+
+    func take() throws -> T {
+        guard let result = value.withLock({ $0 }) else { throw CacheError.io(EIO) }
+        return try result.get()
+    }
+}

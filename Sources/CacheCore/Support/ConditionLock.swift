@@ -1,0 +1,41 @@
+import Foundation
+
+/// State reachable only while holding a lock that threads can also wait on: the
+/// `Mutex`-with-closure shape, plus waiting for a condition on the state.
+final class ConditionLock<State>: @unchecked Sendable {
+    // @unchecked: `state` is touched only between `condition.lock()` and `unlock()`.
+    private let condition = NSCondition()
+    private var state: State
+
+    init(_ initial: State) {
+        state = initial
+    }
+
+    func withLock<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body(&state)
+    }
+
+    /// Waits until `ready` holds (or `deadline` passes), then runs `body` in the same hold.
+    func withLock<T>(waitingUntil ready: (State) -> Bool, deadline: Date? = nil,
+                     _ body: (inout State) throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        while !ready(state) {
+            if let deadline {
+                if !condition.wait(until: deadline) { break }
+            } else {
+                condition.wait()
+            }
+        }
+        return try body(&state)
+    }
+
+    /// Wakes every waiter to look at the state again; call after changing it.
+    func broadcast() {
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+}
