@@ -173,7 +173,7 @@ extension CacheEngine {
                 if inode.writers <= 1 { inode.record.writing = false }
                 return inode.record
             }
-            if let current, current.parent != nil { writer.enqueue(.content(current)) }
+            if let current, current.parent != nil { namespace.log(.content(current)) }
         }
     }
 
@@ -187,7 +187,7 @@ extension CacheEngine {
                 inode.record.durable = true
                 return inode.record
             }
-            if let current, current.parent != nil { writer.enqueue(.content(current)) }
+            if let current, current.parent != nil { namespace.log(.content(current)) }
         }
         writer.flush(durable: true)
     }
@@ -212,22 +212,23 @@ extension CacheEngine {
         disk.close(file.fd)
         // Under the namespace lock: a removal sees the file open or closed, never half-way.
         let discard = namespace.withLock { namespace -> Bool in
-            let closed = namespace.modify(file.entry) { inode -> Inode in
+            let closed = namespace.modify(file.entry) { inode -> (inode: Inode, finished: Bool) in
                 inode.openHandles -= 1
                 if file.writable { inode.writers -= 1 }
                 if inode.openHandles == 0 && inode.record.parent == nil && inode.countedAsPending {
                     usage.addPending(-inode.record.size, pool: inode.record.pool)
                     inode.countedAsPending = false
                 }
-                if file.writable && inode.writers == 0 && inode.record.parent != nil && inode.record.writing {
-                    inode.record.writing = false
-                    writer.enqueue(.content(inode.record))
-                }
-                return inode
+                // The last writer's close finishes the write (usually its FLUSH did already).
+                let finishes = file.writable && inode.writers == 0 && inode.record.writing
+                if finishes { inode.record.writing = false }
+                return (inode, finishes)
             }
-            guard let closed, closed.openHandles == 0, closed.record.parent == nil else { return false }
+            guard let closed else { return false }
+            if closed.finished && closed.inode.record.parent != nil { namespace.log(.content(closed.inode.record)) }
+            guard closed.inode.openHandles == 0, closed.inode.record.parent == nil else { return false }
             namespace.dropIfUnreferenced(file.entry)
-            return closed.record.kind == .file
+            return closed.inode.record.kind == .file
         }
         if discard { discardBytes(of: [file.entry]) }
     }
@@ -250,7 +251,7 @@ extension CacheEngine {
                 inode.record.durable = false
                 return inode.record
             }!
-            if record.parent != nil { writer.enqueue(.content(record)) }
+            if record.parent != nil { namespace.log(.content(record)) }
             return true
         }
         if marked { writer.flush() }
@@ -259,11 +260,12 @@ extension CacheEngine {
     /// Clears the mark set by `markWriting` when no handle writes the file any more.
     func finishWriting(_ id: EntryID) {
         namespace.withLock { namespace in
-            namespace.modify(id) { inode in
-                guard inode.writers == 0, inode.record.writing else { return }
+            let finished = namespace.modify(id) { inode -> EntryRecord? in
+                guard inode.writers == 0, inode.record.writing else { return nil }
                 inode.record.writing = false
-                if inode.record.parent != nil { writer.enqueue(.content(inode.record)) }
-            }
+                return inode.record
+            } ?? nil
+            if let finished, finished.parent != nil { namespace.log(.content(finished)) }
         }
     }
 }

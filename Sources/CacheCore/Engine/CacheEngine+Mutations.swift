@@ -21,7 +21,7 @@ extension CacheEngine {
             created.expiration = parentRecord.expiration
             created.id = try takeID()
             namespace.add(created)
-            writer.enqueue(.insert(created))
+            namespace.log(.insert(created))
             touch(parent, at: time, in: &namespace)
             namespace.modify(created.entryID) { $0.lookups += 1 }
             return created.attributes
@@ -74,7 +74,7 @@ extension CacheEngine {
             let fd = try disk.open(layout.objectPath(for: created.entryID), flags: O_RDWR | O_CREAT | O_TRUNC,
                                    mode: 0o600)
             namespace.add(created)
-            writer.enqueue(.insert(created))
+            namespace.log(.insert(created))
             touch(parent, at: time, in: &namespace)
             namespace.modify(created.entryID) { inode in
                 inode.lookups += 1
@@ -111,7 +111,7 @@ extension CacheEngine {
             guard try !namespace.hasChildren(child.entryID) else { throw CacheError.notEmpty }
             let time = now.nanoseconds
             namespace.removeName(of: child.entryID, at: time)
-            writer.enqueue(.delete(child.entryID))
+            namespace.log(.delete(child.entryID))
             if child.isPool {
                 policies.withLock { $0[child.entryID] = nil }
                 usage.removePool(child.entryID)
@@ -150,13 +150,13 @@ extension CacheEngine {
             if let existing {
                 if existing.kind == .directory {
                     namespace.removeName(of: existing.entryID, at: time)
-                    writer.enqueue(.delete(existing.entryID))
+                    namespace.log(.delete(existing.entryID))
                 } else if let id = forgetName(of: existing, at: time, in: &namespace) {
                     replaced.append(id)
                 }
             }
             namespace.move(moved.entryID, to: newParent, name: Data(newName), at: time)
-            writer.enqueue(.update(try namespace.record(moved.entryID)))
+            namespace.log(.update(try namespace.record(moved.entryID)))
             touch(parent, at: time, in: &namespace)
             if newParent != parent { touch(newParent, at: time, in: &namespace) }
             return replaced
@@ -244,7 +244,7 @@ extension CacheEngine {
             inode.record.ctime = time
             return inode.record
         }
-        if let touched, touched.parent != nil { writer.enqueue(.update(touched)) }
+        if let touched, touched.parent != nil { namespace.log(.update(touched)) }
     }
 
     /// Takes a file's name away and its size out of its pool's usage (into pending while it
@@ -267,7 +267,7 @@ extension CacheEngine {
             return (inode.record, open)
         } ?? (file, false)
         namespace.removeName(of: id, at: time)
-        writer.enqueue(.detach(id, ctime: time))
+        namespace.log(.detach(id, ctime: time))
         guard current.kind == .file else { return nil }
         return open ? nil : id
     }

@@ -14,6 +14,9 @@ extension CacheEngine {
         }
         try namespace.withLock { namespace in
             let current = try namespace.record(id)
+            // A file removed (evicted, say) since the kernel looked it up keeps no flags: the
+            // caller must learn that it is gone rather than believe it pinned.
+            guard current.parent != nil else { throw CacheError.notFound }
             let place = place(of: current)
             guard CacheAttribute.writable(at: place).contains(attribute) else {
                 if CacheAttribute.readable(at: place).contains(attribute) {
@@ -102,7 +105,7 @@ extension CacheEngine {
             changed.append(.update(after))
             if after.kind == .file { handles.updateLimit(for: id, sizeLimit(for: after)) }
         }
-        writer.enqueue(changed)
+        namespace.log(changed)
     }
 
     func setPoolPolicy(_ attribute: CacheAttribute, text: String, on pool: EntryRecord) throws {

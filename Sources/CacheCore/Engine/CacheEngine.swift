@@ -97,7 +97,7 @@ public final class CacheEngine: Sendable {
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
                              commitWindow: commitWindowSeconds)
         writer.start()
-        namespace = Namespace(index: index)
+        namespace = Namespace(index: index, writer: writer)
         try namespace.withLock { try $0.loadChildren(of: WellKnownEntry.root) }
         worker = BackgroundWorker(tick: min(accessFlushSeconds, sweepSeconds, pressureCheckSeconds,
                                             durabilitySeconds, 1))
@@ -116,12 +116,12 @@ public final class CacheEngine: Sendable {
         namespace.withLock { namespace in
             for inode in namespace.all {
                 if inode.record.parent == nil {
-                    writer.enqueue(.delete(inode.id))
+                    namespace.log(.delete(inode.id))
                     if inode.record.kind == .file { leftovers.append(inode.id) }
                 } else if inode.record.writing {
                     var record = inode.record
                     record.writing = false
-                    writer.enqueue(.content(record))
+                    namespace.log(.content(record))
                 }
             }
         }
@@ -180,7 +180,7 @@ public final class CacheEngine: Sendable {
             moveUsageIfPersistenceChanged(from: before, to: inode.record)
             return (before, inode.record)
         }!
-        if result.1.parent != nil { writer.enqueue(.update(result.1)) }
+        if result.1.parent != nil { namespace.log(.update(result.1)) }
         return (result.0, result.1)
     }
 

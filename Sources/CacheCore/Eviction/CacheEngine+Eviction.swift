@@ -76,7 +76,7 @@ extension CacheEngine {
                     // Not in memory: nothing can change it meanwhile, the row is the truth.
                     if inMemory == nil { marked.append(.markDurable(file.id, mtime: file.mtime)) }
                 }
-                writer.enqueue(marked)
+                namespace.log(marked)
             }
         } catch {
             logger.error("could not make closed files durable: \(error)")

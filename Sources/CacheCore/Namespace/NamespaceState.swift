@@ -16,9 +16,26 @@ struct NamespaceState: Sendable {
     private(set) var inodes: [EntryID: Inode] = [:]
     private var directories: [EntryID: DirectoryChildren] = [:]
     let index: IndexStore
+    /// Index changes made during the current hold of the lock; ``Namespace`` hands them to
+    /// the writer as one group when the hold ends, so a crash keeps all of an operation or none.
+    private(set) var outbox: [IndexChange] = []
 
     init(index: IndexStore) {
         self.index = index
+    }
+
+    /// Records the index change that matches a change just made in memory.
+    mutating func log(_ change: IndexChange) {
+        outbox.append(change)
+    }
+
+    mutating func log(_ changes: [IndexChange]) {
+        outbox.append(contentsOf: changes)
+    }
+
+    mutating func takeOutbox() -> [IndexChange] {
+        defer { outbox = [] }
+        return outbox
     }
 
     // MARK: - Reading

@@ -14,9 +14,14 @@ final class TestStore {
     }
 
     func open(clock: ManualClock = ManualClock(), disk: any Disk = PosixDisk(),
-              overrides: [PoolOverride] = []) throws -> CacheEngine {
+              overrides: [PoolOverride] = [], commitWindow: Double = 0.005) throws -> CacheEngine {
         try CacheEngine(EngineConfiguration(storePath: path, poolOverrides: overrides, clock: clock, disk: disk,
-                                            accessFlushSeconds: 3600))
+                                            accessFlushSeconds: 3600, commitWindowSeconds: commitWindow))
+    }
+
+    /// Lets the next `open` take the store, as a new process would after a crash.
+    func releaseLockOfCrashedEngine() throws {
+        try FileManager.default.removeItem(atPath: path + "/lock")
     }
 
     var objectFiles: [String] {
