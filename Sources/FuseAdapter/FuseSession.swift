@@ -60,12 +60,14 @@ public final class FuseSession {
         let userdata = Unmanaged.passRetained(context).toOpaque()
         guard let created = cachefs_session_new(&fuseArguments, &operations, userdata) else {
             Unmanaged<FuseContext>.fromOpaque(userdata).release()
+            for position in 0..<Int(argumentCount) { free(arguments[position]) }
+            arguments.deallocate()
             throw FuseSessionError.cannotCreateSession
         }
         session = created
+        // Every stored property is set, so a throw from here on runs `deinit`, which destroys
+        // the session and releases the context: doing it here too was a double free.
         guard fuse_session_mount(session, mountpoint) == 0 else {
-            fuse_session_destroy(session)
-            Unmanaged<FuseContext>.fromOpaque(userdata).release()
             throw FuseSessionError.cannotMount(mountpoint)
         }
     }

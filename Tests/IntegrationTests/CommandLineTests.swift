@@ -75,3 +75,26 @@ import Testing
         }
     }
 }
+
+@Suite struct FailedMountTests {
+    /// A kernel mount that fails (here `/dev/fuse` is a plain file, in a private mount
+    /// namespace) ends with one line and exit 1, never a crash, and leaves the store usable.
+    @Test func aRefusedKernelMountExitsOneWithOneLine() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-refused-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/mnt", withIntermediateDirectories: true)
+        let script = """
+            set -e
+            touch '\(directory)/not-a-device'
+            mount --bind '\(directory)/not-a-device' /dev/fuse
+            exec '\(MountedStore.executable)' mount '\(directory)/store' '\(directory)/mnt' --foreground -o min_free=0
+            """
+        try FileManager.default.createDirectory(atPath: directory + "/store", withIntermediateDirectories: true)
+        let result = try Shell.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script])
+        #expect(result.status == 1, "exit \(result.status): \(result.error)")
+        #expect(!result.error.contains("double free") && !result.error.contains("Fatal error"), "\(result.error)")
+        #expect(result.error.contains("cachefs: cannot mount on"), "\(result.error)")
+        let verify = try Shell.run([MountedStore.executable, "verify", directory + "/store"])
+        #expect(verify.status == 0, "verify after the refused mount: \(verify.output) \(verify.error)")
+    }
+}

@@ -17,6 +17,7 @@ struct MountCommand: ParsableCommand {
 
             Options for -o (comma-separated): allow_other, min_free=SIZE|PERCENT, \
             single_threaded, threads=N, entry_timeout=SECONDS, attr_timeout=SECONDS, \
+            commit_interval=MS (group commit window of the index, default 5), \
             sweep_interval=SECONDS (age sweep, default 60), \
             sync_interval=SECONDS (closed files synced and marked durable, default 2), \
             writeback_boost (root: lift the kernel's per-mount dirty limits; see README).
@@ -65,7 +66,8 @@ struct MountCommand: ParsableCommand {
             let notifier = LateBoundNotifier()
             let engine = try CacheEngine(EngineConfiguration(
                 storePath: storePath, poolOverrides: settings.pools, minFree: settings.minFree, notifier: notifier,
-                logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds))
+                logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
+                commitWindowSeconds: settings.commitSeconds))
             let session: FuseSession
             do {
                 session = try FuseSession(engine: engine, mountpoint: mountPath, options: settings.fuse, logger: logger)

@@ -13,6 +13,8 @@ struct MountSettings {
     var minFree: MinFree?
     var sweepSeconds: Double = 60
     var syncSeconds: Double = 2
+    /// How long the index writer lets changes gather before a group commit.
+    var commitSeconds: Double = 0.005
     var writebackBoost = false
     var logLevel: Logger.Level = .info
 
@@ -57,6 +59,12 @@ struct MountSettings {
             let seconds = try number(value)
             guard seconds >= 0.1 else { throw Problem(description: "sweep_interval must be at least 0.1 seconds") }
             sweepSeconds = seconds
+        case "commit_interval":
+            let milliseconds = try number(value)
+            guard (0...1000).contains(milliseconds) else {
+                throw Problem(description: "commit_interval must be 0 to 1000 milliseconds")
+            }
+            commitSeconds = milliseconds / 1000
         case "sync_interval":
             let seconds = try number(value)
             guard seconds >= 0.1 else { throw Problem(description: "sync_interval must be at least 0.1 seconds") }
