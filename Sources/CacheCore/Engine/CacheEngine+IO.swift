@@ -233,11 +233,10 @@ extension CacheEngine {
         if discard { discardBytes(of: [file.entry]) }
     }
 
-    /// Records a read: in memory only; the background worker hands it to the index writer.
+    /// Records a read in `AccessTracker` only: no namespace lock on the read path. The
+    /// background worker moves the times into the inodes and the index (`flushAccessTimes`).
     func recordAccess(_ id: EntryID) {
-        let time = now.nanoseconds
-        access.touch(id, at: time)
-        namespace.withLock { namespace in namespace.modify(id) { $0.record.lastAccess = time } }
+        access.touch(id, at: now.nanoseconds)
     }
 
     /// Marks a file as being written and waits for that mark to commit before any byte
@@ -245,7 +244,7 @@ extension CacheEngine {
     func markWriting(_ id: EntryID) throws {
         let marked = try namespace.withLock { namespace -> Bool in
             guard let inode = try namespace.inode(id) else { throw CacheError.stale }
-            guard !inode.record.writing else { return false }
+            guard inode.record.kind == .file, !inode.record.writing else { return false }
             let record = namespace.modify(id) { inode -> EntryRecord in
                 inode.record.writing = true
                 inode.record.durable = false

@@ -9,6 +9,7 @@ extension CacheEngine {
     public func mkdir(parent: EntryID, name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
         try validate(name)
         if parent == WellKnownEntry.root { return try makePool(name: name, mode: mode, caller: caller) }
+        let id = try takeID()
         return try namespace.withLock { namespace in
             let parentRecord = try directory(parent, in: &namespace)
             guard try namespace.child(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
@@ -19,7 +20,7 @@ extension CacheEngine {
             created.persistent = parentRecord.persistent
             created.pinnedUntil = parentRecord.pinnedUntil
             created.expiration = parentRecord.expiration
-            created.id = try takeID()
+            created.id = id
             namespace.add(created)
             namespace.log(.insert(created))
             touch(parent, at: time, in: &namespace)
@@ -33,6 +34,7 @@ extension CacheEngine {
         guard let poolName = String(bytes: name, encoding: .utf8), PoolOverride.isValidPoolName(poolName) else {
             throw CacheError.invalidName
         }
+        let id = try takeID()
         return try namespace.withLock { namespace in
             guard try namespace.child(of: WellKnownEntry.root, named: Data(name)) == nil else {
                 throw CacheError.exists
@@ -40,8 +42,8 @@ extension CacheEngine {
             let time = now.nanoseconds
             var created = EntryRecord.directory(name: Data(name), parent: WellKnownEntry.root, pool: 0,
                                                 mode: mode & 0o7777, uid: caller.uid, gid: caller.gid, now: time)
-            created.id = try takeID()
-            created.pool = created.entryID
+            created.id = id
+            created.pool = id
             let record = created
             try writer.perform { db in try IndexStore.insertPool(record, policy: PoolPolicy(), in: db) }
             policies.withLock { $0[created.entryID] = PoolPolicy() }
@@ -57,22 +59,35 @@ extension CacheEngine {
         -> CreatedFile
     {
         try validate(name)
-        return try namespace.withLock { namespace in
+        // The bytes are created before the namespace lock is taken, so no request waits on
+        // this I/O; should the daemon die before the row commits, they lie in the open id
+        // range that recovery clears.
+        let id = try takeID()
+        let path = layout.objectPath(for: id)
+        let fd = try disk.open(path, flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
+        do {
+            return try addCreatedFile(id, fd: fd, parent: parent, name: name, mode: mode, caller: caller)
+        } catch {
+            disk.close(fd)
+            unlinkBytes(of: [id])
+            throw error
+        }
+    }
+
+    private func addCreatedFile(_ id: EntryID, fd: Int32, parent: EntryID, name: [UInt8], mode: UInt32,
+                                caller: Caller) throws -> CreatedFile {
+        try namespace.withLock { namespace in
             let parentRecord = try directory(parent, in: &namespace)
             guard parent != WellKnownEntry.root else { throw CacheError.notPermitted }
             guard try namespace.child(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
             let time = now.nanoseconds
             var created = EntryRecord(
-                id: try takeID(), parent: parent, name: Data(name), pool: parentRecord.pool, kind: .file,
+                id: id, parent: parent, name: Data(name), pool: parentRecord.pool, kind: .file,
                 mode: mode & 0o7777, uid: caller.uid, gid: caller.gid, size: 0, atime: time, mtime: time,
                 ctime: time, lastAccess: time, persistent: parentRecord.persistent,
                 pinnedUntil: parentRecord.pinnedUntil, expiration: parentRecord.expiration, writing: true,
                 durable: false)
             inheritOwnership(from: parentRecord, into: &created, caller: caller)
-            // The row (marked `writing`) is queued before the bytes exist; should the daemon
-            // die before it commits, the bytes lie in the open id range recovery clears.
-            let fd = try disk.open(layout.objectPath(for: created.entryID), flags: O_RDWR | O_CREAT | O_TRUNC,
-                                   mode: 0o600)
             namespace.add(created)
             namespace.log(.insert(created))
             touch(parent, at: time, in: &namespace)

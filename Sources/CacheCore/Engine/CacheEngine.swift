@@ -79,15 +79,17 @@ public final class CacheEngine: Sendable {
             throw StoreError.corruptIndex(layout.root, "\(error)")
         }
         events = EventLog(path: layout.eventsPath, maxBytes: configuration.eventLogMaxBytes, logger: logger)
+        let boot = BootIdentity.current()
+        let powerLost = try BootIdentity.wasPowerLost(index: index, currentBoot: boot)
+        let uncleanStop = try index.setting(BootIdentity.cleanKey) == "0"
+        // Recovery first: it clears the previous mount's open id range, which a pool created
+        // by `--pool` below may then take an id from.
+        try Recovery(index: index, layout: layout, disk: disk, logger: logger)
+            .run(afterPowerLoss: powerLost, afterUncleanStop: uncleanStop)
         try StoreInitializer.ensureRootAndPools(index: index, clock: clock, overrides: configuration.poolOverrides)
         if let minFree = configuration.minFree {
             try index.setSetting(MinFree.settingKey, minFree.description)
         }
-        let boot = BootIdentity.current()
-        let powerLost = try BootIdentity.wasPowerLost(index: index, currentBoot: boot)
-        let uncleanStop = try index.setting(BootIdentity.cleanKey) == "0"
-        try Recovery(index: index, layout: layout, disk: disk, logger: logger)
-            .run(afterPowerLoss: powerLost, afterUncleanStop: uncleanStop)
         ids = Mutex(try IDReservation.afterRecovery(index: index))
         try index.setSetting(BootIdentity.bootKey, boot)
         try index.setSetting(BootIdentity.cleanKey, "0")
@@ -148,12 +150,22 @@ public final class CacheEngine: Sendable {
         writer.abandon()
     }
 
-    /// Hands the access times gathered in memory to the index writer, and waits for them:
-    /// a pass that flushed sees every earlier read in the index when it picks victims.
+    /// Moves the access times gathered by reads into the inodes and hands them to the index
+    /// writer in the same hold, then waits for the commit: a pass that flushed sees every
+    /// earlier read in the index when it picks victims.
     func flushAccessTimes() {
         accessFlush.withLock { _ in
             let times = access.drain()
-            if !times.isEmpty { writer.enqueue(.accessTimes(times)) }
+            if !times.isEmpty {
+                namespace.withLock { namespace in
+                    for (id, time) in times {
+                        namespace.modify(id) { inode in
+                            inode.record.lastAccess = max(inode.record.lastAccess, time)
+                        }
+                    }
+                    namespace.log(.accessTimes(times))
+                }
+            }
             writer.flush()
         }
     }

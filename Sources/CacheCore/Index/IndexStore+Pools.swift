@@ -35,7 +35,8 @@ extension IndexStore {
         try savePolicy(policy, for: record.entryID, in: db)
     }
 
-    /// Creates a pool directory and its policy in one transaction.
+    /// Creates a pool directory and its policy in one transaction, for a store that is not
+    /// mounted yet (the id comes from AUTOINCREMENT, so it is never one used before).
     public func insertPool(_ record: EntryRecord, policy: PoolPolicy) throws -> EntryRecord {
         var inserted = record
         do {

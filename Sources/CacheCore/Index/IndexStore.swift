@@ -51,15 +51,6 @@ public final class IndexStore: Sendable {
         }
     }
 
-    /// Children in id order, starting after `afterID`: a stable cursor for readdir.
-    public func children(of parent: EntryID, after afterID: EntryID, limit: Int) throws -> [EntryRecord] {
-        try pool.unsafeRead { db in
-            try EntryRecord.fetchAll(db.cachedStatement(sql: """
-                SELECT * FROM entry WHERE parent = ? AND id > ? ORDER BY id LIMIT ?
-                """), arguments: [parent, afterID, limit])
-        }
-    }
-
     /// Every child of a directory, to load it into memory.
     public func allChildren(of parent: EntryID) throws -> [EntryRecord] {
         try pool.unsafeRead { db in
@@ -74,13 +65,6 @@ public final class IndexStore: Sendable {
             let sequence = try EntryID.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'entry'") ?? 0
             let largest = try EntryID.fetchOne(db, sql: "SELECT MAX(id) FROM entry") ?? 0
             return max(sequence, largest)
-        }
-    }
-
-    public func hasChildren(_ parent: EntryID) throws -> Bool {
-        try pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM entry WHERE parent = ?)", arguments: [parent])
-                ?? false
         }
     }
 

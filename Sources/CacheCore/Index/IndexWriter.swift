@@ -18,7 +18,8 @@ import Synchronization
 final class IndexWriter: Sendable {
     enum Item: Sendable {
         case change(IndexChange)
-        /// Runs inside the batch's transaction, in order, in a savepoint of its own.
+        /// Runs inside the batch's transaction, in order; throws only what fails the whole
+        /// transaction (see `perform`).
         case action(@Sendable (Database) throws -> Void)
         /// Runs on the writer thread once everything before it is committed.
         case afterCommit(@Sendable () -> Void)
@@ -79,7 +80,22 @@ final class IndexWriter: Sendable {
     /// and returns its result: for rare changes whose caller needs the outcome.
     func perform<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) throws -> T {
         let outcome = ResultBox<T>()
-        enqueue([.action { db in outcome.set(Result { try body(db) }) }])
+        enqueue([.action { db in
+            // A savepoint of its own: a refused change (a missing xattr, say) rolls back alone
+            // and reaches the caller; a full disk fails the batch, which is retried whole.
+            do {
+                var value: T?
+                try db.inSavepoint {
+                    value = try body(db)
+                    return .commit
+                }
+                outcome.set(.success(value!))
+            } catch let error as DatabaseError where Self.isFatal(error) {
+                throw error
+            } catch {
+                outcome.set(.failure(error))
+            }
+        }])
         flush()
         return try outcome.take()
     }
@@ -169,16 +185,7 @@ final class IndexWriter: Sendable {
                                 logger.error("index change \(change) failed: \(error)")
                             }
                         case .action(let action):
-                            try db.inSavepoint {
-                                do {
-                                    try action(db)
-                                    return .commit
-                                } catch let error as DatabaseError where Self.isFatal(error) {
-                                    throw error
-                                } catch {
-                                    return .rollback
-                                }
-                            }
+                            try action(db)
                         case .afterCommit:
                             break
                         }
@@ -193,7 +200,8 @@ final class IndexWriter: Sendable {
         }
     }
 
-    private static func isFatal(_ error: DatabaseError) -> Bool {
+    /// Errors that fail a whole transaction rather than one statement.
+    static func isFatal(_ error: DatabaseError) -> Bool {
         [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_NOMEM].contains(error.resultCode)
     }
 

@@ -30,7 +30,7 @@ struct DirectoryChildren: Sendable {
         }
     }
 
-    /// Takes `name` away; `isChild` says which ids are still here when the slots are swept.
+    /// Takes `name` away; its slot in `order` goes at the next sweep.
     mutating func remove(named name: Data) {
         guard byName.removeValue(forKey: name) != nil else { return }
         staleSlots += 1
