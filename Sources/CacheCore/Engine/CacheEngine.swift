@@ -16,7 +16,7 @@ import Synchronization
 /// settings. The namespace lock is held for memory work and a directory's first load, never
 /// across a commit or I/O on file bytes. The inner mutexes guard memory only, and nothing is
 /// held across a reply to the kernel (the adapter holds no lock at all). Notifications to
-/// the kernel are sent only by the background worker, holding no lock.
+/// the kernel are sent only by the notification thread, holding no lock.
 public final class CacheEngine: Sendable {
     // MARK: - Dependencies
     let layout: StoreLayout
@@ -55,6 +55,8 @@ public final class CacheEngine: Sendable {
     /// Pools a write pushed over a limit, and removals the kernel has yet to hear about.
     let schedule = Mutex(BackgroundSchedule())
     let worker: BackgroundWorker
+    /// The only thread that sends notifications to the kernel, holding no lock.
+    let notifications = BackgroundWorker(tick: 1, name: "cachefs-notify")
     /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
     let ids: Mutex<IDReservation>
 
@@ -104,6 +106,7 @@ public final class CacheEngine: Sendable {
         worker = BackgroundWorker(tick: min(accessFlushSeconds, sweepSeconds, pressureCheckSeconds,
                                             durabilitySeconds, 1))
         worker.start { [weak self] in self?.runBackgroundRound() }
+        notifications.start { [weak self] in self?.deliverNotifications() }
         // Limits may have been lowered (by --pool) since the last mount.
         requestEnforcement(of: Array(policies.withLock { $0.keys }))
     }
@@ -111,6 +114,7 @@ public final class CacheEngine: Sendable {
     /// Flushes everything and closes what is still open; the store reopens cleanly after.
     public func shutdown() {
         worker.stop()
+        notifications.stop()
         var leftovers: [EntryID] = []
         for file in handles.removeAll() {
             disk.close(file.fd)
@@ -147,6 +151,7 @@ public final class CacheEngine: Sendable {
     /// (for tests): what the index writer had not committed is lost.
     func simulateCrash() {
         worker.stop()
+        notifications.stop()
         writer.abandon()
     }
 

@@ -8,14 +8,16 @@ import Foundation
 /// notifications to the kernel, holding no core lock while it does.
 final class BackgroundWorker: Sendable {
     private let tick: Double
+    private let name: String
     private let condition = NSCondition()
     // Guarded by `condition`.
     private nonisolated(unsafe) var stopping = false
     private nonisolated(unsafe) var finished = false
     private nonisolated(unsafe) var woken = false
 
-    init(tick: Double) {
+    init(tick: Double, name: String = "cachefs-evictor") {
         self.tick = tick
+        self.name = name
     }
 
     func start(_ round: @escaping @Sendable () -> Void) {
@@ -32,7 +34,7 @@ final class BackgroundWorker: Sendable {
             condition.broadcast()
             condition.unlock()
         }
-        thread.name = "cachefs-evictor"
+        thread.name = name
         thread.start()
     }
 

@@ -8,7 +8,6 @@ extension CacheEngine {
 
     /// One round of the background worker.
     func runBackgroundRound() {
-        deliverNotifications()
         let uptime = ProcessInfo.processInfo.systemUptime
         let due = schedule.withLock { schedule -> (flush: Bool, sweep: Bool, pressure: Bool, durable: Bool,
                                                    pools: Set<EntryID>) in
@@ -34,7 +33,6 @@ extension CacheEngine {
         for pool in due.pools { enforceLimits(of: pool) }
         if due.sweep { sweepExpired() }
         if due.pressure { relievePressure() }
-        deliverNotifications()
     }
 
     /// Asks the worker to bring these pools within their limits now.
@@ -43,7 +41,9 @@ extension CacheEngine {
         worker.wake()
     }
 
-    private func deliverNotifications() {
+    /// Tells the kernel about removals cachefs made itself, on the notification thread: a
+    /// round of the evictor (a filesystem sync, say) never delays them.
+    func deliverNotifications() {
         let pending = schedule.withLock { schedule in
             let taken = schedule.notifications
             schedule.notifications = []

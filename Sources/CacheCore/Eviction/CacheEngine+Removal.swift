@@ -51,7 +51,7 @@ extension CacheEngine {
                 PendingNotification(parent: $0.record.parent ?? 0, child: $0.record.entryID, name: Array($0.record.name))
             }
         }
-        worker.wake()
+        notifications.wake()
         return (removed.count, bytes)
     }
 
