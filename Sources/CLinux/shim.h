@@ -1,10 +1,13 @@
 #ifndef CACHEFS_CLINUX_SHIM_H
 #define CACHEFS_CLINUX_SHIM_H
-/* Linux calls that Swift's Glibc module does not export: xattrs, statfs, syncfs. */
+/* Linux calls that Swift's Glibc module does not export: xattrs, statfs, syncfs, fallocate. */
 #include <sys/xattr.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include <sys/types.h>
+#include <linux/falloc.h>
 
 int syncfs(int fd);
+int fallocate(int fd, int mode, off_t offset, off_t len);
 
 #endif

@@ -4,45 +4,108 @@ import Testing
 /// The store on a small tmpfs of its own, so "disk full" is real and harmless.
 @Suite struct PressureTests {
     @Test func writingPastMinFreeEvictsAndATrulyTooLargeWriteIsENOSPC() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-small-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: base + "/store", withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: base + "/mnt", withIntermediateDirectories: true)
-        let tmpfs = try Shell.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", base + "/store"])
-        try #require(tmpfs.succeeded, "cannot mount a tmpfs: \(tmpfs.error)")
+        try SmallDisk.with(mountOptions: ["--pool", "data=0", "--pool", "keep=0", "-o", "min_free=16M"]) { disk in
+            let run = disk.run
+            // A persistent file that pressure must never touch.
+            #expect(try run("mkdir keep/p.d && setfattr -n user.cache.persistent -v 1 keep/p.d && head -c 4000000 /dev/urandom > keep/p.d/p").succeeded)
+            let kept = try run("sha256sum < keep/p.d/p").output
+            // 60 MiB of cached files through a 64 MiB disk that must keep 16 MiB free.
+            for index in 1...15 {
+                let write = try run("head -c 4000000 /dev/urandom > data/f\(index)")
+                #expect(write.succeeded, "write \(index): \(write.error)")
+            }
+            #expect(Shell.waitUntil(seconds: 5) { (try? disk.availableBytes()) ?? 0 >= 15 << 20 })
+            #expect(try run("ls data | wc -l").output.trimmingCharacters(in: .whitespacesAndNewlines) != "15")
+            #expect(try run("test -e data/f15 && echo yes").output.contains("yes"))
+            // More than the whole disk can hold: ENOSPC reaches the writer, and the daemon stays up.
+            _ = try run("mkdir keep/big && setfattr -n user.cache.persistent -v 1 keep/big")
+            let huge = try run("head -c 80000000 /dev/zero > keep/big/huge")
+            #expect(!huge.succeeded && huge.error.contains("No space left"), "\(huge.error)")
+            _ = try run("rm -f keep/big/huge")
+            #expect(try run("sha256sum < keep/p.d/p").output == kept)
+            let alive = try run("echo alive > data/after && cat data/after")
+            #expect(alive.output.contains("alive"), "\(alive.error)")
+            let events = try String(contentsOfFile: disk.store + "/events.jsonl", encoding: .utf8)
+            #expect(events.contains("\"event\":\"pressure\""))
+        }
+    }
+
+    /// With no free-space margin at all (`min_free=0`) the first sign of a full disk is a
+    /// write's ENOSPC: the cache must evict and go on, never jam or answer EIO, with one
+    /// writer or several at once.
+    @Test(arguments: [1, 2])
+    func aFullDiskEvictsTheOldestFilesAndEveryWriteSucceeds(writers: Int) throws {
+        try SmallDisk.with(mountOptions: ["--pool", "data=0", "-o", "min_free=0"]) { disk in
+            let filesPerWriter = 22
+            // The sources live outside the small disk, so each copy can be compared after.
+            let sources = disk.base + "/sources"
+            try FileManager.default.createDirectory(atPath: sources, withIntermediateDirectories: true)
+            for index in 1...filesPerWriter {
+                let made = try Shell.bash("head -c 4000000 /dev/urandom > '\(sources)/\(index)'")
+                try #require(made.succeeded, "\(made.error)")
+            }
+            // A jammed cache hangs a write: the timeout turns that into a failure.
+            let loops = (0..<writers).map { writer in
+                "(for i in $(seq 1 \(filesPerWriter)); do timeout -s KILL 60 cp \(sources)/$i data/w\(writer)-$i || echo \"FAILED w\(writer)-$i\"; done) &"
+            }
+            let copied = try disk.run(loops.joined(separator: "\n") + "\nwait")
+            #expect(copied.succeeded && !copied.output.contains("FAILED"), "\(copied.output)\(copied.error)")
+            let present = Set(try disk.run("ls data").output.split(separator: "\n").map(String.init))
+            for writer in 0..<writers {
+                let kept = (1...filesPerWriter).filter { present.contains("w\(writer)-\($0)") }
+                // The files that stay are the newest of each writer: a run up to its last file.
+                #expect(kept.last == filesPerWriter, "writer \(writer) kept \(kept)")
+                #expect(kept == Array((kept.first ?? 1)...filesPerWriter), "writer \(writer) kept \(kept)")
+                #expect(kept.count < filesPerWriter, "a 64 MiB disk cannot hold all of writer \(writer)'s files")
+                for index in kept {
+                    let same = try disk.run("cmp \(sources)/\(index) data/w\(writer)-\(index)")
+                    #expect(same.succeeded, "w\(writer)-\(index): \(same.output)\(same.error)")
+                }
+            }
+            try disk.unmount()
+            #expect(!disk.daemonLog.contains("database or disk is full"), "the index met a full disk:\n\(disk.daemonLog)")
+            let verify = try Shell.run([MountedStore.executable, "verify", disk.store])
+            #expect(verify.succeeded && verify.output.contains("clean"), "\(verify.output)\(verify.error)")
+        }
+    }
+}
+
+/// A cachefs mount whose store is the root of a 64 MiB tmpfs; always unmounted (the daemon
+/// killed if it hangs), also when the test fails.
+struct SmallDisk {
+    let mounted: MountedStore
+    var base: String { mounted.directory }
+    var store: String { mounted.store }
+    var daemonLog: String { mounted.daemonLog }
+
+    static func with(mountOptions: [String], _ body: (SmallDisk) throws -> Void) throws {
+        let mounted = try MountedStore(arguments: mountOptions) { mounted in
+            let tmpfs = try Shell.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", mounted.store])
+            try #require(tmpfs.succeeded, "cannot mount a tmpfs: \(tmpfs.error)")
+        }
         defer {
-            _ = try? Shell.run(["fusermount3", "-u", base + "/mnt"])
-            _ = try? Shell.run(["fusermount3", "-uz", base + "/mnt"])
-            _ = Shell.waitUntil(seconds: 10) { (try? Shell.run(["umount", base + "/store"]).succeeded) == true }
-            try? FileManager.default.removeItem(atPath: base)
+            mounted.forceStop()
+            _ = Shell.waitUntil(seconds: 10) { (try? Shell.run(["umount", mounted.store]).succeeded) == true }
         }
-        let mount = try Shell.run([MountedStore.executable, "mount", base + "/store", base + "/mnt",
-                                   "--pool", "data=0", "--pool", "keep=0", "-o", "min_free=16M"])
-        try #require(mount.succeeded, "\(mount.error)")
-        let run = { (script: String) in try Shell.bash("cd '\(base)/mnt' || exit 99\n\(script)") }
-        // A persistent file that pressure must never touch.
-        #expect(try run("mkdir keep/p.d && setfattr -n user.cache.persistent -v 1 keep/p.d && head -c 4000000 /dev/urandom > keep/p.d/p").succeeded)
-        let kept = try run("sha256sum < keep/p.d/p").output
-        // 60 MiB of cached files through a 64 MiB disk that must keep 16 MiB free.
-        for index in 1...15 {
-            let write = try run("head -c 4000000 /dev/urandom > data/f\(index)")
-            #expect(write.succeeded, "write \(index): \(write.error)")
+        do {
+            try body(SmallDisk(mounted: mounted))
+        } catch {
+            Issue.record("daemon log:\n\(mounted.daemonLog)")
+            throw error
         }
-        #expect(Shell.waitUntil(seconds: 5) {
-            let free = (try? Shell.run(["df", "--output=avail", "-B1", base + "/store"]).output)?
-                .split(separator: "\n").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
-            return free >= 15 << 20
-        })
-        #expect(try run("ls data | wc -l").output.trimmingCharacters(in: .whitespacesAndNewlines) != "15")
-        #expect(try run("test -e data/f15 && echo yes").output.contains("yes"))
-        // More than the whole disk can hold: ENOSPC reaches the writer, and the daemon stays up.
-        _ = try run("mkdir keep/big && setfattr -n user.cache.persistent -v 1 keep/big")
-        let huge = try run("head -c 80000000 /dev/zero > keep/big/huge")
-        #expect(!huge.succeeded && huge.error.contains("No space left"), "\(huge.error)")
-        _ = try run("rm -f keep/big/huge")
-        #expect(try run("sha256sum < keep/p.d/p").output == kept)
-        let alive = try run("echo alive > data/after && cat data/after")
-        #expect(alive.output.contains("alive"), "\(alive.error)")
-        let events = try String(contentsOfFile: base + "/store/events.jsonl", encoding: .utf8)
-        #expect(events.contains("\"event\":\"pressure\""))
+    }
+
+    func run(_ script: String) throws -> CommandResult {
+        try mounted.sh(script)
+    }
+
+    func availableBytes() throws -> Int {
+        let free = try Shell.run(["df", "--output=avail", "-B1", store]).output
+        return free.split(separator: "\n").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+    }
+
+    func unmount() throws {
+        let status = try mounted.unmount()
+        guard status == 0 else { throw MountError(message: "daemon exited \(status); log:\n\(daemonLog)") }
     }
 }

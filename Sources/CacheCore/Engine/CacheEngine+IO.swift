@@ -133,12 +133,20 @@ extension CacheEngine {
         return written
     }
 
-    /// On ENOSPC, evicts cached files of any pool (least recently used first) and tries once more.
+    /// On ENOSPC, evicts least recently used cached files of any pool and tries again, for
+    /// as long as evicting frees something: only when nothing is evictable (all pinned,
+    /// persistent or open) does the writer see ENOSPC.
     private func writeFreeingSpace(_ fd: Int32, bytes: UnsafeRawBufferPointer, offset: Int64) throws(CacheError) -> Int {
-        let firstTry = Result { () throws(CacheError) in try disk.pwrite(fd, from: bytes, at: offset) }
-        guard case .failure(let error) = firstTry, error == .io(ENOSPC) else { return try firstTry.get() }
-        relievePressure(extra: Int64(bytes.count))
-        return try disk.pwrite(fd, from: bytes, at: offset)
+        var attempts = 0
+        while true {
+            let result = Result { () throws(CacheError) in try disk.pwrite(fd, from: bytes, at: offset) }
+            guard case .failure(let error) = result, error == .io(ENOSPC) else { return try result.get() }
+            attempts += 1
+            // Bounded: other writers may take each freed block first, but not forever.
+            guard attempts <= 64, relievePressure(extra: Int64(bytes.count)) != .nothingEvictable else {
+                throw error
+            }
+        }
     }
 
     /// Every few megabytes written, the evictor looks at free space at once.

@@ -76,7 +76,7 @@ public final class CacheEngine: Sendable {
         let reserve = SpaceReserve(path: layout.reservePath, logger: logger)
         self.reserve = reserve
         do {
-            index = try IndexStore(path: layout.indexPath, freeSpaceForIndex: { reserve.release() })
+            index = try IndexStore(path: layout.indexPath, freeSpaceForIndex: { reserve.releaseForFullDisk() })
         } catch {
             throw StoreError.corruptIndex(layout.root, "\(error)")
         }
@@ -100,6 +100,7 @@ public final class CacheEngine: Sendable {
         counters = Mutex(PoolCounters.load(from: index))
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
                              commitWindow: commitWindowSeconds)
+        reserve.handOver()
         writer.start()
         namespace = Namespace(index: index, writer: writer)
         try namespace.withLock { try $0.loadChildren(of: WellKnownEntry.root) }
@@ -142,6 +143,7 @@ public final class CacheEngine: Sendable {
             try index.markAllClosedFilesDurable()
             try index.setSetting(BootIdentity.cleanKey, "1")
             try index.checkpoint()
+            reserve.restore()
         } catch {
             logger.error("saving state at shutdown failed: \(error)")
         }

@@ -178,38 +178,55 @@ extension CacheEngine {
 
     // MARK: - Disk pressure
 
+    /// What a pressure pass ended with.
+    enum PressureOutcome {
+        /// The store's filesystem has what was asked for.
+        case enoughSpace
+        /// Files were removed, but it is still short (someone else wrote meanwhile).
+        case stillShort
+        /// Nothing left to remove: every remaining file is pinned, persistent or open.
+        case nothingEvictable
+    }
+
     /// Evicts least recently used files of all pools until the store's filesystem has
     /// `min_free` (plus `extra`) available.
-    func relievePressure(extra: Int64 = 0) {
+    @discardableResult
+    func relievePressure(extra: Int64 = 0) -> PressureOutcome {
         evictionPass.withLock { _ in relievePressureInPass(extra: extra) }
     }
 
-    private func relievePressureInPass(extra: Int64) {
+    private func relievePressureInPass(extra: Int64) -> PressureOutcome {
         let minFree = MinFree.parse((try? index.setting(MinFree.settingKey)) ?? "") ?? MinFree.defaultValue
         var flushed = false
+        var removedAny = false
         while true {
-            guard let stats = try? statfs() else { return }
+            guard let stats = try? statfs() else { return .nothingEvictable }
             let available = Int64(stats.availableBlocks * stats.fragmentSize)
             let needed = minFree.bytes(ofTotal: Int64(stats.blocks * stats.fragmentSize)) + extra
             guard available < needed else {
-                if !reserve.isHeld && available - needed > 2 * SpaceReserve.size { reserve.restore() }
-                return
+                if removedAny { events.retryPending() }
+                return .enoughSpace
             }
             if !flushed {
                 flushAccessTimes()
                 flushed = true
             }
             let candidates = (try? index.leastRecentlyUsed(pool: nil, limit: Self.victimBatch)) ?? []
+            // An open file's bytes stay until its last close, so removing it frees nothing now.
+            let closed = namespace.withLock { namespace in
+                candidates.filter { (namespace.inodes[$0.entryID]?.openHandles ?? 0) == 0 }
+            }
             var shortfall = needed - available
             var victims: [EntryRecord] = []
-            for candidate in candidates where shortfall > 0 {
+            for candidate in closed where shortfall > 0 {
                 victims.append(candidate)
                 shortfall -= max(candidate.size, 4096)
             }
             let removed = removeFiles(victims, as: .pressure,
                                       reason: "store filesystem has \(available) bytes free, below \(needed)",
                                       qualifies: isEvictable)
-            if removed.files == 0 { return }
+            if removed.files == 0 { return removedAny ? .stillShort : .nothingEvictable }
+            removedAny = true
             writer.flush()
         }
     }

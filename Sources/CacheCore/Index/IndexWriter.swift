@@ -52,7 +52,11 @@ final class IndexWriter: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            var headroom = LogHeadroom(walPath: walPath, logger: logger)
+            headroom.replenish()
+            run(&headroom)
+        }
         thread.name = "cachefs-index"
         thread.start()
     }
@@ -134,7 +138,7 @@ final class IndexWriter: Sendable {
 
     // MARK: - The writer thread
 
-    private func run() {
+    private func run(_ headroom: inout LogHeadroom) {
         while true {
             let ready: (State) -> Bool = { state in
                 state.stopping || !state.queue.isEmpty || state.durableWanted > state.durableCommitted
@@ -151,7 +155,8 @@ final class IndexWriter: Sendable {
                 return (items, state.enqueued, state.durableWanted > state.durableCommitted)
             }
             commit(taken.items)
-            if taken.durable { syncLog() }
+            headroom.replenish()
+            if taken.durable { headroom.sync() }
             for case .afterCommit(let action) in taken.items { action() }
             state.withLock { state in
                 state.committed = taken.last
@@ -203,22 +208,6 @@ final class IndexWriter: Sendable {
     /// Errors that fail a whole transaction rather than one statement.
     static func isFatal(_ error: DatabaseError) -> Bool {
         [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_NOMEM].contains(error.resultCode)
-    }
-
-    /// Makes the committed WAL frames durable: what `synchronous = FULL` does at each commit,
-    /// done here only for the batches someone is waiting to see on the disk.
-    private func syncLog() {
-        let fd = Glibc.open(walPath, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 {
-            if Glibc.fsync(fd) != 0 { logger.error("fsync of the index log failed: \(String(cString: strerror(errno)))") }
-            Glibc.close(fd)
-        }
-        // A checkpoint may have moved the frames into the database file meanwhile.
-        let db = Glibc.open(String(walPath.dropLast(4)), O_RDONLY | O_CLOEXEC)
-        if db >= 0 {
-            _ = Glibc.fsync(db)
-            Glibc.close(db)
-        }
     }
 }
 

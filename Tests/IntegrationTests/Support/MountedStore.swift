@@ -15,13 +15,17 @@ final class MountedStore {
     /// Extra environment for the daemon (CACHEFS_BOOT_ID simulates a reboot).
     var environment: [String: String] = [:]
 
-    init(arguments: [String] = []) throws {
+    /// `prepare` runs once the directories exist, before the first mount (to put the store
+    /// on a disk of its own, say).
+    init(arguments: [String] = [], prepare: (MountedStore) throws -> Void = { _ in }) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-it-\(UUID().uuidString)").path
         store = directory + "/store"
         mountpoint = directory + "/mnt"
         logPath = directory + "/daemon.log"
         extraArguments = arguments
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        try prepare(self)
         try mount()
     }
 
@@ -89,15 +93,20 @@ final class MountedStore {
 
     func path(_ relative: String) -> String { mountpoint + "/" + relative }
 
-    deinit {
-        if let process = daemon {
-            if isMounted { _ = try? Shell.run(["fusermount3", "-u", mountpoint]) }
-            if isMounted { _ = try? Shell.run(["fusermount3", "-uz", mountpoint]) }
-            if !Shell.waitUntil(seconds: 5, { !process.isRunning }) {
-                process.signal(SIGKILL)
-                process.wait()
-            }
+    /// Ends the mount whatever state the daemon is in: unmount, lazy unmount, then SIGKILL.
+    func forceStop() {
+        guard let process = daemon else { return }
+        if isMounted { _ = try? Shell.run(["fusermount3", "-u", mountpoint]) }
+        if isMounted { _ = try? Shell.run(["fusermount3", "-uz", mountpoint]) }
+        if !Shell.waitUntil(seconds: 5, { !process.isRunning }) {
+            process.signal(SIGKILL)
+            process.wait()
         }
+        daemon = nil
+    }
+
+    deinit {
+        forceStop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

@@ -1,0 +1,62 @@
+import CLinux
+import Glibc
+import Logging
+
+/// Disk blocks allocated past the end of the index's write-ahead log, so the index can
+/// always commit (above all the removals that free space) on a full disk.
+///
+/// *Why inside the log:* space freed anywhere else on the disk (a reserve file, say) is
+/// free for everyone, and a data write running at the same moment takes it; blocks kept
+/// past the log's end with `FALLOC_FL_KEEP_SIZE` are usable by SQLite's appends alone.
+/// After a checkpoint SQLite rewrites the log from its start, inside blocks it already
+/// has, so the headroom is used only while the log grows past its longest length.
+///
+/// Owned by the writer thread alone (not Sendable): it also holds the descriptor that
+/// durable flushes sync. Only the log is opened here, never the database file: closing any
+/// descriptor of a file drops every POSIX lock the process holds on it, SQLite's included.
+struct LogHeadroom: ~Copyable {
+    static let size: Int64 = 8 << 20
+
+    private let descriptor: Int32
+    private let logger: Logger
+    /// The log's length when the headroom past it was last made whole.
+    private var coveredLength: Int64 = -1
+    private var unsupported = false
+
+    init(walPath: String, logger: Logger) {
+        descriptor = Glibc.open(walPath, O_RDWR | O_CLOEXEC)
+        self.logger = logger
+        if descriptor < 0 {
+            logger.error("cannot open the index log \(walPath): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+    }
+
+    /// Makes the headroom whole again if the log grew into it. Cheap when it did not (one
+    /// `fstat`); on a full disk it stays short and is tried again after the next commit.
+    mutating func replenish() {
+        guard descriptor >= 0, !unsupported else { return }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return }
+        let length = Int64(info.st_size)
+        guard length != coveredLength else { return }
+        if fallocate(descriptor, FALLOC_FL_KEEP_SIZE, off_t(length), off_t(Self.size)) == 0 {
+            coveredLength = length
+        } else if errno != ENOSPC {
+            logger.warning("cannot keep headroom past the index log: \(String(cString: strerror(errno)))")
+            unsupported = true
+        }
+    }
+
+    /// Makes every committed frame durable. With `synchronous = NORMAL` SQLite syncs the
+    /// database file itself after each checkpoint, so frames moved there are durable too.
+    func sync() {
+        guard descriptor >= 0 else { return }
+        if fsync(descriptor) != 0 {
+            logger.error("fsync of the index log failed: \(String(cString: strerror(errno)))")
+        }
+    }
+}
