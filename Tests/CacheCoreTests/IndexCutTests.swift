@@ -5,9 +5,9 @@ import GRDB
 import Testing
 
 /// The index cut at every record boundary of the writer's log and recovered: a seeded run of
-/// namespace and flag operations, each made its own commit, then for every commit k a store
-/// whose WAL ends at commit k, opened (which recovers it) and compared with the model as it
-/// was after the operation of commit k.
+/// namespace and flag operations, each committed on its own, then for every commit in the log
+/// a store whose WAL ends there, opened (which recovers it), compared with the model after
+/// the operation that commit belongs to, and checked by `cachefs verify` (`StoreVerifier`).
 ///
 /// How the cut is made. SQLite in WAL mode appends every commit to `index.sqlite-wal` as
 /// frames (a 24-byte header and a page), the last frame of a commit carrying the database size
@@ -20,18 +20,22 @@ import Testing
 /// GRDB's pool has one writer connection and GRDB never checkpoints by itself), runs one
 /// `TRUNCATE` checkpoint before the first operation (the main file then holds the store as
 /// it was created, and the WAL starts empty), and checks at the end that the main file did
-/// not change. The background worker is stopped, and the commit window is an hour, so the
-/// only commits are those of `waitForIndex` after each operation; the test checks that every
-/// commit frame in the log is one it recorded, and that each recorded length ends on one.
+/// not change. The background worker is stopped (its rounds flush the writer) and the commit
+/// window is an hour, so commits happen only in the waits after each operation: the
+/// operation's own group, then maybe a commit deleting the rows whose bytes that group's
+/// after-commit action unlinked (the first wait may or may not include it). The test parses
+/// the log, finds every commit frame, gives each to the operation whose waits made it, and
+/// checks that each operation's last commit ends at the length recorded after its waits.
 ///
-/// Which object files exist at the cut. Bytes are not in the WAL. A crash right after commit
-/// k (and before commit k+1) can leave the objects folder in any state it passed through in
-/// between: at least what it held once commit k and its after-commit unlinks were done, at
-/// most that plus the bytes those unlinks removed (they run after the commit that left the
-/// rows nameless, so the crash may come first) plus the bytes the next operation created
-/// before its commit (a new file's bytes and content exist before its row commits; their id
-/// lies in the open reserved range). Both ends are built and recovered; states outside them
-/// (bytes gone before the commit that takes their name, say) are not reachable and not made.
+/// Which object files exist at the cut. Bytes are not in the WAL. A crash right after a
+/// commit can leave the objects folder in any state it passed through before the next one:
+/// at least what it held after the operation (unlinks only happen after the commit that left
+/// the rows nameless), and at most, for a cut before the operation's last commit, also the
+/// bytes its after-commit unlinks removed, or, for a cut at its last commit, also the bytes the
+/// next operation created before its commit (a new file's bytes and content exist before its
+/// row commits; their id lies in the open reserved range). Both ends are built and
+/// recovered. States outside them are not reachable and are not made: e.g. bytes still there
+/// after the commit that deleted their row (their unlink came first).
 /// Rewrites and truncations of existing files are left out here: they commit a `writing` mark
 /// inside the operation (covered by RecoveryTests and NamespaceModelTests).
 @Suite struct IndexCutTests {
@@ -219,128 +223,6 @@ extension TestStore {
         var result: [String: Data] = [:]
         for name in objectFiles {
             result[name] = FileManager.default.contents(atPath: path + "/objects/" + name)
-        }
-        return result
-    }
-}
-
-/// What the cut test does: the namespace operations of `NamespaceModelTests`, and flags.
-enum CutOperation: CustomStringConvertible {
-    case namespace(ModelOperation)
-    case flag(String, name: String, on: Bool)
-
-    var description: String {
-        switch self {
-        case .namespace(let operation): operation.description
-        case .flag(let path, let name, let on): "set \(name)=\(on ? 1 : 0) on \(path)"
-        }
-    }
-
-    func run(on engine: CacheEngine, pool: EntryID) throws {
-        switch self {
-        case .namespace(let operation):
-            try operation.run(on: engine, pool: pool)
-        case .flag(let path, let name, let on):
-            var id = pool
-            for component in path.split(separator: "/") {
-                id = try engine.lookup(parent: id, name: Array(component.utf8)).id
-            }
-            try engine.setxattr(id, name: "user.cache." + name, value: Array((on ? "1" : "0").utf8), flags: 0)
-        }
-    }
-}
-
-/// `Model` plus each path's persistent and pinned flags: new entries take their directory's,
-/// a flag set on a directory is copied to everything beneath it, a rename keeps them.
-struct FlaggedModel {
-    private(set) var names = Model()
-    private(set) var persistent: Set<String> = []
-    private(set) var pinned: Set<String> = []
-
-    var state: [String: String] {
-        var result: [String: String] = [:]
-        for (path, value) in names.snapshot {
-            result[path] = value + (persistent.contains(path) ? "+p" : "") + (pinned.contains(path) ? "+n" : "")
-        }
-        return result
-    }
-
-    var fileCount: Int { names.snapshot.values.filter { $0.hasPrefix("f:") }.count }
-
-    var usage: PoolUsage {
-        var usage = PoolUsage()
-        for (path, value) in names.snapshot where value.hasPrefix("f:") {
-            let bytes = Int64(value.utf8.count - 2)
-            if persistent.contains(path) {
-                usage.persistentBytes += bytes
-                usage.persistentFiles += 1
-            } else {
-                usage.cachedBytes += bytes
-                usage.cachedFiles += 1
-            }
-        }
-        return usage
-    }
-
-    mutating func randomOperation(_ random: inout SplitMix) -> CutOperation {
-        let paths = names.snapshot.keys.sorted()
-        guard random.next() % 5 == 0, !paths.isEmpty else { return .namespace(names.randomOperation(&random)) }
-        let path = paths[Int(random.next() % UInt64(paths.count))]
-        return .flag(path, name: random.next() % 2 == 0 ? "persistent" : "pinned", on: random.next() % 3 != 0)
-    }
-
-    mutating func apply(_ operation: CutOperation) -> Int32 {
-        switch operation {
-        case .flag(let path, let name, let on):
-            let found = resolve(path)
-            guard found == 0 else { return found }
-            let beneath = names.snapshot.keys.filter { $0 == path || $0.hasPrefix(path + "/") }
-            if name == "persistent" { update(&persistent, beneath, on) } else { update(&pinned, beneath, on) }
-            return 0
-        case .namespace(let change):
-            let result = names.apply(change)
-            guard result == 0 else { return result }
-            switch change {
-            case .mkdir(let path), .write(let path, _):
-                let parent = path.lastIndex(of: "/").map { String(path[..<$0]) }
-                update(&persistent, [path], parent.map(persistent.contains) ?? false)
-                update(&pinned, [path], parent.map(pinned.contains) ?? false)
-            case .unlink(let path), .rmdir(let path):
-                persistent.remove(path)
-                pinned.remove(path)
-            case .rename(let from, let to) where from != to:
-                persistent = Self.moved(persistent, from: from, to: to)
-                pinned = Self.moved(pinned, from: from, to: to)
-            case .rename:
-                break
-            }
-            return 0
-        }
-    }
-
-    /// ENOENT or ENOTDIR as the lookups of each component of `path` would answer.
-    private func resolve(_ path: String) -> Int32 {
-        let components = path.split(separator: "/").map(String.init)
-        for index in components.indices {
-            let prefix = components[...index].joined(separator: "/")
-            guard let value = names.snapshot[prefix] else { return ENOENT }
-            if value != "d" && index < components.count - 1 { return ENOTDIR }
-        }
-        return 0
-    }
-
-    private func update(_ set: inout Set<String>, _ paths: [String], _ on: Bool) {
-        for path in paths {
-            if on { set.insert(path) } else { set.remove(path) }
-        }
-    }
-
-    /// The set after `from` (and what is beneath it) became `to`, replacing `to`.
-    private static func moved(_ set: Set<String>, from: String, to: String) -> Set<String> {
-        var result = set.filter { $0 != to && !$0.hasPrefix(to + "/") }
-        result = result.filter { $0 != from && !$0.hasPrefix(from + "/") }
-        for path in set where path == from || path.hasPrefix(from + "/") {
-            result.insert(to + path.dropFirst(from.count))
         }
         return result
     }
