@@ -1,6 +1,7 @@
 @testable import CacheCore
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 @Suite struct RecoveryTests {
@@ -54,6 +55,70 @@ import Testing
         let kept = try engine.lookup(parent: keep, name: Array("kept".utf8))
         #expect(try engine.readAll(kept.id) == Array("persistent".utf8))
         #expect(store.objectFiles.count == 1)
+    }
+
+    /// Two creates race: the first takes its id, the second takes the next one and commits
+    /// before the first's row does, then the daemon dies. The first file's bytes exist with
+    /// no row, under an id below the highest committed one: recovery must still remove them.
+    /// With `atRangeEnd`, the first id is the last of its reserved range and the second opens
+    /// (and commits) the next range.
+    @Test(arguments: [false, true])
+    func bytesOfACreateOvertakenByALaterIdAreRemovedAfterACrash(atRangeEnd: Bool) throws {
+        let store = try TestStore()
+        let disk = FaultyDisk()
+        let overtaking = Mutex<EntryID?>(nil)
+        let slow: EntryID
+        let rangeEnd: EntryID
+        do {
+            // A long window: nothing commits but the waits below.
+            let engine = try store.open(disk: disk, commitWindow: 3600)
+            // Its rounds flush the writer: one could commit "slow" before the crash.
+            engine.worker.stop()
+            let data = try engine.pool("data")
+            if atRangeEnd {
+                _ = try engine.takeID()
+                while engine.ids.withLock({ $0.reservedBelow - $0.next }) > 1 { _ = try engine.takeID() }
+            }
+            rangeEnd = engine.ids.withLock { $0.reservedBelow }
+            engine.waitForIndex()
+            // Runs inside the first create, after it took its id and before its bytes exist:
+            // another thread's create is made and committed whole meanwhile.
+            disk.beforeNextOpen.withLock { hook in
+                hook = {
+                    do {
+                        let id = try engine.writeFile("fast", in: data, content: Array("fast".utf8))
+                        engine.waitForIndex()
+                        overtaking.withLock { $0 = id }
+                    } catch {
+                        Issue.record("the overtaking create failed: \(error)")
+                    }
+                }
+            }
+            let created = try engine.create(parent: data, name: Array("slow".utf8), mode: 0o644, flags: O_WRONLY,
+                                            caller: tester)
+            slow = created.attributes.id
+            _ = try Array("slow".utf8).withUnsafeBytes { try engine.write(created.handle, offset: 0, bytes: $0) }
+            try engine.flush(created.handle)
+            engine.release(created.handle)
+            // Dies within the commit window of "slow": its row never reaches the index.
+            engine.simulateCrash()
+            _ = Unmanaged.passRetained(engine)
+        }
+        let fast = try #require(overtaking.withLock { $0 })
+        #expect(fast > slow, "the race did not happen as arranged")
+        #expect(!atRangeEnd || (slow == rangeEnd - 1 && fast == rangeEnd), "ids on either side of a range's end")
+        #expect(store.hasObject(slow) && store.hasObject(fast))
+        try simulateNewProcess(store)
+        do {
+            let engine = try store.open()
+            defer { engine.shutdown() }
+            let data = try engine.pool("data")
+            #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("slow".utf8)) }
+            #expect(try engine.readAll(engine.lookup(parent: data, name: Array("fast".utf8)).id) == Array("fast".utf8))
+            #expect(!store.hasObject(slow), "bytes without an entry survived recovery")
+        }
+        let report = try StoreVerifier(storePath: store.path).run(repair: false)
+        #expect(report.problems.isEmpty, "verify found \(report.problems)")
     }
 
     @Test func aSecondOpenerOfTheStoreIsRefused() throws {

@@ -65,7 +65,7 @@ extension CacheEngine {
             var directory = current
             change(&directory)
             directory.ctime = time.nanoseconds
-            try applyToSubtree(directory, in: &namespace)
+            try applyToSubtree(directory, attribute: attribute, in: &namespace)
             return
         }
         let (before, after) = try update(current.entryID, in: &namespace) { updated in
@@ -81,7 +81,10 @@ extension CacheEngine {
     /// A flag set on a directory covers everything beneath it now (and later, by inheritance
     /// at creation), in memory and in one hold of the namespace: each file's usage moves in
     /// the same hold that changes its flag, so a write growing it meanwhile is never lost.
-    func applyToSubtree(_ directory: EntryRecord, in namespace: inout NamespaceState) throws {
+    /// Only `attribute` is copied down: pinning a directory leaves a file's own persistence
+    /// and expiration alone, and so on.
+    func applyToSubtree(_ directory: EntryRecord, attribute: CacheAttribute,
+                        in namespace: inout NamespaceState) throws {
         let time = now.nanoseconds
         let beneath = try namespace.subtree(of: directory.entryID)
         var changed: [IndexChange] = []
@@ -89,9 +92,12 @@ extension CacheEngine {
             let after = namespace.modify(id) { inode -> EntryRecord in
                 let before = inode.record
                 let leavesPersistence = before.persistent && !directory.persistent
-                inode.record.persistent = directory.persistent
-                inode.record.pinnedUntil = directory.pinnedUntil
-                inode.record.expiration = directory.expiration
+                switch attribute {
+                case .persistent: inode.record.persistent = directory.persistent
+                case .pinned: inode.record.pinnedUntil = directory.pinnedUntil
+                case .expiration: inode.record.expiration = directory.expiration
+                default: break
+                }
                 if id == directory.entryID { inode.record.ctime = directory.ctime }
                 if leavesPersistence && before.kind == .file {
                     // Back in the pool, a file counts as most recently used.

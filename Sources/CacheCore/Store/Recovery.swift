@@ -43,14 +43,21 @@ struct Recovery {
         }
     }
 
-    /// Bytes created under ids of the last reserved range whose rows never committed (the
-    /// daemon died within a commit window of their creation). Only that range is looked at.
+    /// Bytes created under ids of the last reserved ranges whose rows never committed (the
+    /// daemon died within a commit window of their creation). Creates take their ids before
+    /// the namespace lock, so rows commit in any order: a missing row can lie below the
+    /// highest committed id. Every id without a row in the open range and the one before it
+    /// (a create holding the previous range's last ids may commit after the next range's
+    /// first) is looked at; only those ranges.
     private func removeBytesOfUncommittedEntries() throws {
-        let highest = try index.highestEntryID()
         let bound = try IDReservation.reservedBound(in: index)
-        guard bound > highest + 1 else { return }
+        let low = max(bound - 2 * IDReservation.chunk, 1)
+        guard bound > low else { return }
+        let committed = Set(try index.pool.read { db in
+            try EntryID.fetchAll(db, sql: "SELECT id FROM entry WHERE id >= ? AND id < ?", arguments: [low, bound])
+        })
         var removed = 0
-        for id in (highest + 1)..<bound {
+        for id in low..<bound where !committed.contains(id) {
             do throws(CacheError) {
                 try disk.unlink(layout.objectPath(for: id))
                 removed += 1

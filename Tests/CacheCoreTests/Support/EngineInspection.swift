@@ -1,0 +1,36 @@
+@testable import CacheCore
+import Foundation
+
+// What the namespace tests look at besides the engine's public answers.
+
+extension CacheEngine {
+    func lookups(of id: EntryID) -> UInt64 {
+        namespace.withLock { $0.inodes[id]?.lookups ?? 0 }
+    }
+
+    /// The names a listing shows in a directory, without "." and "..".
+    func names(in directory: EntryID) throws -> [String] {
+        try readdir(directory, offset: 0, limit: 100_000).dropFirst(2).map { String(decoding: $0.name, as: UTF8.self) }
+    }
+
+    /// Path → "d" or "f:" + content below `directory` (see `NamespaceModelTests.tree`).
+    func tree(of directory: EntryID) throws -> [String: String] {
+        try NamespaceModelTests.tree(of: self, pool: directory)
+    }
+}
+
+extension TestStore {
+    func hasObject(_ id: EntryID) -> Bool {
+        FileManager.default.fileExists(atPath: StoreLayout(root: path).objectPath(for: id))
+    }
+}
+
+extension PoolUsage {
+    init(cachedBytes: Int64 = 0, cachedFiles: Int64 = 0, persistentBytes: Int64 = 0, persistentFiles: Int64 = 0) {
+        self.init()
+        self.cachedBytes = cachedBytes
+        self.cachedFiles = cachedFiles
+        self.persistentBytes = persistentBytes
+        self.persistentFiles = persistentFiles
+    }
+}
