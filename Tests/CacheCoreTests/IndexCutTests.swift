@@ -52,6 +52,7 @@ import Testing
             let engine = try Self.openQuietly(store.path, commitWindow: 3600)
             engine.worker.stop()
             engine.notifications.stop()
+            engine.durability.stop()
             try engine.index.pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
                 #expect(try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") == 0)

@@ -72,8 +72,9 @@ import Testing
         do {
             // A long window: nothing commits but the waits below.
             let engine = try store.open(disk: disk, commitWindow: 3600)
-            // Its rounds flush the writer: one could commit "slow" before the crash.
+            // Their rounds flush the writer: one could commit "slow" before the crash.
             engine.worker.stop()
+            engine.durability.stop()
             let data = try engine.pool("data")
             if atRangeEnd {
                 _ = try engine.takeID()

@@ -57,6 +57,8 @@ public final class CacheEngine: Sendable {
     let worker: BackgroundWorker
     /// The only thread that sends notifications to the kernel, holding no lock.
     let notifications = BackgroundWorker(tick: 1, name: "cachefs-notify")
+    /// Syncs closed files and marks them durable (see `makeClosedFilesDurable`).
+    let durability: BackgroundWorker
     /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
     let ids: Mutex<IDReservation>
 
@@ -104,10 +106,12 @@ public final class CacheEngine: Sendable {
         writer.start()
         namespace = Namespace(index: index, writer: writer)
         try namespace.withLock { try $0.loadChildren(of: WellKnownEntry.root) }
-        worker = BackgroundWorker(tick: min(accessFlushSeconds, sweepSeconds, pressureCheckSeconds,
-                                            durabilitySeconds, 1))
+        worker = BackgroundWorker(tick: min(accessFlushSeconds, sweepSeconds, pressureCheckSeconds, 1),
+                                  name: "cachefs-evictor")
+        durability = BackgroundWorker(tick: durabilitySeconds, name: "cachefs-durable", roundAtStart: false)
         worker.start { [weak self] in self?.runBackgroundRound() }
         notifications.start { [weak self] in self?.deliverNotifications() }
+        durability.start { [weak self] in self?.makeClosedFilesDurable() }
         // Limits may have been lowered (by --pool) since the last mount.
         requestEnforcement(of: Array(policies.withLock { $0.keys }))
     }
@@ -116,6 +120,7 @@ public final class CacheEngine: Sendable {
     public func shutdown() {
         worker.stop()
         notifications.stop()
+        durability.stop()
         var leftovers: [EntryID] = []
         for file in handles.removeAll() {
             disk.close(file.fd)
@@ -154,6 +159,7 @@ public final class CacheEngine: Sendable {
     func simulateCrash() {
         worker.stop()
         notifications.stop()
+        durability.stop()
         writer.abandon()
     }
 
@@ -241,7 +247,6 @@ struct BackgroundSchedule: Sendable {
     var lastFlush: Double = 0
     var lastSweep: Double = 0
     var lastPressureCheck: Double = 0
-    var lastDurabilitySync: Double = 0
     /// Bytes written since free space was last looked at; past a threshold a write asks
     /// for a pressure check, so a fast writer cannot fill the disk between periodic checks.
     var bytesSincePressureCheck: Int64 = 0

@@ -1,57 +1,59 @@
 import Foundation
 
-/// The evictor's dedicated thread: runs one round of background work at every tick and
-/// at once when woken (a write that crossed a pool's limit wakes it).
+/// A dedicated thread that runs one round of work at every tick and at once when woken.
 ///
 /// It is a plain thread, not a Task: the Swift cooperative pool has about two threads here
-/// and must never block on disk or index I/O. It is also the only thread that sends
-/// notifications to the kernel, holding no core lock while it does.
+/// and must never block on disk or index I/O.
 final class BackgroundWorker: Sendable {
+    private struct State {
+        var stopping = false
+        var finished = false
+        var woken = false
+    }
+
     private let tick: Double
     private let name: String
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private nonisolated(unsafe) var stopping = false
-    private nonisolated(unsafe) var finished = false
-    private nonisolated(unsafe) var woken = false
+    private let roundAtStart: Bool
+    private let state = ConditionLock(State())
 
-    init(tick: Double, name: String = "cachefs-evictor") {
+    /// With `roundAtStart` false the first round waits for a tick or a wake.
+    init(tick: Double, name: String, roundAtStart: Bool = true) {
         self.tick = tick
         self.name = name
+        self.roundAtStart = roundAtStart
     }
 
     func start(_ round: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
-            condition.lock()
-            while !stopping {
-                woken = false
-                condition.unlock()
+            if !roundAtStart { waitForTick() }
+            while !state.withLock({ state in
+                state.woken = false
+                return state.stopping
+            }) {
                 round()
-                condition.lock()
-                if !stopping && !woken { _ = condition.wait(until: Date(timeIntervalSinceNow: tick)) }
+                waitForTick()
             }
-            finished = true
-            condition.broadcast()
-            condition.unlock()
+            state.withLock { $0.finished = true }
+            state.broadcast()
         }
         thread.name = name
         thread.start()
     }
 
+    private func waitForTick() {
+        state.withLock(waitingUntil: { $0.stopping || $0.woken }, deadline: Date(timeIntervalSinceNow: tick)) { _ in }
+    }
+
     /// Asks for a round now (does not wait for it).
     func wake() {
-        condition.lock()
-        woken = true
-        condition.signal()
-        condition.unlock()
+        state.withLock { $0.woken = true }
+        state.broadcast()
     }
 
     /// Stops the thread and waits until its current round is over.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while !finished { condition.wait() }
-        condition.unlock()
+        state.withLock { $0.stopping = true }
+        state.broadcast()
+        state.withLock(waitingUntil: { $0.finished }) { _ in }
     }
 }

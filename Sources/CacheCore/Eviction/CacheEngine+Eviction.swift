@@ -9,10 +9,7 @@ extension CacheEngine {
     /// One round of the background worker.
     func runBackgroundRound() {
         let uptime = ProcessInfo.processInfo.systemUptime
-        let due = schedule.withLock { schedule -> (flush: Bool, sweep: Bool, pressure: Bool, durable: Bool,
-                                                   pools: Set<EntryID>) in
-            let durable = uptime - schedule.lastDurabilitySync >= durabilitySeconds
-            if durable { schedule.lastDurabilitySync = uptime }
+        let due = schedule.withLock { schedule -> (flush: Bool, sweep: Bool, pressure: Bool, pools: Set<EntryID>) in
             let flush = uptime - schedule.lastFlush >= accessFlushSeconds
             let sweep = uptime - schedule.lastSweep >= sweepSeconds
             let pressure = schedule.pressureRequested || uptime - schedule.lastPressureCheck >= pressureCheckSeconds
@@ -22,13 +19,12 @@ extension CacheEngine {
             schedule.pressureRequested = false
             let pools = schedule.poolsToEnforce
             schedule.poolsToEnforce = []
-            return (flush, sweep, pressure, durable, pools)
+            return (flush, sweep, pressure, pools)
         }
         if due.flush {
             writer.enqueue(.setting(key: PoolCounters.settingKey, value: counters.withLock { $0 }.encoded))
             flushAccessTimes()
         }
-        if due.durable { makeClosedFilesDurable() }
         endPinLeases()
         for pool in due.pools { enforceLimits(of: pool) }
         if due.sweep { sweepExpired() }
@@ -54,38 +50,10 @@ extension CacheEngine {
         }
     }
 
-    /// Syncs the store's filesystem once for a batch of closed files, then records them as
-    /// durable: after a power loss, only durable cached files are kept.
-    private func makeClosedFilesDurable() {
-        do {
-            writer.flush()
-            let batch = try index.notYetDurable(limit: 4096)
-            guard !batch.isEmpty else { return }
-            try disk.syncFilesystem(layout.root)
-            // In memory and through the writer in one hold, so a write that lands meanwhile
-            // (and changes mtime) keeps the file not durable on both sides.
-            namespace.withLock { namespace in
-                var marked: [IndexChange] = []
-                for file in batch {
-                    let inMemory: Void? = namespace.modify(file.id) { inode in
-                        guard inode.record.mtime == file.mtime, !inode.record.writing,
-                              inode.record.parent != nil else { return }
-                        inode.record.durable = true
-                        marked.append(.content(inode.record))
-                    }
-                    // Not in memory: nothing can change it meanwhile, the row is the truth.
-                    if inMemory == nil { marked.append(.markDurable(file.id, mtime: file.mtime)) }
-                }
-                namespace.log(marked)
-            }
-        } catch {
-            logger.error("could not make closed files durable: \(error)")
-        }
-    }
-
+    /// Unpins files whose lease ended. It reads committed rows and does not wait for the
+    /// writer: a lease set within the last commit window ends one round later.
     private func endPinLeases() {
         do {
-            writer.flush()
             let time = now.nanoseconds
             let ended = try index.endedLeases(before: time)
             guard !ended.isEmpty else { return }

@@ -145,19 +145,7 @@ final class IndexWriter: Sendable {
             }
             let stop = state.withLock(waitingUntil: ready) { $0.stopping && $0.queue.isEmpty }
             if stop && !durablePending() { break }
-            // Let a group gather, unless someone waits for it or it is already large.
-            let deadline = Date(timeIntervalSinceNow: commitWindow)
-            let taken = state.withLock(waitingUntil: { state in
-                state.waiters > 0 || state.stopping || state.queue.count >= self.maxBatch
-            }, deadline: deadline) { state -> (items: [Item], last: UInt64, durable: Bool) in
-                let items = state.queue
-                state.queue = []
-                return (items, state.enqueued, state.durableWanted > state.durableCommitted)
-            }
-            commit(taken.items)
-            headroom.replenish()
-            if taken.durable { headroom.sync() }
-            for case .afterCommit(let action) in taken.items { action() }
+            let taken = commitNextGroup(&headroom)
             state.withLock { state in
                 state.committed = taken.last
                 if taken.durable { state.durableCommitted = taken.last }
@@ -166,6 +154,26 @@ final class IndexWriter: Sendable {
         }
         state.withLock { $0.finished = true }
         state.broadcast()
+    }
+
+    /// Takes the group that gathered and commits it. The items (and the references their
+    /// actions hold) are gone when this returns, before waiters are woken: a waiter that
+    /// drops the last reference to the engine must not find it still alive on this thread.
+    private func commitNextGroup(_ headroom: inout LogHeadroom) -> (last: UInt64, durable: Bool) {
+        // Let a group gather, unless someone waits for it or it is already large.
+        let deadline = Date(timeIntervalSinceNow: commitWindow)
+        let taken = state.withLock(waitingUntil: { state in
+            state.waiters > 0 || state.stopping || state.queue.count >= self.maxBatch
+        }, deadline: deadline) { state -> (items: [Item], last: UInt64, durable: Bool) in
+            let items = state.queue
+            state.queue = []
+            return (items, state.enqueued, state.durableWanted > state.durableCommitted)
+        }
+        commit(taken.items)
+        headroom.replenish()
+        if taken.durable { headroom.sync() }
+        for case .afterCommit(let action) in taken.items { action() }
+        return (taken.last, taken.durable)
     }
 
     private func durablePending() -> Bool {
