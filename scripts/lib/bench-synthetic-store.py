@@ -60,6 +60,8 @@ def main() -> int:
     db.executemany("INSERT INTO entry(id, parent, name, pool, kind, mode, uid, gid, size, atime, mtime, "
                    "ctime, last_access, persistent, pinned_until, expiration, writing, durable) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    # Rows written by hand: the usage saved at the last unmount no longer holds.
+    db.execute("DELETE FROM setting WHERE key = 'usage_totals'")
     db.execute("COMMIT")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()

@@ -85,11 +85,11 @@ public final class CacheEngine: Sendable {
         events = EventLog(path: layout.eventsPath, maxBytes: configuration.eventLogMaxBytes, logger: logger)
         let boot = BootIdentity.current()
         let powerLost = try BootIdentity.wasPowerLost(index: index, currentBoot: boot)
-        let uncleanStop = try index.setting(BootIdentity.cleanKey) == "0"
+        let previousStop = try index.setting(BootIdentity.cleanKey)
         // Recovery first: it clears the previous mount's open id range, which a pool created
         // by `--pool` below may then take an id from.
-        try Recovery(index: index, layout: layout, disk: disk, logger: logger)
-            .run(afterPowerLoss: powerLost, afterUncleanStop: uncleanStop)
+        let recoveryChanged = try Recovery(index: index, layout: layout, disk: disk, logger: logger)
+            .run(afterPowerLoss: powerLost, afterUncleanStop: previousStop == "0")
         try StoreInitializer.ensureRootAndPools(index: index, clock: clock, overrides: configuration.poolOverrides)
         if let minFree = configuration.minFree {
             try index.setSetting(MinFree.settingKey, minFree.description)
@@ -97,7 +97,7 @@ public final class CacheEngine: Sendable {
         ids = Mutex(try IDReservation.afterRecovery(index: index))
         try index.setSetting(BootIdentity.bootKey, boot)
         try index.setSetting(BootIdentity.cleanKey, "0")
-        usage = UsageLedger(try index.usageByPool())
+        usage = UsageLedger(try UsageTotals.load(from: index, trusted: previousStop == "1" && !recoveryChanged))
         policies = Mutex(try index.poolPolicies())
         counters = Mutex(PoolCounters.load(from: index))
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
@@ -146,6 +146,7 @@ public final class CacheEngine: Sendable {
             // that follows a clean unmount, no file is suspected of being torn.
             try disk.syncFilesystem(layout.root)
             try index.markAllClosedFilesDurable()
+            try index.setSetting(UsageTotals.settingKey, UsageTotals.encode(usage.all()))
             try index.setSetting(BootIdentity.cleanKey, "1")
             try index.checkpoint()
             reserve.restore()

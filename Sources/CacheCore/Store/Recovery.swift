@@ -14,9 +14,12 @@ struct Recovery {
     let disk: any Disk
     let logger: Logger
 
-    func run(afterPowerLoss: Bool, afterUncleanStop: Bool) throws {
+    /// Returns whether it changed any entry (so saved usage totals no longer hold).
+    @discardableResult
+    func run(afterPowerLoss: Bool, afterUncleanStop: Bool) throws -> Bool {
         if afterPowerLoss { try recoverFromPowerLoss() }
-        for var record in try index.unfinishedEntries() {
+        let unfinished = try index.unfinishedEntries()
+        for var record in unfinished {
             let id = record.entryID
             let path = layout.objectPath(for: id)
             if record.parent != nil && record.persistent, let size = storedSize(path) {
@@ -41,6 +44,7 @@ struct Recovery {
         } else if afterUncleanStop {
             try removeBytesOfUncommittedEntries()
         }
+        return afterPowerLoss || !unfinished.isEmpty
     }
 
     /// Bytes created under ids of the last reserved ranges whose rows never committed (the

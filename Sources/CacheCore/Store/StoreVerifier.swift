@@ -10,6 +10,8 @@ public struct StoreVerifier {
         case tornFile(id: EntryID, path: String)
         case wrongSize(id: EntryID, path: String, indexed: Int64, actual: Int64)
         case nameless(id: EntryID)
+        /// The usage saved at the last clean unmount is not the sum of the entries.
+        case usageTotals(saved: String, summed: String)
 
         public var description: String {
             switch self {
@@ -19,6 +21,8 @@ public struct StoreVerifier {
             case .wrongSize(let id, let path, let indexed, let actual):
                 return "wrong size: \(path) (entry \(id)) is \(actual) bytes, the index says \(indexed)"
             case .nameless(let id): return "leftover: entry \(id) lost its name but kept its bytes"
+            case .usageTotals(let saved, let summed):
+                return "usage totals saved at unmount (\(saved)) differ from the entries' sum (\(summed))"
             }
         }
     }
@@ -75,6 +79,13 @@ public struct StoreVerifier {
                 }
             }
         }
+        if try index.setting(BootIdentity.cleanKey) == "1",
+           let saved = UsageTotals.decode(try index.setting(UsageTotals.settingKey) ?? "") {
+            let summed = try index.usageByPool().filter { $0.value != PoolUsage() }
+            if saved.filter({ $0.value != PoolUsage() }) != summed {
+                report.problems.append(.usageTotals(saved: UsageTotals.encode(saved), summed: UsageTotals.encode(summed)))
+            }
+        }
         if repair && !report.problems.isEmpty {
             try self.repair(report.problems, index: index)
             report.repaired = true
@@ -97,8 +108,12 @@ public struct StoreVerifier {
                     record.size = actual
                     try index.update(record)
                 }
+            case .usageTotals:
+                break
             }
         }
+        // Any repair changes entries: the next mount sums them again.
+        try index.setSetting(UsageTotals.settingKey, "")
         try index.checkpoint()
     }
 }
