@@ -104,4 +104,16 @@ extension EntryRecord {
         container["writing"] = writing
         container["durable"] = durable
     }
+
+    /// The columns after `id`, in the order of ``columnValues`` (for the index writer's
+    /// prepared statements, which skip GRDB's per-record persistence work).
+    static let columnsAfterID = ["parent", "name", "pool", "kind", "mode", "uid", "gid", "size", "atime", "mtime",
+                                 "ctime", "last_access", "persistent", "pinned_until", "expiration", "writing",
+                                 "durable"]
+
+    /// The values of ``columnsAfterID``, then `id`.
+    var columnValues: StatementArguments {
+        [parent, name, pool, kind.rawValue, mode, uid, gid, size, atime, mtime, ctime, lastAccess, persistent,
+         pinnedUntil, expiration, writing, durable, id]
+    }
 }

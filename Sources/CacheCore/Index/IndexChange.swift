@@ -20,13 +20,20 @@ enum IndexChange: Sendable {
     /// A setting (boot id, counters, id reservations) that must commit in order with entries.
     case setting(key: String, value: String)
 
+    private static let insertSQL = """
+        INSERT INTO entry(\(EntryRecord.columnsAfterID.joined(separator: ", ")), id) \
+        VALUES (\(Array(repeating: "?", count: EntryRecord.columnsAfterID.count + 1).joined(separator: ", ")))
+        """
+    private static let updateSQL = """
+        UPDATE entry SET \(EntryRecord.columnsAfterID.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+        """
+
     func apply(in db: Database) throws {
         switch self {
         case .insert(let record):
-            var inserted = record
-            try inserted.insert(db)
+            try db.cachedStatement(sql: Self.insertSQL).execute(arguments: record.columnValues)
         case .update(let record):
-            try record.update(db)
+            try db.cachedStatement(sql: Self.updateSQL).execute(arguments: record.columnValues)
         case .content(let record):
             try db.cachedStatement(sql: """
                 UPDATE entry SET size = ?, mtime = ?, ctime = ?, atime = ?, writing = ?, durable = ? WHERE id = ?
