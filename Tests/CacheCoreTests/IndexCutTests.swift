@@ -145,8 +145,10 @@ import Testing
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try bytes.write(to: url)
         }
+        weak var released: CacheEngine?
         do {
             let engine = try openQuietly(store.path, commitWindow: 0.005)
+            released = engine
             defer { engine.shutdown() }
             let recovered = try state(of: engine)
             #expect(recovered == model.state, "\(cut): the recovered store is not the model at that commit")
@@ -156,6 +158,8 @@ import Testing
             #expect(store.objectFiles.count == model.fileCount, "\(cut): bytes without a name, or names without bytes")
         }
         // The engine is gone (and its store lock with it): `cachefs verify` may take the store.
+        #expect(released == nil, "\(cut): the engine outlived its scope")
+        try TestStore.waitUntilUnlocked(store.path)
         let report = try StoreVerifier(storePath: store.path).run(repair: false)
         #expect(report.problems.isEmpty, "\(cut): verify found \(report.problems)")
     }

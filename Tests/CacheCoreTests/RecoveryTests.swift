@@ -126,7 +126,7 @@ import Testing
         let store = try TestStore()
         let engine = try store.open()
         defer { engine.shutdown() }
-        #expect(throws: StoreError.alreadyMounted(store.path)) { _ = try store.open() }
+        #expect(throws: StoreError.alreadyMounted(store.path)) { _ = try store.open(waitingForLock: false) }
     }
 
     /// The leaked engine of a "crashed" test still holds the store's flock; a new process

@@ -13,15 +13,34 @@ final class TestStore {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
+    /// With `waitingForLock`, first waits for a lock an earlier engine of the test let go of
+    /// (see `waitUntilUnlocked`).
     func open(clock: ManualClock = ManualClock(), disk: any Disk = PosixDisk(),
-              overrides: [PoolOverride] = [], commitWindow: Double = 0.005) throws -> CacheEngine {
-        try CacheEngine(EngineConfiguration(storePath: path, poolOverrides: overrides, clock: clock, disk: disk,
+              overrides: [PoolOverride] = [], commitWindow: Double = 0.005,
+              waitingForLock: Bool = true) throws -> CacheEngine {
+        if waitingForLock && FileManager.default.fileExists(atPath: path + "/lock") { try Self.waitUntilUnlocked(path) }
+        return try CacheEngine(EngineConfiguration(storePath: path, poolOverrides: overrides, clock: clock, disk: disk,
                                             accessFlushSeconds: 3600, commitWindowSeconds: commitWindow))
     }
 
     /// Lets the next `open` take the store, as a new process would after a crash.
     func releaseLockOfCrashedEngine() throws {
         try FileManager.default.removeItem(atPath: path + "/lock")
+    }
+
+    /// Waits (up to 5 s) until no descriptor holds the store's lock. A process another test
+    /// spawns holds a copy of every descriptor until it execs (O_CLOEXEC acts only then), so
+    /// a lock can outlive the engine that closed it by a moment.
+    static func waitUntilUnlocked(_ path: String) throws {
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while true {
+            do {
+                _ = try StoreLock(layout: StoreLayout(root: path))
+                return
+            } catch where Date() < deadline {
+                usleep(10_000)
+            }
+        }
     }
 
     var objectFiles: [String] {
