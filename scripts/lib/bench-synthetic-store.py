@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Fills an unmounted, freshly initialised cachefs store with N empty files in `data`.
+"""Fills an unmounted, freshly initialised cachefs store with N files in `data`.
 
-    bench-synthetic-store.py STORE N
+    bench-synthetic-store.py STORE N [SIZE]
+
+Each file is SIZE bytes of b'x' (default 0: empty).
 
 Creating a million files through the mount takes about an hour (1-3 ms per create), so
 scripts/bench builds its big stores offline: the store must have been mounted once (with the
 `data` pool) and cleanly unmounted, which creates STORE/index.sqlite with its schema. This
 inserts N rows into `entry` (children of the `data` pool, named b'f0'..b'f<N-1>', durable,
-empty, mode 0644) in one transaction, and creates the matching empty object files
+SIZE bytes, mode 0644) in one transaction, and creates the matching object files
 STORE/objects/XX/ID (XX: the id's low byte in hex), as the daemon would have.
 Prints the first and last new ids and the seconds each part took.
 """
@@ -18,10 +20,12 @@ import time
 
 
 def main() -> int:
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2
     store, count = sys.argv[1], int(sys.argv[2])
+    size = int(sys.argv[3]) if len(sys.argv) == 4 else 0
+    content = b"x" * size
     index_path = os.path.join(store, "index.sqlite")
     if not os.path.exists(index_path):
         print(f"{index_path}: missing; mount and unmount the store once first", file=sys.stderr)
@@ -54,7 +58,7 @@ def main() -> int:
     uid, gid = os.getuid(), os.getgid()
 
     t0 = time.monotonic()
-    rows = ((first + i, pool, b"f%d" % i, pool, 2, 0o644, uid, gid, 0, stamp, stamp, stamp, stamp,
+    rows = ((first + i, pool, b"f%d" % i, pool, 2, 0o644, uid, gid, size, stamp, stamp, stamp, stamp,
              0, 0, 0, 0, 1) for i in range(count))
     db.execute("BEGIN")
     db.executemany("INSERT INTO entry(id, parent, name, pool, kind, mode, uid, gid, size, atime, mtime, "
@@ -71,7 +75,10 @@ def main() -> int:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     dirs = [os.open(os.path.join(objects, "%02x" % low), os.O_RDONLY | os.O_DIRECTORY) for low in range(256)]
     for entry_id in range(first, first + count):
-        os.close(os.open(str(entry_id), flags, 0o600, dir_fd=dirs[entry_id & 0xFF]))
+        fd = os.open(str(entry_id), flags, 0o600, dir_fd=dirs[entry_id & 0xFF])
+        if content:
+            os.write(fd, content)
+        os.close(fd)
     for fd in dirs:
         os.close(fd)
     os.sync()
