@@ -50,8 +50,7 @@ import Testing
         let log: Data
         do {
             let engine = try Self.openQuietly(store.path, commitWindow: 3600)
-            engine.worker.stop()
-            engine.notifications.stop()
+            engine.evictor.stop()
             engine.durability.stop()
             try engine.index.pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")

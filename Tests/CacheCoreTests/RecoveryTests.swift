@@ -73,7 +73,7 @@ import Testing
             // A long window: nothing commits but the waits below.
             let engine = try store.open(disk: disk, commitWindow: 3600)
             // Their rounds flush the writer: one could commit "slow" before the crash.
-            engine.worker.stop()
+            engine.evictor.stop()
             engine.durability.stop()
             let data = try engine.pool("data")
             if atRangeEnd {

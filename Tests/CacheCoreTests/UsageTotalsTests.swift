@@ -8,15 +8,7 @@ import Testing
 /// are summed again.
 @Suite struct UsageTotalsTests {
     @Test func aCleanUnmountSavesTheUsageTheNextMountStartsFrom() throws {
-        let store = try TestStore()
-        let data: EntryID
-        do {
-            let engine = try store.open()
-            data = try engine.pool("data")
-            try writeFile(engine, data, "a", bytes: 300)
-            try writeFile(engine, data, "b", bytes: 200)
-            engine.shutdown()
-        }
+        let (store, data) = try cleanlyUnmountedStore(files: ["a": 300, "b": 200])
         let saved = try savedTotals(store)
         #expect(saved?[data] == PoolUsage(cachedBytes: 500, cachedFiles: 2))
         // Totals that differ from the entries show which one a mount read: the saved row.
@@ -27,14 +19,7 @@ import Testing
     }
 
     @Test func afterACrashTheEntriesAreSummedAgain() throws {
-        let store = try TestStore()
-        let data: EntryID
-        do {
-            let engine = try store.open()
-            data = try engine.pool("data")
-            try writeFile(engine, data, "a", bytes: 300)
-            engine.shutdown()
-        }
+        let (store, data) = try cleanlyUnmountedStore(files: ["a": 300])
         do {
             let engine = try store.open()
             try writeFile(engine, data, "b", bytes: 200)
@@ -49,14 +34,7 @@ import Testing
     }
 
     @Test func verifyFindsWrongTotalsAndRepairMakesTheNextMountSum() throws {
-        let store = try TestStore()
-        let data: EntryID
-        do {
-            let engine = try store.open()
-            data = try engine.pool("data")
-            try writeFile(engine, data, "a", bytes: 300)
-            engine.shutdown()
-        }
+        let (store, data) = try cleanlyUnmountedStore(files: ["a": 300])
         #expect(try StoreVerifier(storePath: store.path).run(repair: false).problems.isEmpty)
         try setSavedTotals(store, [data: PoolUsage(cachedBytes: 7, cachedFiles: 1)])
         let report = try StoreVerifier(storePath: store.path).run(repair: true)
@@ -74,6 +52,16 @@ import Testing
         #expect(UsageTotals.decode("") == nil)
         #expect(UsageTotals.decode("2:1,2,3") == nil)
         #expect(UsageTotals.decode("2:1,2,3,-4") == nil)
+    }
+
+    /// A store with these files (name: size) in `data`, cleanly unmounted; and `data`'s id.
+    private func cleanlyUnmountedStore(files: [String: Int]) throws -> (TestStore, EntryID) {
+        let store = try TestStore()
+        let engine = try store.open()
+        let data = try engine.pool("data")
+        for (name, size) in files { try writeFile(engine, data, name, bytes: size) }
+        engine.shutdown()
+        return (store, data)
     }
 
     private func writeFile(_ engine: CacheEngine, _ parent: EntryID, _ name: String, bytes: Int) throws {

@@ -108,7 +108,7 @@ extension CacheEngine {
             try markWriting(file.entry)
         }
         let written = try writeFreeingSpace(file.fd, bytes: bytes, offset: offset)
-        noteBytesWritten(written)
+        evictor.noteBytesWritten(written)
         let end = offset + Int64(written)
         let time = now.nanoseconds
         // The growth is counted in the same hold of the namespace that changes the size, so
@@ -129,7 +129,7 @@ extension CacheEngine {
                 return !inode.record.persistent
             } ?? false
         }
-        if countedAsCached && isOverLimit(file.pool) { requestEnforcement(of: [file.pool]) }
+        if countedAsCached && isOverLimit(file.pool) { evictor.requestEnforcement(of: [file.pool]) }
         return written
     }
 
@@ -143,22 +143,10 @@ extension CacheEngine {
             guard case .failure(let error) = result, error == .io(ENOSPC) else { return try result.get() }
             attempts += 1
             // Bounded: other writers may take each freed block first, but not forever.
-            guard attempts <= 64, relievePressure(extra: Int64(bytes.count)) != .nothingEvictable else {
+            guard attempts <= 64, evictor.relievePressure(extra: Int64(bytes.count), in: self) != .nothingEvictable else {
                 throw error
             }
         }
-    }
-
-    /// Every few megabytes written, the evictor looks at free space at once.
-    private func noteBytesWritten(_ count: Int) {
-        let due = schedule.withLock { schedule in
-            schedule.bytesSincePressureCheck += Int64(count)
-            guard schedule.bytesSincePressureCheck >= 4 << 20 else { return false }
-            schedule.bytesSincePressureCheck = 0
-            schedule.pressureRequested = true
-            return true
-        }
-        if due { worker.wake() }
     }
 
     func isOverLimit(_ pool: EntryID) -> Bool {

@@ -151,7 +151,7 @@ extension CacheEngine {
         let saved = updated
         try writer.perform { db in try IndexStore.savePolicy(saved, for: poolID, in: db) }
         policies.withLock { $0[pool.entryID] = updated }
-        requestEnforcement(of: [pool.entryID])
+        evictor.requestEnforcement(of: [pool.entryID])
     }
 
     func resetPoolPolicy(_ pool: EntryRecord, attribute: CacheAttribute) throws {
@@ -174,8 +174,7 @@ extension CacheEngine {
         }
         writer.enqueue(.setting(key: MinFree.settingKey, value: normalized))
         writer.flush()
-        schedule.withLock { $0.pressureRequested = true }
-        worker.wake()
+        evictor.requestPressureCheck()
     }
 
     /// `purge` and `clear` run before setfattr returns, so a script can rely on the result.
@@ -187,7 +186,7 @@ extension CacheEngine {
             throw CacheError.invalidXattrValue(name: attribute.fullName, reason: "write 1 to run it")
         }
         let pools = place == .root ? Array(policies.withLock { $0.keys }) : [id]
-        if attribute == .purge { purge(pools: pools) } else { clear(pools: pools) }
+        if attribute == .purge { evictor.purge(pools: pools, in: self) } else { evictor.clear(pools: pools, in: self) }
     }
 
     func touchChangeTime(_ id: EntryID, in namespace: inout NamespaceState) throws {

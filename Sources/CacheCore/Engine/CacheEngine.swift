@@ -7,8 +7,8 @@ import Synchronization
 /// operation, safe to call from any libfuse worker thread.
 ///
 /// Lock order (take them in this order, never the other way round):
-///   `evictionPass` < `accessFlush` < `Namespace` < `HandleTable` < `UsageLedger` < `AccessTracker`
-///   < `policies` < `counters` < `schedule` < `IndexWriter`'s queue.
+///   `Evictor.pass` < `accessFlush` < `Namespace` < `HandleTable` < `UsageLedger` < `AccessTracker`
+///   < `policies` < `counters` < `Evictor.schedule` < the notification queue < `IndexWriter`'s queue.
 /// The ``Namespace`` owns names and metadata; every change to them is made in memory under
 /// its lock and handed, in the same hold, to the ``IndexWriter``, which commits in groups on
 /// its own thread. So no request waits for SQLite but `fsync`, `fsyncdir`, the first write
@@ -30,17 +30,10 @@ public final class CacheEngine: Sendable {
     private let storeLock: StoreLock
 
     // MARK: - Constant data
-    let accessFlushSeconds: Double
-    let sweepSeconds: Double
-    let pressureCheckSeconds: Double
     let durabilitySeconds: Double
     let commitWindowSeconds: Double
 
     // MARK: - Mutable state
-    /// One eviction pass at a time (size, age, pressure, clear): two passes deciding from
-    /// the same usage figures would both evict. Held across index reads and unlinks; taken
-    /// only by eviction, never by a request that does not evict.
-    let evictionPass = Mutex(())
     /// Makes a flush of access times complete before another flush returns, so a pass that
     /// flushed sees every earlier read in the index when it picks victims.
     let accessFlush = Mutex(())
@@ -52,11 +45,9 @@ public final class CacheEngine: Sendable {
     /// Guarded by its own mutex; changed under `namespaceLock` too.
     let policies: Mutex<[EntryID: PoolPolicy]>
     let counters: Mutex<PoolCounters>
-    /// Pools a write pushed over a limit, and removals the kernel has yet to hear about.
-    let schedule = Mutex(BackgroundSchedule())
-    let worker: BackgroundWorker
-    /// The only thread that sends notifications to the kernel, holding no lock.
-    let notifications = BackgroundWorker(tick: 1, name: "cachefs-notify")
+    /// Size, age and pressure passes on a thread of their own, and the kernel notifications
+    /// of what they remove.
+    let evictor: Evictor
     /// Syncs closed files and marks them durable (see `makeClosedFilesDurable`).
     let durability: BackgroundWorker
     /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
@@ -68,9 +59,6 @@ public final class CacheEngine: Sendable {
         clock = configuration.clock
         notifier = configuration.notifier
         logger = configuration.logger
-        accessFlushSeconds = configuration.accessFlushSeconds
-        sweepSeconds = configuration.sweepSeconds
-        pressureCheckSeconds = configuration.pressureCheckSeconds
         durabilitySeconds = configuration.durabilitySeconds
         commitWindowSeconds = configuration.commitWindowSeconds
         try StoreInitializer.prepareDirectories(layout, disk: disk)
@@ -106,20 +94,20 @@ public final class CacheEngine: Sendable {
         writer.start()
         namespace = Namespace(index: index, writer: writer)
         try namespace.withLock { try $0.loadChildren(of: WellKnownEntry.root) }
-        worker = BackgroundWorker(tick: min(accessFlushSeconds, sweepSeconds, pressureCheckSeconds, 1),
-                                  name: "cachefs-evictor")
+        evictor = Evictor(timing: Evictor.Timing(accessFlushSeconds: configuration.accessFlushSeconds,
+                                                 sweepSeconds: configuration.sweepSeconds,
+                                                 pressureCheckSeconds: configuration.pressureCheckSeconds),
+                          notifier: notifier)
         durability = BackgroundWorker(tick: durabilitySeconds, name: "cachefs-durable", roundAtStart: false)
-        worker.start { [weak self] in self?.runBackgroundRound() }
-        notifications.start { [weak self] in self?.deliverNotifications() }
+        evictor.start(serving: self)
         durability.start { [weak self] in self?.makeClosedFilesDurable() }
         // Limits may have been lowered (by --pool) since the last mount.
-        requestEnforcement(of: Array(policies.withLock { $0.keys }))
+        evictor.requestEnforcement(of: Array(policies.withLock { $0.keys }))
     }
 
     /// Flushes everything and closes what is still open; the store reopens cleanly after.
     public func shutdown() {
-        worker.stop()
-        notifications.stop()
+        evictor.stop()
         durability.stop()
         var leftovers: [EntryID] = []
         for file in handles.removeAll() {
@@ -158,8 +146,7 @@ public final class CacheEngine: Sendable {
     /// Stops the threads without saving anything, leaving the store as `kill -9` would
     /// (for tests): what the index writer had not committed is lost.
     func simulateCrash() {
-        worker.stop()
-        notifications.stop()
+        evictor.stop()
         durability.stop()
         writer.abandon()
     }
@@ -238,17 +225,4 @@ public final class CacheEngine: Sendable {
             access.forget(id)
         }
     }
-}
-
-/// Work handed to the background worker.
-struct BackgroundSchedule: Sendable {
-    var poolsToEnforce: Set<EntryID> = []
-    var notifications: [PendingNotification] = []
-    var pressureRequested = false
-    var lastFlush: Double = 0
-    var lastSweep: Double = 0
-    var lastPressureCheck: Double = 0
-    /// Bytes written since free space was last looked at; past a threshold a write asks
-    /// for a pressure check, so a fast writer cannot fill the disk between periodic checks.
-    var bytesSincePressureCheck: Int64 = 0
 }

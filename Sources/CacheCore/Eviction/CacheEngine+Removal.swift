@@ -46,12 +46,9 @@ extension CacheEngine {
         let bytes = removed.reduce(Int64(0)) { $0 + $1.record.size }
         // The kernel made a user's own removal itself; only cachefs's removals need telling.
         guard kind != .deleted else { return (removed.count, bytes) }
-        schedule.withLock { schedule in
-            schedule.notifications += removed.map {
-                PendingNotification(parent: $0.record.parent ?? 0, child: $0.record.entryID, name: Array($0.record.name))
-            }
-        }
-        notifications.wake()
+        evictor.notifications.enqueue(removed.map {
+            PendingNotification(parent: $0.record.parent ?? 0, child: $0.record.entryID, name: Array($0.record.name))
+        })
         return (removed.count, bytes)
     }
 

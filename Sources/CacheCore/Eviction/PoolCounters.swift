@@ -23,10 +23,3 @@ struct PoolCounters: Sendable, Codable, Equatable {
         String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }
-
-/// A removal the kernel must hear about, delivered later by the background worker.
-struct PendingNotification: Sendable {
-    var parent: EntryID
-    var child: EntryID
-    var name: [UInt8]
-}

@@ -1,0 +1,183 @@
+import Foundation
+import Glibc
+
+/// The evictor's passes: size and file-count limits, age, disk pressure, and the purge and
+/// clear actions. Each holds `pass`, so two passes never decide from the same figures.
+/// Victims come from partial indexes in least-recently-used order (O(log n) each) and go
+/// through the engine's one removal seam (`removeFiles`), which re-checks each in memory;
+/// no pass holds the namespace lock across index or disk I/O.
+extension Evictor {
+    /// Unpins files whose lease ended. It reads committed rows and does not wait for the
+    /// writer: a lease set within the last commit window ends one round later.
+    func endPinLeases(in engine: CacheEngine) {
+        do {
+            let time = engine.now.nanoseconds
+            let ended = try engine.index.endedLeases(before: time)
+            guard !ended.isEmpty else { return }
+            var pools: Set<EntryID> = []
+            engine.namespace.withLock { namespace in
+                for id in ended {
+                    guard let record = try? namespace.record(id), record.pinnedUntil > 0,
+                          record.pinnedUntil <= time else { continue }
+                    _ = try? engine.update(id, in: &namespace) { $0.pinnedUntil = 0 }
+                    pools.insert(record.pool)
+                }
+            }
+            for pool in pools { enforceLimits(of: pool, in: engine) }
+        } catch {
+            engine.logger.error("could not end pin leases: \(error)")
+        }
+    }
+
+    // MARK: - Size and file count
+
+    /// Evicts least recently used files until the pool is at its low watermark.
+    func enforceLimits(of pool: EntryID, in engine: CacheEngine) {
+        pass.withLock { _ in enforceLimitsInPass(of: pool, in: engine) }
+    }
+
+    private func enforceLimitsInPass(of pool: EntryID, in engine: CacheEngine) {
+        guard let policy = engine.policies.withLock({ $0[pool] }) else { return }
+        let start = engine.usage.usage(of: pool)
+        let overBytes = policy.maxSize > 0 && start.cachedBytes > policy.maxSize
+        let overFiles = policy.maxFiles > 0 && start.cachedFiles > policy.maxFiles
+        guard overBytes || overFiles else { return }
+        let name = engine.poolNames()[pool] ?? ""
+        let limit = overBytes ? "max_size \(policy.maxSize)" : "max_files \(policy.maxFiles)"
+        engine.events.record([CacheEvent(time: engine.now, event: .overLimit, pool: name, path: name,
+                                  size: start.cachedBytes, reason: "usage \(start.cachedBytes) bytes in \(start.cachedFiles) files over \(limit)")])
+        let targetBytes = policy.maxSize / 100 * policy.lowWatermarkPercent
+        let targetFiles = policy.maxFiles * policy.lowWatermarkPercent / 100
+        engine.flushAccessTimes()
+        while true {
+            let current = engine.usage.usage(of: pool)
+            var bytesToFree = policy.maxSize > 0 ? current.cachedBytes - targetBytes : 0
+            var filesToFree = policy.maxFiles > 0 ? current.cachedFiles - targetFiles : 0
+            guard bytesToFree > 0 || filesToFree > 0 else { return }
+            let candidates = (try? engine.index.leastRecentlyUsed(pool: pool, limit: Self.victimBatch)) ?? []
+            var victims: [EntryRecord] = []
+            for candidate in candidates where bytesToFree > 0 || filesToFree > 0 {
+                victims.append(candidate)
+                bytesToFree -= candidate.size
+                filesToFree -= 1
+            }
+            let removed = engine.removeFiles(victims, as: .evicted, reason: "least recently used; pool over \(limit)",
+                                      qualifies: engine.isEvictable)
+            if removed.files == 0 { return }
+            engine.writer.flush()
+        }
+    }
+
+    // MARK: - Age
+
+    /// Removes every file older than its max age (the pool's, or its own expiration).
+    func sweepExpired(pools: [EntryID]? = nil, in engine: CacheEngine) {
+        pass.withLock { _ in sweepExpiredInPass(pools: pools, in: engine) }
+    }
+
+    private func sweepExpiredInPass(pools: [EntryID]?, in engine: CacheEngine) {
+        engine.flushAccessTimes()
+        let time = engine.now
+        let chosen = pools ?? Array(engine.policies.withLock { $0.keys })
+        for pool in chosen {
+            let policy = engine.policies.withLock { $0[pool] } ?? PoolPolicy()
+            guard policy.maxAgeSeconds > 0 else { continue }
+            let cutoff = time.nanoseconds - policy.maxAgeSeconds * 1_000_000_000
+            while true {
+                let batch = (try? engine.index.olderThan(pool: pool, cutoff: cutoff, basis: policy.ageBasis,
+                                                  limit: Self.victimBatch)) ?? []
+                let removed = engine.removeFiles(batch, as: .expired, reason: "older than max_age \(policy.maxAgeSeconds)s",
+                                          qualifies: engine.isExpired)
+                if batch.count < Self.victimBatch || removed.files == 0 { break }
+                engine.writer.flush()
+            }
+        }
+        var after: EntryID = 0
+        while let batch = try? engine.index.withOwnExpiration(after: after, limit: Self.victimBatch), let last = batch.last {
+            after = last.entryID
+            let expired = batch.filter { chosen.contains($0.pool) && engine.isExpired($0, at: time) }
+            engine.removeFiles(expired, as: .expired, reason: "older than its own expiration", qualifies: engine.isExpired)
+        }
+        engine.writer.flush()
+    }
+
+    // MARK: - Disk pressure
+
+    /// What a pressure pass ended with.
+    enum PressureOutcome {
+        /// The store's filesystem has what was asked for.
+        case enoughSpace
+        /// Files were removed, but it is still short (someone else wrote meanwhile).
+        case stillShort
+        /// Nothing left to remove: every remaining file is pinned, persistent or open.
+        case nothingEvictable
+    }
+
+    /// Evicts least recently used files of all pools until the store's filesystem has
+    /// `min_free` (plus `extra`) available.
+    @discardableResult
+    func relievePressure(extra: Int64 = 0, in engine: CacheEngine) -> PressureOutcome {
+        pass.withLock { _ in relievePressureInPass(extra: extra, in: engine) }
+    }
+
+    private func relievePressureInPass(extra: Int64, in engine: CacheEngine) -> PressureOutcome {
+        let minFree = MinFree.parse((try? engine.index.setting(MinFree.settingKey)) ?? "") ?? MinFree.defaultValue
+        var flushed = false
+        var removedAny = false
+        while true {
+            guard let stats = try? engine.statfs() else { return .nothingEvictable }
+            let available = Int64(stats.availableBlocks * stats.fragmentSize)
+            let needed = minFree.bytes(ofTotal: Int64(stats.blocks * stats.fragmentSize)) + extra
+            guard available < needed else {
+                if removedAny { engine.events.retryPending() }
+                return .enoughSpace
+            }
+            if !flushed {
+                engine.flushAccessTimes()
+                flushed = true
+            }
+            let candidates = (try? engine.index.leastRecentlyUsed(pool: nil, limit: Self.victimBatch)) ?? []
+            // An open file's bytes stay until its last close, so removing it frees nothing now.
+            let closed = engine.namespace.withLock { namespace in
+                candidates.filter { (namespace.inodes[$0.entryID]?.openHandles ?? 0) == 0 }
+            }
+            var shortfall = needed - available
+            var victims: [EntryRecord] = []
+            for candidate in closed where shortfall > 0 {
+                victims.append(candidate)
+                shortfall -= max(candidate.size, 4096)
+            }
+            let removed = engine.removeFiles(victims, as: .pressure,
+                                      reason: "store filesystem has \(available) bytes free, below \(needed)",
+                                      qualifies: engine.isEvictable)
+            if removed.files == 0 { return removedAny ? .stillShort : .nothingEvictable }
+            removedAny = true
+            engine.writer.flush()
+        }
+    }
+
+    // MARK: - Actions
+
+    /// `user.cache.purge`: evict until within limits and drop expired files, now.
+    func purge(pools: [EntryID], in engine: CacheEngine) {
+        for pool in pools { enforceLimits(of: pool, in: engine) }
+        sweepExpired(pools: pools, in: engine)
+    }
+
+    /// `user.cache.clear`: remove every cached file that is not pinned.
+    func clear(pools: [EntryID], in engine: CacheEngine) {
+        pass.withLock { _ in clearInPass(pools: pools, in: engine) }
+    }
+
+    private func clearInPass(pools: [EntryID], in engine: CacheEngine) {
+        engine.flushAccessTimes()
+        for pool in pools {
+            while true {
+                let batch = (try? engine.index.leastRecentlyUsed(pool: pool, limit: Self.victimBatch)) ?? []
+                let removed = engine.removeFiles(batch, as: .cleared, reason: "cleared", qualifies: engine.isEvictable)
+                if batch.isEmpty || removed.files == 0 { break }
+                engine.writer.flush()
+            }
+        }
+    }
+}

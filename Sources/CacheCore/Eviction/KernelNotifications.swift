@@ -1,0 +1,46 @@
+import Synchronization
+
+/// A removal the kernel must hear about.
+struct PendingNotification: Sendable {
+    var parent: EntryID
+    var child: EntryID
+    var name: [UInt8]
+}
+
+/// Tells the kernel about removals cachefs made itself, from a thread of its own
+/// (`cachefs-notify`) that holds no lock: libfuse forbids notifying from inside a request,
+/// and a slow evictor round never delays them.
+final class KernelNotifications: Sendable {
+    private let notifier: any KernelNotifier
+    private let queue = Mutex<[PendingNotification]>([])
+    private let thread = BackgroundWorker(tick: 1, name: "cachefs-notify")
+
+    init(notifier: any KernelNotifier) {
+        self.notifier = notifier
+    }
+
+    func start() {
+        thread.start { [self] in deliver() }
+    }
+
+    func stop() {
+        thread.stop()
+    }
+
+    func enqueue(_ removals: [PendingNotification]) {
+        guard !removals.isEmpty else { return }
+        queue.withLock { $0 += removals }
+        thread.wake()
+    }
+
+    private func deliver() {
+        let pending = queue.withLock { queue in
+            let taken = queue
+            queue = []
+            return taken
+        }
+        for item in pending {
+            notifier.deleted(parent: item.parent, child: item.child, name: item.name)
+        }
+    }
+}
