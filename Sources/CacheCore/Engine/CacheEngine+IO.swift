@@ -73,10 +73,11 @@ extension CacheEngine {
         }
     }
 
-    /// The descriptor of an open handle's bytes, for a zero-copy reply; counts as an access.
-    public func readDescriptor(_ handle: UInt64) throws -> Int32 {
+    /// The descriptor of an open handle's bytes, for a zero-copy reply; counts as an access
+    /// unless `isAccess` is false (the kernel filling a page for a write).
+    public func readDescriptor(_ handle: UInt64, isAccess: Bool = true) throws -> Int32 {
         let file = try handles.get(handle)
-        recordAccess(file.entry)
+        if isAccess { recordAccess(file.entry) }
         return file.fd
     }
 
@@ -134,10 +135,18 @@ extension CacheEngine {
     }
 
     /// On ENOSPC, evicts cached files of any pool (least recently used first) and tries once more.
+    /// While the index's reserve is released for a full disk, its space is the index's: no
+    /// write goes ahead until there is room to take the reserve back (else several writers,
+    /// or the kernel's parallel write-back, would fill it and no removal could commit).
     private func writeFreeingSpace(_ fd: Int32, bytes: UnsafeRawBufferPointer, offset: Int64) throws(CacheError) -> Int {
+        if reserve.isReleased {
+            relievePressure(extra: Int64(bytes.count))
+            guard !reserve.isReleased else { throw .io(ENOSPC) }
+        }
         let firstTry = Result { () throws(CacheError) in try disk.pwrite(fd, from: bytes, at: offset) }
         guard case .failure(let error) = firstTry, error == .io(ENOSPC) else { return try firstTry.get() }
         relievePressure(extra: Int64(bytes.count))
+        guard !reserve.isReleased else { throw .io(ENOSPC) }
         return try disk.pwrite(fd, from: bytes, at: offset)
     }
 

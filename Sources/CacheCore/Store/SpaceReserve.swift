@@ -21,12 +21,17 @@ final class SpaceReserve: Sendable {
 
     var isHeld: Bool { held.withLock { $0 } }
 
+    /// Given up for a full disk and not yet taken back: its space is the index's.
+    var isReleased: Bool { released.withLock { $0 } }
+    private let released = Mutex(false)
+
     /// Frees the reserve; returns whether there was one to free.
     func release() -> Bool {
         held.withLock { held in
             guard held else { return false }
             unlink(path)
             held = false
+            released.withLock { $0 = true }
             logger.warning("store disk full: released the index's space reserve")
             return true
         }
@@ -37,6 +42,7 @@ final class SpaceReserve: Sendable {
         held.withLock { held in
             guard !held else { return }
             held = Self.allocate(path)
+            if held { released.withLock { $0 = false } }
         }
     }
 
