@@ -21,12 +21,19 @@ final class FuseContext: Sendable {
     let timeouts: CacheTimeouts
     let logger: Logger
     let maxWrite: UInt32
+    /// Whether INIT asks for the kernel's writeback cache (when the kernel offers it).
+    let writebackCache: Bool
+    /// Errors of bytes the kernel wrote back by itself, until a close or fsync reports them.
+    let writebackErrors = WritebackErrors()
+    /// Written-back WRITEs of one file, one at a time.
+    let writebackLocks = FileWriteLocks()
 
-    init(engine: CacheEngine, timeouts: CacheTimeouts, logger: Logger, maxWrite: UInt32) {
+    init(engine: CacheEngine, timeouts: CacheTimeouts, logger: Logger, maxWrite: UInt32, writebackCache: Bool) {
         self.engine = engine
         self.timeouts = timeouts
         self.logger = logger
         self.maxWrite = maxWrite
+        self.writebackCache = writebackCache
     }
 
     static func from(_ request: fuse_req_t) -> FuseContext {

@@ -27,6 +27,7 @@ func makeOperations() -> fuse_lowlevel_ops {
     operations.flush = cachefsFlush
     operations.release = cachefsRelease
     operations.fsync = cachefsFsync
+    operations.opendir = cachefsOpendir
     operations.readdir = cachefsReaddir
     operations.readdirplus = cachefsReaddirplus
     operations.fsyncdir = cachefsFsyncdir
@@ -53,6 +54,15 @@ func cachefsInit(_ userdata: UnsafeMutableRawPointer?, _ connection: UnsafeMutab
     // Listings carry attributes (the kernel asks for them when it sees lookups follow).
     if connection.pointee.capable & UInt32(FUSE_CAP_READDIRPLUS) != 0 {
         connection.pointee.want |= UInt32(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO)
+    }
+    // The kernel's writeback cache: write() returns once the bytes are in the page cache, and
+    // the kernel sends them in large WRITEs, all of them before the FLUSH of each close (so a
+    // file is complete once close() returns). The kernel then owns size and mtime while it
+    // holds dirty pages (it sends them with SETATTR), may READ through a handle opened only
+    // to write (the core opens the bytes O_RDWR for any writer) and handles O_APPEND itself
+    // (the core never passes O_APPEND to the bytes' descriptor).
+    if context.writebackCache && connection.pointee.capable & UInt32(FUSE_CAP_WRITEBACK_CACHE) != 0 {
+        connection.pointee.want |= UInt32(FUSE_CAP_WRITEBACK_CACHE)
     }
     connection.pointee.max_write = context.maxWrite
 }
