@@ -2,6 +2,7 @@ import CFuse3
 import CacheCore
 import Glibc
 import Logging
+import Synchronization
 
 /// How long the kernel may trust what it was told. Long, because the daemon tells the
 /// kernel itself whenever it changes or removes something on its own.
@@ -23,6 +24,8 @@ final class FuseContext: Sendable {
     let maxWrite: UInt32
     /// Whether INIT asks for the kernel's writeback cache (when the kernel offers it).
     let writebackCache: Bool
+    /// Whether INIT got it.
+    let writebackActive = Atomic<Bool>(false)
     /// Errors of bytes the kernel wrote back by itself, until a close or fsync reports them.
     let writebackErrors = WritebackErrors()
     /// Written-back WRITEs of one file, one at a time.

@@ -97,7 +97,8 @@ func cachefsFlush(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMut
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
     do {
-        try context.engine.flush(info!.pointee.fh)
+        let writeback = context.writebackActive.load(ordering: .acquiring)
+        try context.engine.flush(info!.pointee.fh, finishesWrite: !writeback)
         reply.error(context.writebackErrors.report(for: UInt64(inode), closing: true))
     } catch {
         reply.failure(error, operation: "flush", context: context)
