@@ -5,12 +5,14 @@ import Logging
 import Synchronization
 
 /// How long the kernel may trust what it was told. Long, because the daemon tells the
-/// kernel itself whenever it changes or removes something on its own.
+/// kernel itself whenever it removes something on its own (and changes no attribute behind
+/// its back), so the timeout only bounds staleness if a notification were lost. An expired
+/// entry costs a round trip per name (about 160 µs against 4 µs for a cached `stat`).
 public struct CacheTimeouts: Sendable {
     public var entries: Double
     public var attributes: Double
 
-    public init(entries: Double = 60, attributes: Double = 60) {
+    public init(entries: Double = 3600, attributes: Double = 3600) {
         self.entries = entries
         self.attributes = attributes
     }
