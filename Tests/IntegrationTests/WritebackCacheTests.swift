@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 /// The kernel's writeback cache: write() returns once the bytes are in the page cache, and
-/// every byte reaches the daemon before close() returns. `-o no_writeback_cache` turns it off.
+/// every byte reaches the daemon before close() returns. Off unless `-o writeback_cache`.
 @Suite struct WritebackCacheTests {
     /// Usage while a 100-byte file is still open after its write(), then after close().
     static let usageWhileOpen = """
@@ -16,12 +16,14 @@ import Testing
         print(os.getxattr('data', 'user.cache.usage').decode())"
         """
 
-    @Test func writesWaitInTheKernelUntilCloseUnlessTurnedOff() throws {
-        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+    static let writeback = ["--pool", "data=0", "-o", "writeback_cache"]
+
+    @Test func writesWaitInTheKernelUntilCloseOnlyWithTheOption() throws {
+        try withMountedStore(arguments: Self.writeback) { mount in
             let usage = try mount.mustSucceed(Self.usageWhileOpen)
             #expect(usage == "0 100", "the daemon saw the bytes before close()")
         }
-        try withMountedStore(arguments: ["--pool", "data=0", "-o", "no_writeback_cache"]) { mount in
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
             let usage = try mount.mustSucceed(Self.usageWhileOpen)
             #expect(usage == "100 100", "the daemon saw the bytes only at close()")
         }
@@ -31,7 +33,7 @@ import Testing
     /// kernel writes dirty pages back before each FLUSH, so a kill -9 just after close()
     /// (and the commit window) loses nothing.
     @Test func aFileIsCompleteOnceCloseReturnsAlsoAfterKill9() throws {
-        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+        try withMountedStore(arguments: Self.writeback) { mount in
             let source = mount.directory + "/source.bin"
             try Shell.bash("head -c \(8 << 20) /dev/urandom > '\(source)'")
             let expected = try Shell.run(["sha256sum", source]).output.prefix(64)
@@ -49,7 +51,7 @@ import Testing
     /// (before a partial write) and handles O_APPEND itself: the bytes stay right, and such a
     /// read is not an access.
     @Test func writeOnlyAndAppendingOpensKeepBytesAndAreNoAccess() throws {
-        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+        try withMountedStore(arguments: Self.writeback) { mount in
             _ = try mount.mustSucceed("python3 -c \"open('data/f', 'w').write('hello\\n' * 1000)\"")
             try mount.remount()
             let accessed = try mount.xattr("data/f", "user.cache.last_access")
@@ -75,7 +77,7 @@ import Testing
     /// A cached file past max_size: with the writeback cache the write() itself cannot fail,
     /// so close() reports EFBIG ("File too large"), not EIO; without it, the write() does.
     @Test(arguments: [true, false]) func aFileTooLargeIsEFBIGAtCloseOrAtTheWrite(writeback: Bool) throws {
-        let options = writeback ? [] : ["-o", "no_writeback_cache"]
+        let options = writeback ? ["-o", "writeback_cache"] : []
         try withMountedStore(arguments: ["--pool", "data=1M"] + options) { mount in
             let script = """
                 python3 -c "
