@@ -15,7 +15,7 @@ import Testing
             let synced = try mount.mustSucceed("sha256sum < data/synced")
             for index in 1...3 { _ = try mount.mustSucceed("head -c 200000 /dev/urandom > data/unsynced\(index)") }
             // Names created within the last commit window may be lost whole; this test is about
-            // durability, so the window passes first (a shell's `>` no longer waits for a commit).
+            // durability, so the window passes first (with the writeback cache a shell's `>` waits for none).
             usleep(300_000)
             try mount.crash()
             let damage = """
