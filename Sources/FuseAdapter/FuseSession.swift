@@ -10,14 +10,22 @@ public struct FuseMountOptions: Sendable {
     public var maxThreads: UInt32
     public var timeouts: CacheTimeouts
     public var maxWrite: UInt32
+    /// Ask for the kernel's writeback cache (`write()` returns once the bytes are in the
+    /// page cache; the kernel sends them in large WRITEs, at the latest before each close).
+    /// Off by default: an ENOSPC met at write-back reaches only the first `close()` of the
+    /// file, which may be a reader's, so a writer can miss it (found by `scripts/torture`).
+    public var writebackCache: Bool
+    /// libfuse's trace of every request and reply, on stderr (`-o debug`).
+    public var debug = false
 
     public init(allowOther: Bool = false, singleThreaded: Bool = false, maxThreads: UInt32 = 8,
-                timeouts: CacheTimeouts = CacheTimeouts(), maxWrite: UInt32 = 1 << 20) {
+                timeouts: CacheTimeouts = CacheTimeouts(), maxWrite: UInt32 = 1 << 20, writebackCache: Bool = false) {
         self.allowOther = allowOther
         self.singleThreaded = singleThreaded
         self.maxThreads = maxThreads
         self.timeouts = timeouts
         self.maxWrite = maxWrite
+        self.writebackCache = writebackCache
     }
 }
 
@@ -45,12 +53,13 @@ public final class FuseSession {
     private let argumentCount: Int32
 
     public init(engine: CacheEngine, mountpoint: String, options: FuseMountOptions, logger: Logger) throws {
-        context = FuseContext(engine: engine, timeouts: options.timeouts, logger: logger, maxWrite: options.maxWrite)
+        context = FuseContext(engine: engine, timeouts: options.timeouts, logger: logger, maxWrite: options.maxWrite,
+                              writebackCache: options.writebackCache)
         self.mountpoint = mountpoint
         self.options = options
         var mountOptions = "fsname=cachefs,subtype=cachefs,default_permissions"
         if options.allowOther { mountOptions += ",allow_other" }
-        let words = ["cachefs", "-o", mountOptions]
+        let words = ["cachefs", "-o", mountOptions] + (options.debug ? ["-d"] : [])
         argumentCount = Int32(words.count)
         arguments = .allocate(capacity: words.count + 1)
         for (position, word) in words.enumerated() { arguments[position] = strdup(word) }
@@ -128,8 +137,15 @@ public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
         self.session = session
     }
 
+    /// `notify_delete` drops the kernel's dentry and, when it finds one, marks the parent
+    /// changed, which also drops its cached listing (`cache_readdir`). A name the kernel has
+    /// no dentry for (listed by a plain READDIR, or pruned since) answers ENOENT and leaves
+    /// a cached listing alone, so then the parent's cached pages are dropped instead.
     public func deleted(parent: EntryID, child: EntryID, name: [UInt8]) {
         let cName = name.map { CChar(bitPattern: $0) }
-        _ = fuse_lowlevel_notify_delete(session, fuse_ino_t(parent), fuse_ino_t(child), cName, cName.count)
+        let result = fuse_lowlevel_notify_delete(session, fuse_ino_t(parent), fuse_ino_t(child), cName, cName.count)
+        if result != 0 {
+            _ = fuse_lowlevel_notify_inval_inode(session, fuse_ino_t(parent), 0, 0)
+        }
     }
 }

@@ -27,6 +27,7 @@ func makeOperations() -> fuse_lowlevel_ops {
     operations.flush = cachefsFlush
     operations.release = cachefsRelease
     operations.fsync = cachefsFsync
+    operations.opendir = cachefsOpendir
     operations.readdir = cachefsReaddir
     operations.readdirplus = cachefsReaddirplus
     operations.fsyncdir = cachefsFsyncdir
@@ -53,6 +54,19 @@ func cachefsInit(_ userdata: UnsafeMutableRawPointer?, _ connection: UnsafeMutab
     // Listings carry attributes (the kernel asks for them when it sees lookups follow).
     if connection.pointee.capable & UInt32(FUSE_CAP_READDIRPLUS) != 0 {
         connection.pointee.want |= UInt32(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO)
+    }
+    // The kernel's writeback cache: write() returns once the bytes are in the page cache, and
+    // the kernel sends them in large WRITEs, all of them before the FLUSH of each close (so a
+    // file is complete once close() returns). The kernel then owns size and mtime while it
+    // holds dirty pages (it sends them with SETATTR), may READ through a handle opened only
+    // to write (the core opens the bytes O_RDWR for any writer) and handles O_APPEND itself
+    // (the core never passes O_APPEND to the bytes' descriptor). A FLUSH then does not end the
+    // file's "being written" mark (RELEASE does): a shell's `cmd > file` closes its own
+    // descriptor (a FLUSH) before `cmd` writes a byte, and those bytes reach the daemon only
+    // at write-back, so a crash meanwhile must find the file marked.
+    if context.writebackCache && connection.pointee.capable & UInt32(FUSE_CAP_WRITEBACK_CACHE) != 0 {
+        connection.pointee.want |= UInt32(FUSE_CAP_WRITEBACK_CACHE)
+        context.writebackActive.store(true, ordering: .releasing)
     }
     connection.pointee.max_write = context.maxWrite
 }

@@ -27,6 +27,14 @@ private func cName(_ item: DirectoryItem) -> [CChar] {
     item.name.map { CChar(bitPattern: $0) } + [0]
 }
 
+/// The corresponding FUSE operation is `OPENDIR`: listings are kept in the kernel
+/// (`cache_readdir`) across opens (`keep_cache`). The kernel drops them itself when a change
+/// goes through the mount; removals the daemon makes reach it as notifications
+/// (`LibfuseNotifier`).
+func cachefsOpendir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
+    Reply(request!).openedDirectory(info: info!)
+}
+
 /// The corresponding FUSE operation is `READDIR`: one page from the index, packed until the
 /// kernel's buffer is full; the next call resumes at the offset of the last name sent.
 func cachefsReaddir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ offset: off_t,

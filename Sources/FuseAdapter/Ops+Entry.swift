@@ -18,15 +18,18 @@ func cachefsLookup(_ request: fuse_req_t?, _ parent: fuse_ino_t, _ name: UnsafeP
 
 /// The corresponding FUSE operation is `FORGET`.
 func cachefsForget(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ count: UInt64) {
-    FuseContext.from(request!).engine.forget(EntryID(inode), count: count)
+    let context = FuseContext.from(request!)
+    context.engine.forget(EntryID(inode), count: count)
+    context.writebackErrors.forget(UInt64(inode))
     Reply(request!).none()
 }
 
 /// The corresponding FUSE operation is `BATCH_FORGET`.
 func cachefsForgetMulti(_ request: fuse_req_t?, _ count: Int, _ forgets: UnsafeMutablePointer<fuse_forget_data>?) {
-    let engine = FuseContext.from(request!).engine
+    let context = FuseContext.from(request!)
     for item in UnsafeBufferPointer(start: forgets, count: count) {
-        engine.forget(EntryID(item.ino), count: item.nlookup)
+        context.engine.forget(EntryID(item.ino), count: item.nlookup)
+        context.writebackErrors.forget(UInt64(item.ino))
     }
     Reply(request!).none()
 }

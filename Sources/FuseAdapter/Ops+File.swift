@@ -37,24 +37,58 @@ func cachefsRead(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ off
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
     do {
-        let descriptor = try context.engine.readDescriptor(info!.pointee.fh)
+        // With the writeback cache the kernel also reads through a handle opened only to
+        // write (to fill a page before a partial write): not a read by the user.
+        let isAccess = info!.pointee.flags & O_ACCMODE != O_WRONLY
+        let descriptor = try context.engine.readDescriptor(info!.pointee.fh, isAccess: isAccess)
         reply.data(descriptor: descriptor, size: size, offset: Int64(offset))
     } catch {
         reply.failure(error, operation: "read", context: context)
     }
 }
 
-/// The corresponding FUSE operation is `WRITE`.
+/// The corresponding FUSE operation is `WRITE`. Bytes the kernel wrote back from its page
+/// cache (`writepage`) are written one WRITE of a file at a time (`FileWriteLocks`), and
+/// their errors are kept per file and reported at close (`WritebackErrors`).
 func cachefsWrite(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ bytes: UnsafePointer<CChar>?, _ size: Int,
                   _ offset: off_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
-    do {
-        let buffer = UnsafeRawBufferPointer(start: bytes, count: size)
-        let written = try context.engine.write(info!.pointee.fh, offset: Int64(offset), bytes: buffer)
-        reply.written(written)
-    } catch {
-        reply.failure(error, operation: "write", context: context)
+    let buffer = UnsafeRawBufferPointer(start: bytes, count: size)
+    let handle = info!.pointee.fh
+    let outcome: Result<Int, any Error>
+    if info!.pointee.writepage == 0 {
+        outcome = Result { try context.engine.write(handle, offset: Int64(offset), bytes: buffer) }
+    } else {
+        outcome = writeBack(context: context, file: UInt64(inode), size: size) {
+            try context.engine.write(handle, offset: Int64(offset), bytes: buffer)
+        }
+    }
+    switch outcome {
+    case .success(let written): reply.written(written)
+    case .failure(let error): reply.failure(error, operation: "write", context: context)
+    }
+}
+
+/// A written-back WRITE: one per file at a time; after an ENOSPC the file's next ones fail
+/// without writing, and an EFBIG is kept for close while the WRITE is answered as done (the
+/// file is already removed, its bytes have no name).
+private func writeBack(context: FuseContext, file: UInt64, size: Int,
+                       _ write: () throws -> Int) -> Result<Int, any Error> {
+    context.writebackLocks.withLock(file) {
+        switch context.writebackErrors.error(of: file) {
+        case EFBIG?: return .success(size)
+        case let code?: return .failure(CacheError.io(code))
+        case nil: break
+        }
+        do {
+            return .success(try write())
+        } catch {
+            let code = CacheError.errno(for: error)
+            guard code == EFBIG || code == ENOSPC else { return .failure(error) }
+            context.writebackErrors.record(code, for: file)
+            return code == EFBIG ? .success(size) : .failure(error)
+        }
     }
 }
 
@@ -63,8 +97,9 @@ func cachefsFlush(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMut
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
     do {
-        try context.engine.flush(info!.pointee.fh)
-        reply.error(0)
+        let writeback = context.writebackActive.load(ordering: .acquiring)
+        try context.engine.flush(info!.pointee.fh, finishesWrite: !writeback)
+        reply.error(context.writebackErrors.report(for: UInt64(inode), closing: true))
     } catch {
         reply.failure(error, operation: "flush", context: context)
     }
@@ -83,7 +118,7 @@ func cachefsFsync(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ dataOnly: Int32
     let reply = Reply(request!)
     do {
         try context.engine.fsync(info!.pointee.fh, dataOnly: dataOnly != 0)
-        reply.error(0)
+        reply.error(context.writebackErrors.report(for: UInt64(inode), closing: false))
     } catch {
         reply.failure(error, operation: "fsync", context: context)
     }

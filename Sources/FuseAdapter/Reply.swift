@@ -66,6 +66,14 @@ struct Reply: ~Copyable {
         discard self
     }
 
+    /// Opens a directory whose listing the kernel may cache and keep across opens.
+    consuming func openedDirectory(info: UnsafeMutablePointer<fuse_file_info>) {
+        info.pointee.cache_readdir = 1
+        info.pointee.keep_cache = 1
+        fuse_reply_open(request, info)
+        discard self
+    }
+
     consuming func written(_ count: Int) {
         fuse_reply_write(request, count)
         discard self

@@ -73,10 +73,11 @@ extension CacheEngine {
         }
     }
 
-    /// The descriptor of an open handle's bytes, for a zero-copy reply; counts as an access.
-    public func readDescriptor(_ handle: UInt64) throws -> Int32 {
+    /// The descriptor of an open handle's bytes, for a zero-copy reply; counts as an access
+    /// unless `isAccess` is false (the kernel filling a page for a write).
+    public func readDescriptor(_ handle: UInt64, isAccess: Bool = true) throws -> Int32 {
         let file = try handles.get(handle)
-        recordAccess(file.entry)
+        if isAccess { recordAccess(file.entry) }
         return file.fd
     }
 
@@ -160,13 +161,15 @@ extension CacheEngine {
     /// and times written so far go to the index writer. When this handle is the file's only
     /// writer, the close finishes the write in the same change: a file is complete once
     /// close() returns and its commit window has passed, not when the asynchronous RELEASE
-    /// arrives. (A later write through a duplicate descriptor marks it again.)
-    public func flush(_ handle: UInt64) throws {
+    /// arrives. (A later write through a duplicate descriptor marks it again.) With
+    /// `finishesWrite` false (the kernel's writeback cache, where a duplicate descriptor's
+    /// later `write()`s reach the daemon only at write-back) the mark stays until `release`.
+    public func flush(_ handle: UInt64, finishesWrite: Bool = true) throws {
         let file = try handles.get(handle)
         guard file.writable else { return }
         namespace.withLock { namespace in
             let current = namespace.modify(file.entry) { inode -> EntryRecord in
-                if inode.writers <= 1 { inode.record.writing = false }
+                if finishesWrite && inode.writers <= 1 { inode.record.writing = false }
                 return inode.record
             }
             if let current, current.parent != nil { namespace.log(.content(current)) }

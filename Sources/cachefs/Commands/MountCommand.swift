@@ -20,7 +20,10 @@ struct MountCommand: ParsableCommand {
             commit_interval=MS (group commit window of the index, default 5), \
             sweep_interval=SECONDS (age sweep, default 60), \
             sync_interval=SECONDS (closed files synced and marked durable, default 2), \
-            writeback_boost (root: lift the kernel's per-mount dirty limits; see README).
+            writeback_cache (the kernel's writeback cache: faster small writes, but EFBIG and \
+            ENOSPC reach close or fsync, not the write; see README), \
+            writeback_boost (root: lift the kernel's per-mount dirty limits; see README), \
+            debug (libfuse's trace of every request, on stderr or STORE/daemon.log).
             Unmount with `fusermount3 -u MOUNT` (or SIGTERM/SIGINT to the daemon).
             """)
 

@@ -47,6 +47,8 @@ struct MountSettings {
         switch key {
         case "allow_other": fuse.allowOther = true
         case "writeback_boost": writebackBoost = true
+        case "writeback_cache": fuse.writebackCache = true
+        case "debug": fuse.debug = true
         case "default_permissions": break
         case "single_threaded": fuse.singleThreaded = true
         case "threads":
