@@ -93,8 +93,8 @@ extension CacheEngine {
     }
 
     /// The corresponding FUSE operation is `WRITE`. A cached file that would outgrow its
-    /// pool is refused with EFBIG and removed; a full disk first frees cached space and
-    /// retries once; crossing a pool's limit wakes the evictor.
+    /// pool is refused with EFBIG and removed; on a full disk it evicts and retries while that
+    /// frees something (`writeFreeingSpace`); crossing a pool's limit wakes the evictor.
     public func write(_ handle: UInt64, offset: Int64, bytes: UnsafeRawBufferPointer) throws -> Int {
         let file = try handles.get(handle)
         guard file.writable else { throw CacheError.badHandle }
@@ -233,7 +233,7 @@ extension CacheEngine {
     }
 
     /// Records a read in `AccessTracker` only: no namespace lock on the read path. The
-    /// background worker moves the times into the inodes and the index (`flushAccessTimes`).
+    /// evictor's thread moves the times into the inodes and the index (`flushAccessTimes`).
     func recordAccess(_ id: EntryID) {
         access.touch(id, at: now.nanoseconds)
     }

@@ -23,8 +23,9 @@ public final class IndexStore: Sendable {
         try Schema.migrator().migrate(pool)
     }
 
-    /// Every write goes through here: on a full disk it asks for the space reserve and
-    /// retries once, so removing files (which frees space) can always commit.
+    /// Every synchronous write goes through here: on a full disk it asks for the unmounted
+    /// store's space reserve and retries once, so a mount can recover and start on a full
+    /// disk. (Once mounted, the index writer commits inside the log's headroom instead.)
     func write<T>(_ updates: (Database) throws -> T) throws -> T {
         do {
             return try pool.write(updates)

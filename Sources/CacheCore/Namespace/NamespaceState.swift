@@ -89,10 +89,6 @@ struct NamespaceState: Sendable {
         return result
     }
 
-    func isLoaded(_ directory: EntryID) -> Bool {
-        directories[directory] != nil
-    }
-
     var all: [Inode] { Array(inodes.values) }
 
     // MARK: - Changing
