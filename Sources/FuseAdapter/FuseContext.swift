@@ -28,10 +28,8 @@ final class FuseContext: Sendable {
     let writebackCache: Bool
     /// Whether INIT got it.
     let writebackActive = Atomic<Bool>(false)
-    /// Errors of bytes the kernel wrote back by itself, until a close or fsync reports them.
+    /// Errors of bytes the kernel wrote back by itself, until a close reports them.
     let writebackErrors = WritebackErrors()
-    /// Written-back WRITEs of one file, one at a time.
-    let writebackLocks = FileWriteLocks()
 
     init(engine: CacheEngine, timeouts: CacheTimeouts, logger: Logger, maxWrite: UInt32, writebackCache: Bool) {
         self.engine = engine

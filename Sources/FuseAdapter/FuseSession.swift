@@ -69,8 +69,7 @@ public final class FuseSession {
         let userdata = Unmanaged.passRetained(context).toOpaque()
         guard let created = cachefs_session_new(&fuseArguments, &operations, userdata) else {
             Unmanaged<FuseContext>.fromOpaque(userdata).release()
-            for position in 0..<Int(argumentCount) { free(arguments[position]) }
-            arguments.deallocate()
+            Self.free(arguments, count: argumentCount)
             throw FuseSessionError.cannotCreateSession
         }
         session = created
@@ -82,7 +81,7 @@ public final class FuseSession {
     }
 
     /// The libfuse session, for notifications from the evictor thread.
-    public var notificationTarget: LibfuseNotifier { LibfuseNotifier(session: session) }
+    public var notificationTarget: LibfuseNotifier { LibfuseNotifier(session: session, logger: context.logger) }
 
     /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread and every thread it starts
     /// from now on. Call before anything starts a thread: libfuse's handler only ends the
@@ -122,7 +121,11 @@ public final class FuseSession {
     deinit {
         fuse_session_destroy(session)
         Unmanaged.passUnretained(context).release()
-        for position in 0..<Int(argumentCount) { free(arguments[position]) }
+        Self.free(arguments, count: argumentCount)
+    }
+
+    private static func free(_ arguments: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, count: Int32) {
+        for position in 0..<Int(count) { Glibc.free(arguments[position]) }
         arguments.deallocate()
     }
 }
@@ -132,9 +135,11 @@ public final class FuseSession {
 public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
     // The session pointer is only read; libfuse's notify calls are thread-safe.
     private let session: OpaquePointer
+    private let logger: Logger
 
-    init(session: OpaquePointer) {
+    init(session: OpaquePointer, logger: Logger) {
         self.session = session
+        self.logger = logger
     }
 
     /// `notify_delete` drops the kernel's dentry and, when it finds one, marks the parent
@@ -144,8 +149,18 @@ public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
     public func deleted(parent: EntryID, child: EntryID, name: [UInt8]) {
         let cName = name.map { CChar(bitPattern: $0) }
         let result = fuse_lowlevel_notify_delete(session, fuse_ino_t(parent), fuse_ino_t(child), cName, cName.count)
-        if result != 0 {
-            _ = fuse_lowlevel_notify_inval_inode(session, fuse_ino_t(parent), 0, 0)
+        guard result == -ENOENT else {
+            report(result, of: "notify_delete", parent: parent)
+            return
         }
+        report(fuse_lowlevel_notify_inval_inode(session, fuse_ino_t(parent), 0, 0), of: "notify_inval_inode",
+               parent: parent)
+    }
+
+    /// A failed notification leaves a stale name in the kernel until its timeout. At
+    /// unmount the connection is gone (ENOTCONN), which needs no word.
+    private func report(_ result: Int32, of call: String, parent: EntryID) {
+        guard result != 0, result != -ENOTCONN else { return }
+        logger.warning("\(call) for directory \(parent) failed: \(String(cString: strerror(-result)))")
     }
 }

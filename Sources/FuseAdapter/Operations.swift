@@ -67,6 +67,8 @@ func cachefsInit(_ userdata: UnsafeMutableRawPointer?, _ connection: UnsafeMutab
     if context.writebackCache && connection.pointee.capable & UInt32(FUSE_CAP_WRITEBACK_CACHE) != 0 {
         connection.pointee.want |= UInt32(FUSE_CAP_WRITEBACK_CACHE)
         context.writebackActive.store(true, ordering: .releasing)
+    } else if context.writebackCache {
+        context.logger.warning("writeback_cache: this kernel does not offer FUSE's writeback cache; writes go through")
     }
     connection.pointee.max_write = context.maxWrite
 }

@@ -47,9 +47,8 @@ func cachefsRead(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ off
     }
 }
 
-/// The corresponding FUSE operation is `WRITE`. Bytes the kernel wrote back from its page
-/// cache (`writepage`) are written one WRITE of a file at a time (`FileWriteLocks`), and
-/// their errors are kept per file and reported at close (`WritebackErrors`).
+/// The corresponding FUSE operation is `WRITE`. Errors of bytes the kernel wrote back from
+/// its page cache (`writepage`) are kept per file and reported at close (`WritebackErrors`).
 func cachefsWrite(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ bytes: UnsafePointer<CChar>?, _ size: Int,
                   _ offset: off_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
     let context = FuseContext.from(request!)
@@ -70,25 +69,23 @@ func cachefsWrite(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ bytes: UnsafePo
     }
 }
 
-/// A written-back WRITE: one per file at a time; after an ENOSPC the file's next ones fail
-/// without writing, and an EFBIG is kept for close while the WRITE is answered as done (the
-/// file is already removed, its bytes have no name).
+/// A written-back WRITE: after an ENOSPC the file's next ones fail without writing, and an
+/// EFBIG is kept for close while the WRITE is answered as done (the file is already removed,
+/// its bytes have no name).
 private func writeBack(context: FuseContext, file: UInt64, size: Int,
                        _ write: () throws -> Int) -> Result<Int, any Error> {
-    context.writebackLocks.withLock(file) {
-        switch context.writebackErrors.error(of: file) {
-        case EFBIG?: return .success(size)
-        case let code?: return .failure(CacheError.io(code))
-        case nil: break
-        }
-        do {
-            return .success(try write())
-        } catch {
-            let code = CacheError.errno(for: error)
-            guard code == EFBIG || code == ENOSPC else { return .failure(error) }
-            context.writebackErrors.record(code, for: file)
-            return code == EFBIG ? .success(size) : .failure(error)
-        }
+    switch context.writebackErrors.error(of: file) {
+    case EFBIG?: return .success(size)
+    case let code?: return .failure(CacheError.io(code))
+    case nil: break
+    }
+    do {
+        return .success(try write())
+    } catch {
+        let code = CacheError.errno(for: error)
+        guard code == EFBIG || code == ENOSPC else { return .failure(error) }
+        context.writebackErrors.record(code, for: file)
+        return code == EFBIG ? .success(size) : .failure(error)
     }
 }
 
@@ -107,7 +104,11 @@ func cachefsFlush(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMut
 
 /// The corresponding FUSE operation is `RELEASE`.
 func cachefsRelease(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
-    FuseContext.from(request!).engine.release(info!.pointee.fh)
+    let context = FuseContext.from(request!)
+    context.engine.release(info!.pointee.fh)
+    // The kernel reports a write-back error itself and then sends no FLUSH, so an ENOSPC
+    // could outlive the close that reported it; RELEASE always comes.
+    context.writebackErrors.released(UInt64(inode))
     Reply(request!).error(0)
 }
 

@@ -13,11 +13,11 @@ import Synchronization
 ///   written-back WRITEs of the file are answered as done (the file has no name any more;
 ///   its bytes are dropped), and every FLUSH and FSYNC of it answers EFBIG, so `close()` and
 ///   `fsync()` say "File too large". FORGET ends it (ids are never reused).
-/// - **ENOSPC** (the store is full even after freeing cached space): the kernel goes on
-///   writing back the file's other pages, which would take the space the index needs to
-///   commit the removals that free the disk (a writer without the cache stops at its first
-///   ENOSPC). So later written-back WRITEs of the file answer ENOSPC without writing, until
-///   its next FLUSH (the close that reports the error).
+/// - **ENOSPC** (the store is full and nothing is left to evict): the kernel would go on
+///   writing back the file's other pages, each running a futile eviction pass first (a
+///   writer without the cache stops at its first ENOSPC). So later written-back WRITEs of the
+///   file answer ENOSPC without writing, until a FLUSH or a RELEASE of the file (the kernel
+///   reports the error at the close and then sends no FLUSH, but RELEASE always comes).
 final class WritebackErrors: Sendable {
     private let files = Mutex<[UInt64: Int32]>([:])
     /// How many files have an error: almost always 0, so the hot path skips the lock.
@@ -49,6 +49,16 @@ final class WritebackErrors: Sendable {
                 return 0
             default: return 0
             }
+        }
+    }
+
+    /// At RELEASE: an ENOSPC ends (a later writer starts afresh); an EFBIG stays until FORGET.
+    func released(_ inode: UInt64) {
+        guard count.load(ordering: .acquiring) > 0 else { return }
+        files.withLock { files in
+            guard let code = files[inode], code != EFBIG else { return }
+            files[inode] = nil
+            count.subtract(1, ordering: .releasing)
         }
     }
 
