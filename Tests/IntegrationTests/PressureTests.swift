@@ -15,14 +15,15 @@ import Testing
                 #expect(write.succeeded, "write \(index): \(write.error)")
             }
             #expect(Shell.waitUntil(seconds: 5) { (try? disk.availableBytes()) ?? 0 >= 15 << 20 })
-            #expect(try run("ls data | wc -l").output.trimmingCharacters(in: .whitespacesAndNewlines) != "15")
+            let listed = try run("set -o pipefail; ls data | wc -l")
+            #expect(listed.succeeded && listed.output.trimmingCharacters(in: .whitespacesAndNewlines) != "15", "\(listed)")
             #expect(try run("test -e data/f15 && echo yes").output.contains("yes"))
             // More than the whole disk can hold: ENOSPC reaches the writer, and the daemon stays up.
             _ = try run("mkdir keep/big && setfattr -n user.cache.persistent -v 1 keep/big")
             let huge = try run("head -c 80000000 /dev/zero > keep/big/huge")
             #expect(!huge.succeeded && huge.error.contains("No space left"), "\(huge.error)")
             _ = try run("rm -f keep/big/huge")
-            // The same through fsync: with the writeback cache the error comes from the write-back.
+            // The same through fsync (with `-o writeback_cache` the error would come from the write-back).
             let synced = try run("dd if=/dev/zero of=keep/big/huge bs=1M count=80 conv=fsync")
             #expect(!synced.succeeded && synced.error.contains("No space left"), "\(synced.error)")
             _ = try run("rm -f keep/big/huge")
@@ -54,6 +55,8 @@ import Testing
             }
             let copied = try disk.run(loops.joined(separator: "\n") + "\nwait")
             #expect(copied.succeeded && !copied.output.contains("FAILED"), "\(copied.output)\(copied.error)")
+            // While mounted, the index's headroom lives in its log: no reserve file takes space.
+            #expect(!FileManager.default.fileExists(atPath: disk.store + "/reserve"))
             let present = Set(try disk.run("ls data").output.split(separator: "\n").map(String.init))
             for writer in 0..<writers {
                 let kept = (1...filesPerWriter).filter { present.contains("w\(writer)-\($0)") }
@@ -66,7 +69,13 @@ import Testing
                     #expect(same.succeeded, "w\(writer)-\(index): \(same.output)\(same.error)")
                 }
             }
+            // Every eviction is recorded, also those whose events met the full disk first (they
+            // wait in memory for the room the eviction makes).
+            let events = try String(contentsOfFile: disk.store + "/events.jsonl", encoding: .utf8)
+            let pressureEvents = events.split(separator: "\n").filter { $0.contains("\"event\":\"pressure\"") }.count
+            #expect(pressureEvents == writers * filesPerWriter - present.count, "\(pressureEvents) pressure events")
             try disk.unmount()
+            #expect(FileManager.default.fileExists(atPath: disk.store + "/reserve"), "a clean unmount takes the reserve back")
             #expect(!disk.daemonLog.contains("database or disk is full"), "the index met a full disk:\n\(disk.daemonLog)")
             let verify = try Shell.run([MountedStore.executable, "verify", disk.store])
             #expect(verify.succeeded && verify.output.contains("clean"), "\(verify.output)\(verify.error)")
@@ -83,9 +92,21 @@ struct SmallDisk {
     var daemonLog: String { mounted.daemonLog }
 
     static func with(mountOptions: [String], _ body: (SmallDisk) throws -> Void) throws {
-        let mounted = try MountedStore(arguments: mountOptions) { mounted in
-            let tmpfs = try Shell.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", mounted.store])
-            try #require(tmpfs.succeeded, "cannot mount a tmpfs: \(tmpfs.error)")
+        var tmpfsPath: String?
+        let mounted: MountedStore
+        do {
+            mounted = try MountedStore(arguments: mountOptions) { mounted in
+                let tmpfs = try Shell.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", mounted.store])
+                try #require(tmpfs.succeeded, "cannot mount a tmpfs: \(tmpfs.error)")
+                tmpfsPath = mounted.store
+            }
+        } catch {
+            // The daemon did not come up: the tmpfs must not outlive the test.
+            if let tmpfsPath {
+                _ = try? Shell.run(["umount", tmpfsPath])
+                try? FileManager.default.removeItem(atPath: (tmpfsPath as NSString).deletingLastPathComponent)
+            }
+            throw error
         }
         defer {
             mounted.forceStop()

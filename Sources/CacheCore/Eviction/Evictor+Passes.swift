@@ -136,8 +136,11 @@ extension Evictor {
                 engine.flushAccessTimes()
                 flushed = true
             }
-            let candidates = (try? engine.index.leastRecentlyUsed(pool: nil, limit: Self.victimBatch)) ?? []
-            // An open file's bytes stay until its last close, so removing it frees nothing now.
+            // An open file's bytes stay until its last close, so removing it frees nothing now:
+            // asking for as many more candidates as there are open handles keeps a batch of
+            // closed ones even when the least recently used files are all open.
+            let limit = Self.victimBatch + engine.handles.count
+            let candidates = (try? engine.index.leastRecentlyUsed(pool: nil, limit: limit)) ?? []
             let closed = engine.namespace.withLock { namespace in
                 candidates.filter { (namespace.inodes[$0.entryID]?.openHandles ?? 0) == 0 }
             }

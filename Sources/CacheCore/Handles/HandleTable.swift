@@ -33,6 +33,9 @@ final class HandleTable: Sendable {
         return file
     }
 
+    /// How many handles are open.
+    var count: Int { state.withLock { $0.files.count } }
+
     func remove(_ handle: UInt64) -> OpenFile? {
         state.withLock { $0.files.removeValue(forKey: handle) }
     }
