@@ -62,7 +62,7 @@ import Testing
             engine.waitForIndex()
             try engine.index.checkpoint()
             base = try Data(contentsOf: URL(fileURLWithPath: store.indexPath))
-            #expect(store.logLength == 0)
+            #expect(try store.logLength() == 0)
             let data = try engine.pool("data")
             boundaries.append(Boundary(length: 0, model: model, objects: store.objects))
             for step in 0..<80 {
@@ -77,7 +77,7 @@ import Testing
                 // the log's length is the end of a commit.
                 engine.waitForIndex()
                 engine.waitForIndex()
-                boundaries.append(Boundary(length: store.logLength, model: model, objects: store.objects))
+                boundaries.append(Boundary(length: try store.logLength(), model: model, objects: store.objects))
             }
             #expect(try Self.state(of: engine) == model.state, "the live engine left the model")
             engine.simulateCrash()
@@ -218,8 +218,11 @@ enum WriteAheadLog {
 extension TestStore {
     var indexPath: String { path + "/index.sqlite" }
 
-    var logLength: Int {
-        ((try? FileManager.default.attributesOfItem(atPath: indexPath + "-wal")[.size]) as? Int) ?? 0
+    /// The WAL's length; a missing WAL is an error, not an empty log.
+    func logLength() throws -> Int {
+        let size = try FileManager.default.attributesOfItem(atPath: indexPath + "-wal")[.size] as? Int
+        guard let size else { throw CocoaError(.fileReadUnknown) }
+        return size
     }
 
     /// Every object file ("XX/ID") with its bytes.
