@@ -34,6 +34,18 @@ import Testing
             #expect(ext4.count == sequences.reduce(0) { $0 + $1.steps.count })
         }
     }
+
+    /// The allow-list and the README's list are the same list.
+    @Test func everyAllowedDifferenceIsExplainedInTheReadme() throws {
+        let readme = try String(contentsOfFile: Repository.path("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "## Differences from ext4").dropFirst().first)
+            .components(separatedBy: "\n## ").first ?? ""
+        for allowed in DifferencesFromExt4.allowed {
+            #expect(section.contains("**\(allowed.readme)**"), "README's Differences from ext4 lacks: \(allowed.readme)")
+        }
+        let bullets = section.components(separatedBy: "\n- **").count - 1
+        #expect(bullets == DifferencesFromExt4.allowed.count, "README lists \(bullets), the test allows \(DifferencesFromExt4.allowed.count)")
+    }
 }
 
 /// Runs `scripts/lib/fs_sequences.py` and reads its one JSON line per step.
@@ -150,15 +162,16 @@ struct Difference: CustomStringConvertible {
 /// section "Differences from ext4"; anything not matched here fails the test.
 enum DifferencesFromExt4 {
     struct Allowed {
+        /// The bold title of its bullet in the README.
         let readme: String
         let matches: @Sendable (Difference) -> Bool
     }
 
     static let allowed: [Allowed] = [
-        Allowed(readme: "a directory's st_size is 0") { difference in
+        Allowed(readme: "A directory's `st_size` is 0") { difference in
             difference.type == "dir" && difference.field == "size" && difference.cachefs == "0"
         },
-        Allowed(readme: "device nodes cannot be opened: the mount is nodev") { difference in
+        Allowed(readme: "Device nodes can be created but not opened") { difference in
             difference.step.hasPrefix("open c") && difference.field == "result"
                 && difference.ext4 == "ok" && difference.cachefs == "EACCES"
         },

@@ -1,16 +1,21 @@
 import Foundation
 
-/// The Python helpers under scripts/lib that drive syscalls the shell tools cannot
-/// (renameat2, fallocate modes, racing opens), found from this source file's place in the repository.
-enum ScriptHelper {
-    static func path(_ name: String) -> String {
+/// Files of the repository, found from this source file's place in it.
+enum Repository {
+    static func path(_ relative: String) -> String {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent()   // Support
             .deletingLastPathComponent()   // IntegrationTests
             .deletingLastPathComponent()   // Tests
             .deletingLastPathComponent()   // repository
-            .appendingPathComponent("scripts/lib/\(name)").path
+            .appendingPathComponent(relative).path
     }
+}
+
+/// The Python helpers under scripts/lib that drive syscalls the shell tools cannot
+/// (renameat2, fallocate modes, racing opens).
+enum ScriptHelper {
+    static func path(_ name: String) -> String { Repository.path("scripts/lib/\(name)") }
 }
 
 /// Who runs an operation: root, or the unprivileged user nobody (uid and gid 65534, no
