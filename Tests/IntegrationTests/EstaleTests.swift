@@ -22,16 +22,20 @@ import Testing
     }
 
     struct LoopCounts: CustomStringConvertible {
-        let ext4: [String: Any]
+        let ext4: [String: Int]
         let mount: [String: Int]
 
         /// Outcomes other than a successful open and the errnos allowed.
         func unexpected(in counts: [String: Int], allowing: Set<String>) -> [String: Int] {
-            let known: Set<String> = ["ok", "opens", "torn", "writer_iterations", "seconds"]
+            let known: Set<String> = ["ok", "opens", "torn", "writer_iterations", "milliseconds"]
             return counts.filter { !known.contains($0.key) && !allowing.contains($0.key) && $0.value != 0 }
         }
 
-        var description: String { "cachefs: \(mount.sorted { $0.key < $1.key }); ext4: \(ext4)" }
+        var description: String { "cachefs: \(Self.line(mount)); ext4: \(Self.line(ext4))" }
+
+        private static func line(_ counts: [String: Int]) -> String {
+            counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        }
     }
 
     private func runLoop(_ mode: String) throws -> LoopCounts {
@@ -40,26 +44,28 @@ import Testing
             let ext4Directory = mount.directory + "/ext4"
             try FileManager.default.createDirectory(atPath: ext4Directory, withIntermediateDirectories: false)
             _ = try mount.mustSucceed("mkdir data/race")
-            let ext4 = try loop(mode, in: ext4Directory)
-            let tested = try loop(mode, in: mount.path("data/race"))
-            var flat: [String: Int] = [:]
-            for (key, value) in tested {
-                if let number = value as? Int { flat[key] = number }
-                if key == "writer_errors", let errors = value as? [String: Int] {
-                    for (name, count) in errors { flat["writer " + name] = count }
-                }
-            }
-            counts = LoopCounts(ext4: ext4, mount: flat)
-            print("ESTALE loop '\(mode)': \(counts!)")
+            let measured = LoopCounts(ext4: try loop(mode, in: ext4Directory), mount: try loop(mode, in: mount.path("data/race")))
+            print("ESTALE loop '\(mode)': \(measured)")
+            counts = measured
         }
         return try #require(counts)
     }
 
-    private func loop(_ mode: String, in directory: String) throws -> [String: Any] {
+    /// The helper's counts, with the writer's errors as "writer ERRNO" and the time as milliseconds.
+    private func loop(_ mode: String, in directory: String) throws -> [String: Int] {
         let result = try Shell.run(["timeout", "120", "python3", ScriptHelper.path("estale_loop.py"), mode, directory, "20000", "2"])
         guard result.succeeded,
               let summary = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
         else { throw MountError(message: "estale_loop.py \(mode) in \(directory): \(result.status) \(result.error)") }
-        return summary
+        var counts: [String: Int] = [:]
+        for (key, value) in summary {
+            if key == "seconds", let seconds = value as? Double {
+                counts["milliseconds"] = Int(seconds * 1000)
+            } else if let number = value as? Int {
+                counts[key] = number
+            }
+            for (name, count) in value as? [String: Int] ?? [:] { counts["writer " + name] = count }
+        }
+        return counts
     }
 }
