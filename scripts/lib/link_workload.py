@@ -118,7 +118,8 @@ def burst(base, seconds, seed):
     print(json.dumps({"calls": calls, "raced": raced, "unexpected": unexpected}, sort_keys=True))
 
 
-def check(pool):
+def check_tree(pool):
+    """The link counts and sizes found by walking pool (see the module's help)."""
     names_by_inode, nlink_by_inode, size_by_inode = {}, {}, {}
     directories = []
     for top, dirs, files in os.walk(pool):
@@ -134,16 +135,15 @@ def check(pool):
              for inode, names in names_by_inode.items() if len(names) != nlink_by_inode[inode]]
     dirs = [{"dir": top, "nlink": nlink, "expected": expected}
             for top, nlink, expected in directories if nlink != expected]
-    print(json.dumps({"files": len(size_by_inode), "names": sum(map(len, names_by_inode.values())),
-                      "bytes": sum(size_by_inode.values()), "wrong_file_links": links,
-                      "wrong_dir_links": dirs}, sort_keys=True))
+    return {"files": len(size_by_inode), "names": sum(map(len, names_by_inode.values())),
+            "bytes": sum(size_by_inode.values()), "wrong_file_links": links, "wrong_dir_links": dirs}
 
 
 def main():
     if sys.argv[1] == "burst":
         burst(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
     elif sys.argv[1] == "check":
-        check(sys.argv[2])
+        print(json.dumps(check_tree(sys.argv[2]), sort_keys=True))
     else:
         raise SystemExit(__doc__)
 
