@@ -170,6 +170,13 @@ def content(path):
     return f"{len(data)}:{hashlib.sha1(data).hexdigest()[:12]}"
 
 
+def link_target(path):
+    try:
+        return os.readlink(path)
+    except OSError as error:
+        return errno.errorcode.get(error.errno, str(error.errno))
+
+
 def snapshot():
     """Every name under the current directory (and "." itself) with its lstat fields."""
     found = {".": os.lstat(".")}
@@ -198,7 +205,7 @@ def snapshot():
             "same_inode_as": sorted(p for p in by_inode[info.st_ino] if p != path),
         }
         if kind == "symlink":
-            fields["target"] = os.readlink(path)
+            fields["target"] = link_target(path)
         if kind == "file":
             fields["content"] = content(path)
         if kind in ("chr", "blk"):
