@@ -59,9 +59,6 @@ enum DifferencesFromExt4 {
     }
 
     static let allowed: [Allowed] = [
-        Allowed(readme: "A directory's `st_size` is 0") { difference in
-            difference.type == "dir" && difference.field == "size" && difference.cachefs == "0"
-        },
         Allowed(readme: "Device nodes can be created but not opened") { difference in
             difference.step.hasPrefix("open c") && difference.field == "result"
                 && difference.ext4 == "ok" && difference.cachefs == "EACCES"
