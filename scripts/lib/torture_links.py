@@ -15,7 +15,7 @@ BURSTS = 3
 
 
 class LinkCycles:
-    """Per cycle: mount a store whose 2 MiB pool is kept under its limit by the evictor,
+    """Per cycle: mount a store whose 512 KiB pool is kept under its limit by the evictor,
     run three link_workload bursts in one directory tree, kill -9 the daemon at a random
     moment, remount, and check that every file's st_nlink equals the names found for its
     inode, every directory's is 2 + its subdirectories, usage equals the sizes of the
@@ -26,10 +26,11 @@ class LinkCycles:
         self.rng = random.Random(ctx.seed * 31 + 7)
         self.cycles_run = 0
         self.calls = {}
+        self.evicted_files = 0
         fs = aux_fs(ctx)
         self.daemon = S.Daemon(ctx.binary, os.path.join(fs, "links-store"),
                                os.path.join(ctx.workdir, "aux", "mnt-links"),
-                               ["--pool", "data=2M", "-o", "min_free=0,sweep_interval=1"],
+                               ["--pool", "data=512K", "-o", "min_free=0,sweep_interval=1"],
                                os.path.join(ctx.logdir, "links-daemon.log"), "links")
 
     def run(self, cycles):
@@ -107,6 +108,7 @@ class LinkCycles:
                 after = S.figures(pool)
             if before != after:
                 continue
+            self.evicted_files = after["evicted_files"]
             problems = [f"DRIFT st_nlink {entry['nlink']} for names {entry['names']}"
                         for entry in report["wrong_file_links"][:5]]
             problems += [f"DRIFT directory {entry['dir']}: st_nlink {entry['nlink']}, {entry['expected']} expected"
@@ -118,4 +120,5 @@ class LinkCycles:
 
     def summary_line(self):
         calls = ", ".join(f"{count} {name}" for name, count in sorted(self.calls.items()))
-        return f"  links:                   {self.cycles_run} cycles (kill -9 each); {calls}"
+        return (f"  links:                   {self.cycles_run} cycles (kill -9 each); {calls}; "
+                f"{self.evicted_files} files evicted")
