@@ -4,8 +4,8 @@ import Testing
 
 /// Issue 8: `kill -9` of the daemon during a burst of link, symlink and rename by several
 /// processes. After the remount every file's st_nlink equals the names found for its inode,
-/// every directory's is 2 + its subdirectories, the pool's usage equals the sizes of its
-/// distinct inodes, and `cachefs verify` finds the store clean.
+/// every directory's is 2 + its subdirectories, the pool's usage and file count equal the
+/// sizes and number of its distinct inodes, and `cachefs verify` finds the store clean.
 @Suite struct LinkCrashTests {
     @Test func killDuringALinkBurstLeavesExactLinkCountsAndUsage() throws {
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
@@ -38,6 +38,9 @@ import Testing
             #expect((report["wrong_dir_links"] as? [Any])?.isEmpty == true, "directory st_nlink: \(report)")
             let bytes = try #require(report["bytes"] as? Int)
             #expect(try mount.xattr("data", "user.cache.usage") == "\(bytes)", "usage against distinct inodes: \(report)")
+            // A pool counts an inode once, whatever its names (README, hard links).
+            let files = try #require(report["files"] as? Int)
+            #expect(try mount.xattr("data", "user.cache.files") == "\(files)", "files against distinct inodes: \(report)")
             #expect(try mount.xattr("data", "user.cache.pending_usage") == "0")
             #expect(try mount.unmount() == 0)
             let verify = try Shell.run([MountedStore.executable, "verify", mount.store])
