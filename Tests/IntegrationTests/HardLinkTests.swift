@@ -55,4 +55,18 @@ import Testing
             #expect(try mount.xattr("data", "user.cache.usage") == "2")
         }
     }
+
+    /// README: a link made into a persistent directory does not change the flags of the file
+    /// it links, while a file created there is persistent.
+    @Test func aLinkIntoAPersistentDirectoryKeepsTheFilesFlags() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            _ = try mount.mustSucceed("mkdir data/keep && setfattr -n user.cache.persistent -v 1 data/keep")
+            _ = try mount.mustSucceed("echo x > data/f && ln data/f data/keep/f && echo y > data/keep/new")
+            #expect(try mount.xattr("data/keep/f", "user.cache.state") == "cached")
+            #expect(try mount.xattr("data/keep/new", "user.cache.state") == "persistent")
+            #expect(try mount.xattr("data", "user.cache.usage") == "2")
+            // Three names, two inodes: files counts each inode once, persistent ones too.
+            #expect(try mount.xattr("data", "user.cache.files") == "2")
+        }
+    }
 }

@@ -28,6 +28,19 @@ import Testing
         }
     }
 
+    /// README: symlinks, FIFOs and sockets hold no bytes, never count against usage and are
+    /// never evicted: a clear of the pool leaves them.
+    @Test func namesWithoutBytesAreNeitherCountedNorCleared() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            _ = try mount.mustSucceed("ln -s some/target data/link && mkfifo data/pipe && mknod data/null c 1 3")
+            #expect(try mount.xattr("data", "user.cache.usage") == "0")
+            _ = try mount.mustSucceed("echo x > data/f && setfattr -n user.cache.clear -v 1 data")
+            #expect(Shell.waitUntil(seconds: 2) { (try? mount.sh("test -e data/f").succeeded) == false })
+            #expect(try mount.mustSucceed("ls data | tr '\\n' ' '") == "link null pipe")
+            #expect(try mount.mustSucceed("readlink data/link") == "some/target")
+        }
+    }
+
     @Test func deviceNodesAreMadeButTheMountStaysNodev() throws {
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
             let made = try mount.sh("mknod data/null c 1 3 && mknod data/loop b 7 0 && stat -c '%F %t:%T' data/null data/loop")

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The two ESTALE loops of issue 8: opens of a name that another process keeps replacing.
 
-Usage: estale_loop.py replace|recreate DIR OPENS READERS
+Usage: estale_loop.py replace|recreate|evict DIR OPENS READERS
   replace:  a writer writes DIR/target.tmp and os.replace()s it onto DIR/target in a loop;
-  recreate: a writer unlinks DIR/target and creates it again in a loop.
+  recreate: a writer unlinks DIR/target and creates it again in a loop;
+  evict:    a writer creates DIR/target and has cachefs remove it (user.cache.clear on the
+            pool, DIR's parent) in a loop: the removal comes from the daemon, not the kernel.
 READERS processes open DIR/target OPENS times in total, read it whole and close it. Prints
 one JSON object: how the opens ended (ok, ENOENT, ESTALE, other errno names), reads that
 saw a torn version (replace only: every version is complete when it is renamed in), the
@@ -36,6 +38,10 @@ def writer(mode, directory, stop, results):
                 with open(temporary, "wb") as handle:
                     handle.write(version_bytes(iterations))
                 os.replace(temporary, target)
+            elif mode == "evict":
+                with open(target, "wb") as handle:
+                    handle.write(version_bytes(iterations))
+                os.setxattr(os.path.dirname(directory), "user.cache.clear", b"1")
             else:
                 os.unlink(target)
                 with open(target, "xb") as handle:
@@ -77,7 +83,7 @@ def reader(mode, directory, opens, results):
 
 def main():
     mode, directory, opens, readers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    if mode not in ("replace", "recreate"):
+    if mode not in ("replace", "recreate", "evict"):
         raise SystemExit(f"unknown mode {mode}")
     with open(os.path.join(directory, "target"), "wb") as handle:
         handle.write(version_bytes(0))
