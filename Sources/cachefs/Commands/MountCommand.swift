@@ -25,14 +25,13 @@ struct MountCommand: ParsableCommand {
             writeback_boost (root: lift the kernel's per-mount dirty limits; see README), \
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground. \
-            Kernel flags (ro, nodev, nosuid, noexec, noatime, …) go to the kernel; fstab words \
-            (defaults, noauto, nofail, user, _netdev, x-systemd.*, …) are ignored.
-
-            From /etc/fstab or `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, mount.fuse3 runs \
-            `cachefs STORE MOUNT -o OPTIONS`, which is this command:
-              /var/cache/cachefs /srv/cache fuse.cachefs nodev,nosuid,pool=data:100M,min_free=5% 0 0
-            Under systemd (Type=notify) the daemon sends READY=1 to $NOTIFY_SOCKET once the mount \
-            is live and STOPPING=1 when it ends.
+            Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
+            mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
+            mount(8): `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, or an /etc/fstab line such as
+              /var/cache/cachefs /srv/cache fuse.cachefs nodev,nosuid,pool=data:1G 0 0
+            (mount.fuse3 runs `cachefs STORE MOUNT -o OPTIONS`, the same as this command).
+            systemd: the daemon sends READY=1 to $NOTIFY_SOCKET once the mount is live and \
+            STOPPING=1 when it ends (units cachefs@.service, see README).
             Unmount with `fusermount3 -u MOUNT` (or SIGTERM/SIGINT to the daemon).
             """)
 
