@@ -28,7 +28,7 @@ struct MountCommand: ParsableCommand {
             Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
             mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
             mount(8): `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, or an /etc/fstab line such as
-              /var/cache/cachefs /srv/cache fuse.cachefs nodev,nosuid,pool=data:1G 0 0
+              /var/cache/cachefs/web /srv/cache fuse.cachefs nodev,nosuid,pool=data:1G 0 0
             (mount.fuse3 runs `cachefs STORE MOUNT -o OPTIONS`, the same as this command).
             systemd: the daemon sends READY=1 to $NOTIFY_SOCKET once the mount is live and \
             STOPPING=1 when it ends (units cachefs@.service, see README).
@@ -47,7 +47,7 @@ struct MountCommand: ParsableCommand {
     @Option(name: .customLong("pool"), help: "NAME=SIZE[,AGE]: create or change a pool; persisted.")
     var pools: [String] = []
 
-    @Option(name: .customShort("o"), help: "Mount options, comma-separated (see below).")
+    @Option(name: .customShort("o"), help: "Mount options, comma-separated (listed above).")
     var options: [String] = []
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
