@@ -17,6 +17,11 @@ public struct FuseMountOptions: Sendable {
     public var writebackCache: Bool
     /// libfuse's trace of every request and reply, on stderr (`-o debug`).
     public var debug = false
+    /// Kernel mount flags passed on to libfuse as they are (`ro`, `nodev`, `noexec`, …).
+    public var kernelFlags: [String] = []
+    /// The mount's source in /proc/mounts: the store's path, so `mount -a` sees that an
+    /// fstab line is mounted already.
+    public var source = "cachefs"
 
     public init(allowOther: Bool = false, singleThreaded: Bool = false, maxThreads: UInt32 = 8,
                 timeouts: CacheTimeouts = CacheTimeouts(), maxWrite: UInt32 = 1 << 20, writebackCache: Bool = false) {
@@ -57,8 +62,9 @@ public final class FuseSession {
                               writebackCache: options.writebackCache)
         self.mountpoint = mountpoint
         self.options = options
-        var mountOptions = "fsname=cachefs,subtype=cachefs,default_permissions"
+        var mountOptions = "fsname=\(Self.escapedOption(options.source)),subtype=cachefs,default_permissions"
         if options.allowOther { mountOptions += ",allow_other" }
+        mountOptions += options.kernelFlags.map { "," + $0 }.joined()
         let words = ["cachefs", "-o", mountOptions] + (options.debug ? ["-d"] : [])
         argumentCount = Int32(words.count)
         arguments = .allocate(capacity: words.count + 1)
@@ -122,6 +128,11 @@ public final class FuseSession {
         fuse_session_destroy(session)
         Unmanaged.passUnretained(context).release()
         Self.free(arguments, count: argumentCount)
+    }
+
+    /// libfuse splits options at commas and takes a backslash as an escape.
+    private static func escapedOption(_ value: String) -> String {
+        String(value.flatMap { $0 == "\\" || $0 == "," ? ["\\", $0] : [$0] })
     }
 
     private static func free(_ arguments: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, count: Int32) {

@@ -92,6 +92,8 @@ struct FlaggedModel {
                 pinned = Self.moved(pinned, from: from, to: to)
             case .rename:
                 break
+            case .link, .symlink:
+                preconditionFailure("the cut model draws no links (flags belong to inodes, not paths)")
             }
             return 0
         }

@@ -6,6 +6,7 @@ extension CacheEngine {
     func place(of record: EntryRecord) -> CacheAttribute.Place {
         if record.entryID == WellKnownEntry.root { return .root }
         if record.isPool { return .pool }
+        if record.kind.isMetadataOnly { return .nameOnly }
         return record.kind == .directory ? .directory : .file
     }
 

@@ -12,10 +12,11 @@ extension CacheEngine {
         return try namespace.withLock { namespace in
             let parentRecord = try directory(newParent, in: &namespace)
             guard newParent != WellKnownEntry.root else { throw CacheError.notPermitted }
+            // In link(2)'s order: the source, the name taken, then what may be linked.
             guard let inode = try namespace.inode(id), inode.record.parent != nil else { throw CacheError.notFound }
+            guard try namespace.childID(of: newParent, named: Data(newName)) == nil else { throw CacheError.exists }
             guard inode.record.kind != .directory else { throw CacheError.notPermitted }
             guard inode.record.pool == parentRecord.pool else { throw CacheError.crossPool }
-            guard try namespace.childID(of: newParent, named: Data(newName)) == nil else { throw CacheError.exists }
             // ext4's limit.
             guard inode.record.linkCount < 65_000 else { throw CacheError.io(EMLINK) }
             let time = now.nanoseconds

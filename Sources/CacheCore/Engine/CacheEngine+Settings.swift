@@ -28,6 +28,7 @@ extension CacheEngine {
             case .file, .directory: try setEntryFlag(attribute, text: text, on: current, in: &namespace)
             case .pool: try setPoolPolicy(attribute, text: text, on: current)
             case .root: try setRootSetting(attribute, text: text)
+            case .nameOnly: throw CacheError.unknownCacheAttribute(name)
             }
         }
     }

@@ -22,6 +22,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     /// Where an attribute lives.
     public enum Place: Sendable {
         case root, pool, directory, file
+        /// A symlink or special file: no bytes, so nothing to cache, pin or persist.
+        case nameOnly
     }
 
     /// Attributes that exist at a place, in the order `getfattr -d` lists them.
@@ -32,6 +34,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .pool:
             return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark] + figures + [.oldestAccess]
         case .root: return figures + [.minFree, .store]
+        case .nameOnly: return []
         }
     }
 
@@ -40,6 +43,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .file, .directory: return [.persistent, .pinned, .expiration]
         case .pool: return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .purge, .clear]
         case .root: return [.minFree, .purge, .clear]
+        case .nameOnly: return []
         }
     }
 
