@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// Issue 8: real trees with symlinks and hard links. `tar -xf` into a pool gives what the
-/// same extraction gives on ext4 (diff -r without following symlinks, then type, link
+/// Issue 8: real trees with symlinks and hard links. `tar -xf` and `cp -a` into a pool give
+/// what the same command gives on ext4 (diff -r without following symlinks, then type, link
 /// count, size, mode, mtime and link target of every name); `rsync -a` twice, the second
-/// run transferring nothing.
+/// run transferring nothing; a `git clone` with symlinks checks out clean.
 @Suite struct TarAndRsyncTests {
     /// Nested directories; relative, absolute and dangling symlinks (to files and to a
     /// directory); three names of one file in different directories; a FIFO; old mtimes.
@@ -53,6 +53,39 @@ import Testing
             let expected = try Shell.bash(Self.listing(work + "/ext4")).output
             let actual = try Shell.bash(Self.listing(mount.path("data/tree"))).output
             #expect(actual == expected, "listing on ext4:\n\(expected)\nin the pool:\n\(actual)")
+        }
+    }
+
+    @Test func cpDashACopiesTheSameTreeAsOnExt4() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            let work = mount.directory
+            _ = try Shell.bash("cd '\(work)' && \(Self.makeTree)")
+            let ext4 = try Shell.run(["cp", "-a", work + "/source", work + "/ext4"])
+            try #require(ext4.succeeded, "cp -a on ext4: \(ext4.error)")
+            let copied = try Shell.run(["cp", "-a", work + "/source", mount.path("data/copy")])
+            #expect(copied.succeeded, "cp -a into the pool: \(copied.error)")
+            let differences = try Shell.bash(Self.difference(work + "/ext4", mount.path("data/copy"))).output
+            #expect(differences.isEmpty, "diff -r against ext4:\n\(differences)")
+            let expected = try Shell.bash(Self.listing(work + "/ext4")).output
+            let actual = try Shell.bash(Self.listing(mount.path("data/copy"))).output
+            #expect(actual == expected, "listing on ext4:\n\(expected)\nin the pool:\n\(actual)")
+        }
+    }
+
+    @Test func aGitCloneWithSymlinksChecksOutClean() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            let work = mount.directory
+            let git = "git -c user.name=test -c user.email=test@example.invalid -c init.defaultBranch=main"
+            let made = try Shell.bash("""
+                set -e
+                cd '\(work)' && \(Self.makeTree) && rm source/x/fifo
+                cd source && \(git) init -q && \(git) add -A && \(git) commit -qm tree
+                """)
+            try #require(made.succeeded, "git repository on ext4: \(made.error)")
+            let cloned = try mount.sh("\(git) clone -q '\(work)/source' data/clone && cd data/clone && git status --porcelain")
+            #expect(cloned.succeeded && cloned.output.isEmpty, "clone into the pool: \(cloned)")
+            #expect(try mount.mustSucceed("readlink data/clone/a/b/relative") == "../file1")
+            #expect(try mount.mustSucceed("readlink data/clone/x/y/dangling") == "missing/nowhere")
         }
     }
 

@@ -4,7 +4,7 @@
 # and the tools the tests and benchmark drive the mount with.
 set -euo pipefail
 
-packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux mount procps systemd coreutils python3 rsync tar diffutils)
+packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux mount procps systemd coreutils python3 rsync tar diffutils git)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
