@@ -174,6 +174,7 @@ extension CacheEngine {
             }
             if let current, current.parent != nil { namespace.log(.content(current)) }
         }
+        if finishesWrite { enforceLimitsAfterWrite(in: file.pool) }
     }
 
     /// The corresponding FUSE operation is `FSYNC`: returns once the bytes and every index
@@ -230,6 +231,7 @@ extension CacheEngine {
             return closed.inode.record.kind == .file
         }
         if discard { discardBytes(of: [file.entry]) }
+        if file.writable { enforceLimitsAfterWrite(in: file.pool) }
     }
 
     /// Records a read in `AccessTracker` only: no namespace lock on the read path. The

@@ -124,13 +124,12 @@ extension CacheEngine {
             guard let child = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
             guard child.kind == .directory else { throw CacheError.notDirectory }
             guard try !namespace.hasChildren(child.entryID) else { throw CacheError.notEmpty }
+            // Emptying a pool (even `rm -rf MOUNT/POOL`) keeps it and its policy: only
+            // `user.cache.remove_pool` on the root removes one (`removePool`).
+            guard !child.isPool else { throw CacheError.io(EBUSY) }
             let time = now.nanoseconds
             namespace.removeName(of: child.entryID, at: time)
             namespace.log(.delete(child.entryID))
-            if child.isPool {
-                policies.withLock { $0[child.entryID] = nil }
-                usage.removePool(child.entryID)
-            }
             touch(parent, at: time, in: &namespace)
         }
     }

@@ -27,10 +27,10 @@ struct MountCommand: ParsableCommand {
             Unmount with `fusermount3 -u MOUNT` (or SIGTERM/SIGINT to the daemon).
             """)
 
-    @Argument(help: "The store directory (created if missing).")
+    @Argument(help: "The store directory: new, empty or a cachefs store (created with its parents if missing).")
     var store: String
 
-    @Argument(help: "An existing, empty directory to mount on.")
+    @Argument(help: "An existing, empty directory to mount on (a dead cachefs mount there is cleared).")
     var mountpoint: String
 
     @Flag(help: "Stay attached to the terminal (for tests and systemd).")
@@ -58,11 +58,7 @@ struct MountCommand: ParsableCommand {
             throw ExitCode(status)
         }
         FuseSession.blockTerminationSignals()
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = settings.logLevel
-            return handler
-        }
+        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, logLevel: settings.logLevel) }
         let logger = Logger(label: "cachefs")
         do {
             try MountPreflight.check(store: storePath, mountpoint: mountPath)
@@ -71,6 +67,7 @@ struct MountCommand: ParsableCommand {
                 storePath: storePath, poolOverrides: settings.pools, minFree: settings.minFree, notifier: notifier,
                 logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
                 commitWindowSeconds: settings.commitSeconds))
+            DaemonRecord.write(.starting, store: storePath)
             let session: FuseSession
             do {
                 session = try FuseSession(engine: engine, mountpoint: mountPath, options: settings.fuse, logger: logger)
@@ -88,8 +85,10 @@ struct MountCommand: ParsableCommand {
                 }
             }
             Daemonizer.reportReady(logPath: StoreLayout(root: storePath).logPath)
+            DaemonRecord.write(.serving(mountpoint: mountPath), store: storePath)
             logger.info("mounted \(storePath) on \(mountPath)")
             let loopResult = session.run()
+            DaemonRecord.write(.stopping, store: storePath)
             logger.info("unmounted \(mountPath) (loop ended with \(loopResult)); flushing")
             engine.shutdown()
             logger.info("store \(storePath) closed cleanly")
