@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Glibc
 
@@ -21,32 +22,36 @@ enum MountPreflight {
     }
 
     /// The mountpoint must be an existing, empty directory. A dead cachefs mount left by a
-    /// daemon that was killed is cleared first.
+    /// daemon that was killed is cleared first. (The kernel may still answer `stat` of a
+    /// dead mount's root from its cache; `statfs` always asks the daemon, so it tells.)
     private static func checkMountpoint(_ mountpoint: String) throws {
-        var info = stat()
-        if stat(mountpoint, &info) != 0 {
-            let code = errno
-            guard code == ENOTCONN else {
-                if code == ENOENT {
-                    throw Problem(description: "mountpoint \(mountpoint) does not exist (create it first: mkdir -p \(mountpoint))")
+        if let mounted = MountTable.current().entry(at: mountpoint) {
+            var filesystem = statfs()
+            if statfs(mountpoint, &filesystem) != 0 && errno == ENOTCONN {
+                guard mounted.type == "fuse.cachefs" else {
+                    throw Problem(description: "mountpoint \(mountpoint) is a dead mount of type \(mounted.type) (Transport "
+                        + "endpoint is not connected); unmount it with fusermount3 -u -z \(mountpoint) and mount again")
                 }
-                throw Problem(description: "mountpoint \(mountpoint): \(String(cString: strerror(code)))")
+                try DeadMount.clear(mountpoint)
+                printError("cachefs: removed the dead mount on \(mountpoint) left by a daemon that died")
             }
-            let type = MountTable.current().entry(at: mountpoint)?.type ?? "unknown"
-            guard type == "fuse.cachefs" else {
-                throw Problem(description: "mountpoint \(mountpoint) is a dead mount of type \(type) (Transport endpoint is not "
-                    + "connected); unmount it with fusermount3 -u -z \(mountpoint) and mount again")
+        }
+        var info = stat()
+        guard stat(mountpoint, &info) == 0 else {
+            if errno == ENOENT {
+                throw Problem(description: "mountpoint \(mountpoint) does not exist (create it first: mkdir -p \(mountpoint))")
             }
-            try DeadMount.clear(mountpoint)
-            printError("cachefs: removed the dead mount on \(mountpoint) left by a daemon that died")
-            guard stat(mountpoint, &info) == 0 else {
-                throw Problem(description: "mountpoint \(mountpoint): \(String(cString: strerror(errno)))")
-            }
+            throw Problem(description: "mountpoint \(mountpoint): \(String(cString: strerror(errno)))")
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw Problem(description: "mountpoint \(mountpoint) is not a directory")
         }
-        let contents = (try? FileManager.default.contentsOfDirectory(atPath: mountpoint)) ?? []
+        let contents: [String]
+        do {
+            contents = try FileManager.default.contentsOfDirectory(atPath: mountpoint)
+        } catch {
+            throw Problem(description: "cannot read mountpoint \(mountpoint): \(error.localizedDescription)")
+        }
         guard contents.isEmpty else {
             throw Problem(description: "mountpoint \(mountpoint) is not empty (is it mounted already?)")
         }
