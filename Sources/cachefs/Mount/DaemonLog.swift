@@ -12,7 +12,8 @@ import Synchronization
 /// else written to them land in the same file and follow each rotation.
 final class DaemonLog: Sendable {
     static let shared = DaemonLog()
-    static let maxBytes: Int64 = 4 << 20
+    /// 4 MiB, or `CACHEFS_LOG_ROTATE_BYTES` (for tests).
+    static let maxBytes: Int64 = ProcessInfo.processInfo.environment["CACHEFS_LOG_ROTATE_BYTES"].flatMap { Int64($0) } ?? 4 << 20
 
     private struct State {
         /// Set once the log has moved to its file.
