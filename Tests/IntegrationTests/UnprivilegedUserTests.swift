@@ -25,6 +25,26 @@ import Testing
         #expect(info.st_uid == UInt32(UnprivilegedSandbox.uid))
     }
 
+    @Test func aUserMountsAgainOverTheDeadMountOfTheirKilledDaemon() throws {
+        let sandbox = try UnprivilegedSandbox()
+        let result = try sandbox.run("""
+            set -e
+            mkdir mnt
+            '\(sandbox.binary)' mount store mnt -o min_free=0
+            echo kept > mnt/data/f
+            sleep 0.2
+            pkill -KILL -f '^\(sandbox.binary) mount'
+            for i in $(seq 50); do pgrep -f '^\(sandbox.binary) mount' >/dev/null || break; sleep 0.1; done
+            ! stat -f mnt 2>/dev/null
+            '\(sandbox.binary)' mount store mnt -o min_free=0
+            cat mnt/data/f
+            fusermount3 -u mnt
+            """, node: .device(mode: "0666"))
+        #expect(result.succeeded, "\(result.error)")
+        #expect(result.output == "kept\n")
+        #expect(result.error.contains("removed the dead mount on"), "\(result.error)")
+    }
+
     @Test func aUserWhoCannotOpenDevFuseGetsOneLineAndExitOne() throws {
         let sandbox = try UnprivilegedSandbox()
         let result = try sandbox.run("mkdir mnt && exec '\(sandbox.binary)' mount store mnt --foreground -o min_free=0",
