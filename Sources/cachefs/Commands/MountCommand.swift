@@ -84,8 +84,9 @@ struct MountCommand: ParsableCommand {
                     printError("cachefs: warning: \(error)")
                 }
             }
-            Daemonizer.reportReady(logPath: StoreLayout(root: storePath).logPath)
+            // Recorded before the caller returns, so an unmount and mount right after it wait.
             DaemonRecord.write(.serving(mountpoint: mountPath), store: storePath)
+            Daemonizer.reportReady(logPath: StoreLayout(root: storePath).logPath)
             logger.info("mounted \(storePath) on \(mountPath)")
             let loopResult = session.run()
             DaemonRecord.write(.stopping, store: storePath)
