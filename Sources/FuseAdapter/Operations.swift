@@ -19,6 +19,7 @@ func makeOperations() -> fuse_lowlevel_ops {
     operations.rmdir = cachefsRmdir
     operations.symlink = cachefsSymlink
     operations.link = cachefsLink
+    operations.readlink = cachefsReadlink
     operations.rename = cachefsRename
     operations.create = cachefsCreate
     operations.open = cachefsOpen
@@ -27,6 +28,7 @@ func makeOperations() -> fuse_lowlevel_ops {
     operations.flush = cachefsFlush
     operations.release = cachefsRelease
     operations.fsync = cachefsFsync
+    operations.fallocate = cachefsFallocate
     operations.opendir = cachefsOpendir
     operations.readdir = cachefsReaddir
     operations.readdirplus = cachefsReaddirplus

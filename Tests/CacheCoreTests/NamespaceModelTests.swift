@@ -100,8 +100,10 @@ enum ModelOperation: CustomStringConvertible {
             var components = path.split(separator: "/").map(String.init)
             let name = components.removeLast()
             var directory = pool
+            // A kernel that forgets each inode at once: nothing but a handle keeps a removed file.
             for component in components {
                 directory = try engine.lookup(parent: directory, name: Array(component.utf8)).id
+                engine.forget(directory, count: 1)
             }
             return (directory, Array(name.utf8))
         }
@@ -115,6 +117,7 @@ enum ModelOperation: CustomStringConvertible {
             _ = try Array(content.utf8).withUnsafeBytes { try engine.write(created.handle, offset: 0, bytes: $0) }
             try engine.flush(created.handle)
             engine.release(created.handle)
+            engine.forget(created.attributes.id, count: 1)
         case .unlink(let path):
             let (parent, name) = try split(path)
             try engine.unlink(parent: parent, name: name)

@@ -17,11 +17,11 @@ extension CacheEngine {
             }
             guard try !namespace.hasChildren(pool.entryID) else { throw CacheError.notEmpty }
             let time = now.nanoseconds
-            namespace.removeName(of: pool.entryID, at: time)
+            namespace.removeName(LinkName(parent: WellKnownEntry.root, name: pool.name), of: pool.entryID, at: time)
             namespace.log(.delete(pool.entryID))
             policies.withLock { $0[pool.entryID] = nil }
             usage.removePool(pool.entryID)
-            touch(WellKnownEntry.root, at: time, in: &namespace)
+            touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: -1)
             return pool
         }
         writer.flush()
