@@ -1,5 +1,6 @@
 import CFuse3
 import CacheCore
+import Foundation
 import Glibc
 import Logging
 
@@ -41,7 +42,7 @@ public enum FuseSessionError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotCreateSession: return "libfuse could not create a session (see the messages above)"
-        case .cannotMount(let mountpoint): return "cannot mount on \(mountpoint) (see the messages above)"
+        case .cannotMount(let explanation): return explanation
         }
     }
 }
@@ -81,9 +82,12 @@ public final class FuseSession {
         session = created
         // Every stored property is set, so a throw from here on runs `deinit`, which destroys
         // the session and releases the context: doing it here too was a double free.
-        guard fuse_session_mount(session, mountpoint) == 0 else {
-            throw FuseSessionError.cannotMount(mountpoint)
+        let mount = MountFailure.capturingStandardError { fuse_session_mount(session, mountpoint) }
+        guard mount.result == 0 else {
+            throw FuseSessionError.cannotMount(MountFailure.explain(mount.text, mountpoint: mountpoint))
         }
+        // A mount that worked may still have warned: pass the words on.
+        if !mount.text.isEmpty { FileHandle.standardError.write(Data(mount.text.utf8)) }
     }
 
     /// The libfuse session, for notifications from the evictor thread.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages cachefs needs on Debian (idempotent; quick when present).
 # Needs root (or sudo): FUSE tools and headers, xattr tools, SQLite headers for GRDB,
-# and the tools the tests and benchmark drive the mount with.
+# and the tools the tests and benchmark drive the mount with (util-linux and mount: unshare,
+# setpriv, flock and bind mounts for the tests of users who are not root; procps: pgrep).
 set -euo pipefail
 
 packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux mount procps systemd coreutils python3 rsync tar diffutils git)

@@ -37,7 +37,7 @@ extension CacheEngine {
         case .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits,
              .misses:
             return String(figure(attribute, pools: record.entryID == WellKnownEntry.root ? nil : [record.entryID]))
-        case .purge, .clear: return "0"
+        case .purge, .clear, .removePool: return "0"
         }
     }
 

@@ -196,6 +196,7 @@ extension CacheEngine {
             }
             if let current, current.parent != nil { namespace.log(.content(current)) }
         }
+        if finishesWrite { enforceLimitsAfterWrite(in: file.pool) }
     }
 
     /// The corresponding FUSE operation is `FSYNC`: returns once the bytes and every index
@@ -246,6 +247,7 @@ extension CacheEngine {
             return finishIfUnreferenced(file.entry, in: &namespace)
         }
         if let discard { discardBytes(of: [discard]) }
+        if file.writable { enforceLimitsAfterWrite(in: file.pool) }
     }
 
     /// Records a read in `AccessTracker` only: no namespace lock on the read path. The

@@ -115,20 +115,19 @@ extension CacheEngine {
         if removed.linkCount <= 1 { recordDeletion(of: removed, path: removedPath, reason: "removed by a user", at: time) }
     }
 
-    /// The corresponding FUSE operation is `RMDIR`; an empty pool directory removes the pool.
+    /// The corresponding FUSE operation is `RMDIR`; a pool directory answers EBUSY.
     public func rmdir(parent: EntryID, name: [UInt8]) throws {
         try namespace.withLock { namespace in
             _ = try directory(parent, in: &namespace)
             guard let child = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
             guard child.kind == .directory else { throw CacheError.notDirectory }
             guard try !namespace.hasChildren(child.entryID) else { throw CacheError.notEmpty }
+            // Emptying a pool (even `rm -rf MOUNT/POOL`) keeps it and its policy: only
+            // `user.cache.remove_pool` on the root removes one (`removePool`).
+            guard !child.isPool else { throw CacheError.io(EBUSY) }
             let time = now.nanoseconds
             namespace.removeName(LinkName(parent: parent, name: child.name), of: child.entryID, at: time)
             namespace.log(.delete(child.entryID))
-            if child.isPool {
-                policies.withLock { $0[child.entryID] = nil }
-                usage.removePool(child.entryID)
-            }
             touch(parent, at: time, in: &namespace, subdirectories: -1)
         }
     }

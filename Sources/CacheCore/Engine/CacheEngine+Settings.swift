@@ -12,6 +12,10 @@ extension CacheEngine {
             try runAction(attribute, on: id, text: text)
             return
         }
+        if attribute == .removePool {
+            try removePool(on: id, named: text)
+            return
+        }
         try namespace.withLock { namespace in
             let current = try namespace.record(id)
             // A file removed (evicted, say) since the kernel looked it up keeps no flags: the

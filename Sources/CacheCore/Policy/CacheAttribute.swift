@@ -14,6 +14,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case minFree = "min_free", store
     // Actions on pool directories and the root.
     case purge, clear
+    // An action on the root only: its value names the empty pool to remove.
+    case removePool = "remove_pool"
 
     public static let prefix = "user.cache."
 
@@ -42,7 +44,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         switch place {
         case .file, .directory: return [.persistent, .pinned, .expiration]
         case .pool: return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .purge, .clear]
-        case .root: return [.minFree, .purge, .clear]
+        case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }
     }

@@ -35,10 +35,10 @@ struct MountCommand: ParsableCommand {
             Unmount with `fusermount3 -u MOUNT` (or SIGTERM/SIGINT to the daemon).
             """)
 
-    @Argument(help: "The store directory (created if missing).")
+    @Argument(help: "The store directory: new, empty or a cachefs store (created with its parents if missing).")
     var store: String
 
-    @Argument(help: "An existing, empty directory to mount on.")
+    @Argument(help: "An existing, empty directory to mount on (a dead cachefs mount there is cleared).")
     var mountpoint: String
 
     @Flag(help: "Stay attached to the terminal (for tests and systemd).")
@@ -66,11 +66,7 @@ struct MountCommand: ParsableCommand {
             throw ExitCode(status)
         }
         FuseSession.blockTerminationSignals()
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = settings.logLevel
-            return handler
-        }
+        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, logLevel: settings.logLevel) }
         let logger = Logger(label: "cachefs")
         do {
             try MountPreflight.check(store: storePath, mountpoint: mountPath)
@@ -79,6 +75,7 @@ struct MountCommand: ParsableCommand {
                 storePath: storePath, poolOverrides: settings.pools, minFree: settings.minFree, notifier: notifier,
                 logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
                 commitWindowSeconds: settings.commitSeconds))
+            DaemonRecord.write(.starting, store: storePath)
             let session: FuseSession
             do {
                 var fuseOptions = settings.fuse
@@ -97,6 +94,8 @@ struct MountCommand: ParsableCommand {
                     printError("cachefs: warning: \(error)")
                 }
             }
+            // Recorded before the caller returns, so an unmount and mount right after it wait.
+            DaemonRecord.write(.serving(mountpoint: mountPath), store: storePath)
             let parentTellsService = Daemonizer.reportReady(logPath: StoreLayout(root: storePath).logPath)
             logger.info("mounted \(storePath) on \(mountPath)")
             if !parentTellsService {
@@ -105,6 +104,7 @@ struct MountCommand: ParsableCommand {
             let loopResult = session.run()
             // systemd sends SIGTERM as soon as ExecStop's unmount returns; the flush must not die of it.
             FuseSession.blockTerminationSignals()
+            DaemonRecord.write(.stopping, store: storePath)
             notifyService("STOPPING=1", logger: logger)
             logger.info("unmounted \(mountPath) (loop ended with \(loopResult)); flushing")
             engine.shutdown()

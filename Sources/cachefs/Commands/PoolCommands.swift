@@ -36,7 +36,11 @@ struct PoolTarget: ParsableArguments {
     @Argument(help: "One pool (default: all).") var pool: String?
 
     func act(_ action: String) throws {
-        try reportingFailures { try Xattr.set(target(mount, pool), action, "1") }
+        try reportingFailures {
+            try Xattr.requireExisting(mount)
+            let target = try pool.map { try poolDirectory($0, of: mount) } ?? mount
+            try Xattr.set(target, action, "1")
+        }
     }
 }
 
@@ -63,8 +67,4 @@ struct SetCommand: ParsableCommand {
             print("\(key) = \(try Xattr.get(path, "user.cache." + key))")
         }
     }
-}
-
-private func target(_ mount: String, _ pool: String?) -> String {
-    pool.map { mount + "/" + $0 } ?? mount
 }

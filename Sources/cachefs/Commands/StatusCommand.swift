@@ -11,7 +11,7 @@ struct StatusCommand: ParsableCommand {
               cachefs status ~/cache --json | jq '.pools[] | select(.usage > .max_size)'
             """)
 
-    @Argument(help: "The mount.") var mount: String
+    @Argument(help: "The mount, or any path inside it.") var mount: String
     @Flag(help: "Print JSON (numbers in bytes and seconds).") var json = false
 
     struct PoolStatus: Codable {
@@ -54,6 +54,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
+            let mount = try Xattr.mountRoot(containing: self.mount)
             let report = Report(
                 mount: mount, store: try Xattr.get(mount, "user.cache.store"),
                 minFree: try Xattr.get(mount, "user.cache.min_free"),

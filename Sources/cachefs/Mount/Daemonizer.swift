@@ -67,12 +67,7 @@ enum Daemonizer {
         guard let text = ProcessInfo.processInfo.environment[readyEnvironment], let fd = Int32(text) else { return false }
         _ = "ready\n".withCString { write(fd, $0, strlen($0)) }
         close(fd)
-        let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        if log >= 0 {
-            dup2(log, 1)
-            dup2(log, 2)
-            close(log)
-        }
+        DaemonLog.shared.moveToFile(logPath)
         return true
     }
 
