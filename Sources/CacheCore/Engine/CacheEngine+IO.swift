@@ -52,8 +52,18 @@ extension CacheEngine {
                 throw error
             }
         }
-        if accessMode != O_WRONLY { recordAccess(id) }
+        if accessMode != O_WRONLY {
+            recordAccess(id)
+            countHit(pool: opened.pool)
+        }
         return handle
+    }
+
+    /// A hit is an open for reading of a file the pool holds: the kernel answers repeated
+    /// lookups itself, but every open reaches the daemon.
+    private func countHit(pool: EntryID) {
+        guard pool != 0 else { return }
+        counters.withLock { $0.hits[pool, default: 0] += 1 }
     }
 
     /// libfuse asks the kernel for atomic O_TRUNC, so OPEN itself must empty the file.
