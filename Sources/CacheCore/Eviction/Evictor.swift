@@ -107,7 +107,13 @@ final class Evictor: Sendable {
         }
         endPinLeases(in: engine)
         for pool in due.pools { enforceLimits(of: pool, in: engine) }
-        if due.sweep { sweepExpired(in: engine) }
+        if due.sweep {
+            sweepExpired(in: engine)
+        } else {
+            // A file goes within a round of its expiry, not at the next periodic sweep.
+            let expiring = poolsWithExpiryDue(in: engine)
+            if !expiring.isEmpty { sweepExpired(pools: expiring, in: engine) }
+        }
         if due.pressure { relievePressure(in: engine) }
     }
 }
