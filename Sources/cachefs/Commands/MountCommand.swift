@@ -23,6 +23,8 @@ struct MountCommand: ParsableCommand {
             writeback_cache (the kernel's writeback cache: faster small writes, but EFBIG and \
             ENOSPC reach close or fsync, not the write; see README), \
             writeback_boost (root: lift the kernel's per-mount dirty limits; see README), \
+            metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
+            textfile collector), metrics_interval=SECONDS (default 15), \
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log).
             Unmount with `fusermount3 -u MOUNT` (or SIGTERM/SIGINT to the daemon).
             """)
@@ -71,9 +73,13 @@ struct MountCommand: ParsableCommand {
                 storePath: storePath, poolOverrides: settings.pools, minFree: settings.minFree, notifier: notifier,
                 logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
                 commitWindowSeconds: settings.commitSeconds))
+            let metrics = settings.metricsFile.map {
+                DaemonMetrics(path: absolute($0), interval: settings.metricsSeconds, engine: engine, logger: logger)
+            }
             let session: FuseSession
             do {
-                session = try FuseSession(engine: engine, mountpoint: mountPath, options: settings.fuse, logger: logger)
+                session = try FuseSession(engine: engine, mountpoint: mountPath, options: settings.fuse, logger: logger,
+                                          metricsFactory: metrics?.requestFactory)
             } catch {
                 engine.shutdown()
                 throw error
@@ -87,10 +93,12 @@ struct MountCommand: ParsableCommand {
                     printError("cachefs: warning: \(error)")
                 }
             }
+            metrics?.file.start()
             Daemonizer.reportReady(logPath: StoreLayout(root: storePath).logPath)
             logger.info("mounted \(storePath) on \(mountPath)")
             let loopResult = session.run()
             logger.info("unmounted \(mountPath) (loop ended with \(loopResult)); flushing")
+            metrics?.file.stop()
             engine.shutdown()
             logger.info("store \(storePath) closed cleanly")
         } catch {

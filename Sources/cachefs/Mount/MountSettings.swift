@@ -16,6 +16,9 @@ struct MountSettings {
     /// How long the index writer lets changes gather before a group commit.
     var commitSeconds: Double = 0.005
     var writebackBoost = false
+    /// Where the daemon keeps Prometheus metrics for node_exporter's textfile collector.
+    var metricsFile: String?
+    var metricsSeconds: Double = 15
     var logLevel: Logger.Level = .info
 
     init(pools: [String], options: [String], logLevel: String) throws {
@@ -71,6 +74,15 @@ struct MountSettings {
             let seconds = try number(value)
             guard seconds >= 0.1 else { throw Problem(description: "sync_interval must be at least 0.1 seconds") }
             syncSeconds = seconds
+        case "metrics_file":
+            guard let value, !value.isEmpty else {
+                throw Problem(description: "mount option metrics_file needs a path, as in metrics_file=/var/lib/node_exporter/cachefs.prom")
+            }
+            metricsFile = value
+        case "metrics_interval":
+            let seconds = try number(value)
+            guard seconds >= 0.1 else { throw Problem(description: "metrics_interval must be at least 0.1 seconds") }
+            metricsSeconds = seconds
         case "min_free":
             guard let value, let parsed = MinFree.parse(value) else {
                 throw Problem(description: "mount option min_free needs a size or percentage, as in min_free=1G or min_free=5%")
