@@ -13,7 +13,7 @@ struct PurgeCommand: ParsableCommand {
 
     @OptionGroup var target: PoolTarget
 
-    func run() throws { try target.act("user.cache.purge") }
+    func run() throws { try target.act("user.cache.purge", task: "purge") }
 }
 
 struct ClearCommand: ParsableCommand {
@@ -27,7 +27,7 @@ struct ClearCommand: ParsableCommand {
 
     @OptionGroup var target: PoolTarget
 
-    func run() throws { try target.act("user.cache.clear") }
+    func run() throws { try target.act("user.cache.clear", task: "clear") }
 }
 
 /// The mount and optional pool an action applies to, shared by purge and clear.
@@ -35,8 +35,9 @@ struct PoolTarget: ParsableArguments {
     @Argument(help: "The mount.") var mount: String
     @Argument(help: "One pool (default: all).") var pool: String?
 
-    func act(_ action: String) throws {
-        try reportingFailures { try Xattr.set(target(mount, pool), action, "1") }
+    /// Runs the action, with progress on a terminal.
+    func act(_ action: String, task: String) throws {
+        try reportingFailures { try ActionProgress.run(path: target(mount, pool), action: action, task: task) }
     }
 }
 
