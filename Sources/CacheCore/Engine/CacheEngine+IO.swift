@@ -59,13 +59,6 @@ extension CacheEngine {
         return handle
     }
 
-    /// A hit is an open for reading of a file the pool holds: the kernel answers repeated
-    /// lookups itself, but every open reaches the daemon.
-    private func countHit(pool: EntryID) {
-        guard pool != 0 else { return }
-        counters.withLock { $0.hits[pool, default: 0] += 1 }
-    }
-
     /// libfuse asks the kernel for atomic O_TRUNC, so OPEN itself must empty the file.
     private func truncateAtOpen(_ id: EntryID, fd: Int32) throws {
         try namespace.withLock { namespace in
