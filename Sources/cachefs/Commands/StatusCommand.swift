@@ -89,7 +89,7 @@ struct StatusCommand: ParsableCommand {
             oldestAccess: try Xattr.get(path, "user.cache.oldest_access"))
     }
 
-    /// The bar is for eyes: a pipe gets the figures alone.
+    /// The bar is for eyes: a pipe gets the percentage alone.
     private var showsBar: Bool { isatty(STDOUT_FILENO) == 1 }
 
     private func printTable(_ report: Report) {
@@ -98,7 +98,7 @@ struct StatusCommand: ParsableCommand {
         var rows = [header]
         for pool in report.pools {
             rows.append([
-                pool.name, Format.bytes(pool.usage), showsBar ? Format.bar(pool.usage, of: pool.maxSize) : "",
+                pool.name, Format.bytes(pool.usage), showsBar ? Format.bar(pool.usage, of: pool.maxSize) : Format.percent(pool.usage, of: pool.maxSize),
                 pool.maxSize == 0 ? "unlimited" : Format.bytes(pool.maxSize),
                 pool.maxFiles == 0 ? String(pool.files) : "\(pool.files)/\(pool.maxFiles)",
                 String(pool.pinnedFiles), Format.bytes(pool.persistentUsage),
@@ -129,8 +129,13 @@ enum Format {
     static func bar(_ value: Int64, of limit: Int64, width: Int = 20) -> String {
         guard limit > 0 else { return "[" + String(repeating: " ", count: width) + "]" }
         let filled = min(width, Int((Double(value) / Double(limit) * Double(width)).rounded()))
-        let percent = Int((Double(value) / Double(limit) * 100).rounded())
-        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(percent)%"
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            + percent(value, of: limit)
+    }
+
+    static func percent(_ value: Int64, of limit: Int64) -> String {
+        guard limit > 0 else { return "" }
+        return "\(Int((Double(value) / Double(limit) * 100).rounded()))%"
     }
 
     static func duration(_ seconds: Int64) -> String {
