@@ -4,7 +4,7 @@
 # and the tools the tests and benchmark drive the mount with.
 set -euo pipefail
 
-packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux coreutils python3)
+packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux bsdutils coreutils python3)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
