@@ -90,7 +90,9 @@ struct StatusCommand: ParsableCommand {
     }
 
     /// The bar is for eyes: a pipe gets the percentage alone.
-    private var showsBar: Bool { isatty(STDOUT_FILENO) == 1 }
+    private func usageAgainstLimit(_ pool: PoolStatus) -> String {
+        isatty(STDOUT_FILENO) == 1 ? Format.bar(pool.usage, of: pool.maxSize) : Format.percent(pool.usage, of: pool.maxSize)
+    }
 
     private func printTable(_ report: Report) {
         print("store \(report.store), min_free \(report.minFree)")
@@ -98,7 +100,7 @@ struct StatusCommand: ParsableCommand {
         var rows = [header]
         for pool in report.pools {
             rows.append([
-                pool.name, Format.bytes(pool.usage), showsBar ? Format.bar(pool.usage, of: pool.maxSize) : Format.percent(pool.usage, of: pool.maxSize),
+                pool.name, Format.bytes(pool.usage), usageAgainstLimit(pool),
                 pool.maxSize == 0 ? "unlimited" : Format.bytes(pool.maxSize),
                 pool.maxFiles == 0 ? String(pool.files) : "\(pool.files)/\(pool.maxFiles)",
                 String(pool.pinnedFiles), Format.bytes(pool.persistentUsage),
