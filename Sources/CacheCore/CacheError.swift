@@ -22,8 +22,10 @@ public enum CacheError: Error, Equatable, Sendable {
     case attributeExists
     case rangeTooSmall
     case badHandle
-    /// The inode the kernel holds lost its name: ESTALE makes the kernel look the name up
-    /// again (and create it, for O_CREAT), as NFS does.
+    /// The inode the kernel holds was removed by cachefs itself (evicted, expired, cleared)
+    /// before the kernel saw the notification: ESTALE makes the kernel look the name up once
+    /// more (finding nothing, a new file, or creating one for O_CREAT). A user's own removal
+    /// never answers it: that inode still opens while the kernel holds it.
     case stale
     case io(Int32)
 

@@ -1,6 +1,7 @@
 import CFuse3
 import CacheCore
 import CoreMetrics
+import Foundation
 import Glibc
 import Logging
 
@@ -18,6 +19,11 @@ public struct FuseMountOptions: Sendable {
     public var writebackCache: Bool
     /// libfuse's trace of every request and reply, on stderr (`-o debug`).
     public var debug = false
+    /// Kernel mount flags passed on to libfuse as they are (`ro`, `nodev`, `noexec`, …).
+    public var kernelFlags: [String] = []
+    /// The mount's source in /proc/mounts: the store's path, so `mount -a` sees that an
+    /// fstab line is mounted already.
+    public var source = "cachefs"
 
     public init(allowOther: Bool = false, singleThreaded: Bool = false, maxThreads: UInt32 = 8,
                 timeouts: CacheTimeouts = CacheTimeouts(), maxWrite: UInt32 = 1 << 20, writebackCache: Bool = false) {
@@ -37,7 +43,7 @@ public enum FuseSessionError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotCreateSession: return "libfuse could not create a session (see the messages above)"
-        case .cannotMount(let mountpoint): return "cannot mount on \(mountpoint) (see the messages above)"
+        case .cannotMount(let explanation): return explanation
         }
     }
 }
@@ -61,8 +67,9 @@ public final class FuseSession {
                               requestTimers: metricsFactory.map(RequestTimers.init(factory:)))
         self.mountpoint = mountpoint
         self.options = options
-        var mountOptions = "fsname=cachefs,subtype=cachefs,default_permissions"
+        var mountOptions = "fsname=\(Self.escapedOption(options.source)),subtype=cachefs,default_permissions"
         if options.allowOther { mountOptions += ",allow_other" }
+        mountOptions += options.kernelFlags.map { "," + $0 }.joined()
         let words = ["cachefs", "-o", mountOptions] + (options.debug ? ["-d"] : [])
         argumentCount = Int32(words.count)
         arguments = .allocate(capacity: words.count + 1)
@@ -79,9 +86,12 @@ public final class FuseSession {
         session = created
         // Every stored property is set, so a throw from here on runs `deinit`, which destroys
         // the session and releases the context: doing it here too was a double free.
-        guard fuse_session_mount(session, mountpoint) == 0 else {
-            throw FuseSessionError.cannotMount(mountpoint)
+        let mount = MountFailure.capturingStandardError { fuse_session_mount(session, mountpoint) }
+        guard mount.result == 0 else {
+            throw FuseSessionError.cannotMount(MountFailure.explain(mount.text, mountpoint: mountpoint))
         }
+        // A mount that worked may still have warned: pass the words on.
+        if !mount.text.isEmpty { FileHandle.standardError.write(Data(mount.text.utf8)) }
     }
 
     /// The libfuse session, for notifications from the evictor thread.
@@ -126,6 +136,11 @@ public final class FuseSession {
         fuse_session_destroy(session)
         Unmanaged.passUnretained(context).release()
         Self.free(arguments, count: argumentCount)
+    }
+
+    /// libfuse splits options at commas and takes a backslash as an escape.
+    private static func escapedOption(_ value: String) -> String {
+        String(value.flatMap { $0 == "\\" || $0 == "," ? ["\\", $0] : [$0] })
     }
 
     private static func free(_ arguments: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, count: Int32) {

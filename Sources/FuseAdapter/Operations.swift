@@ -31,6 +31,7 @@ func makeOperations() -> fuse_lowlevel_ops {
     operations.link = { request, inode, newParent, newName in
         timed(request, .link) { cachefsLink(request, inode, newParent, newName) }
     }
+    operations.readlink = { request, inode in timed(request, .readlink) { cachefsReadlink(request, inode) } }
     operations.rename = { request, parent, name, newParent, newName, flags in
         timed(request, .rename) { cachefsRename(request, parent, name, newParent, newName, flags) }
     }
@@ -48,6 +49,9 @@ func makeOperations() -> fuse_lowlevel_ops {
     operations.release = { request, inode, info in timed(request, .release) { cachefsRelease(request, inode, info) } }
     operations.fsync = { request, inode, dataOnly, info in
         timed(request, .fsync) { cachefsFsync(request, inode, dataOnly, info) }
+    }
+    operations.fallocate = { request, inode, mode, offset, length, info in
+        timed(request, .fallocate) { cachefsFallocate(request, inode, mode, offset, length, info) }
     }
     operations.opendir = { request, inode, info in timed(request, .opendir) { cachefsOpendir(request, inode, info) } }
     operations.readdir = { request, inode, size, offset, info in

@@ -47,7 +47,7 @@ func cachefsReaddir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ 
         let (bytes, _) = pack(items, size: size) { item, place, room in
             var info = Glibc.stat()
             info.st_ino = ino_t(item.id)
-            info.st_mode = item.kind == .directory ? Glibc.S_IFDIR : Glibc.S_IFREG
+            info.st_mode = mode_t(StatConversion.fileType(item.kind))
             return fuse_add_direntry(request, place, room, cName(item), &info, off_t(item.nextOffset))
         }
         reply.bytes(bytes)

@@ -126,20 +126,57 @@ func cachefsRename(_ request: fuse_req_t?, _ parent: fuse_ino_t, _ name: UnsafeP
     }
 }
 
-/// `MKNOD`, `LINK` and `SYMLINK`: a cache holds directories and regular files only.
+/// The corresponding FUSE operation is `MKNOD`: FIFOs, sockets, device nodes, regular files.
 func cachefsMknod(_ request: fuse_req_t?, _ parent: fuse_ino_t, _ name: UnsafePointer<CChar>?, _ mode: mode_t,
                   _ device: dev_t) {
-    Reply(request!).error(EPERM)
+    let context = FuseContext.from(request!)
+    let reply = Reply(request!)
+    do {
+        let created = try context.engine.mknod(parent: EntryID(parent), name: nameBytes(name), mode: UInt32(mode),
+                                               device: UInt64(device), caller: FuseContext.caller(request!))
+        reply.entry(created, timeouts: context.timeouts)
+    } catch {
+        reply.failure(error, operation: "mknod", context: context)
+    }
 }
 
+/// The corresponding FUSE operation is `LINK`: a hard link within one pool.
 func cachefsLink(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ newParent: fuse_ino_t,
                  _ newName: UnsafePointer<CChar>?) {
-    Reply(request!).error(EPERM)
+    let context = FuseContext.from(request!)
+    let reply = Reply(request!)
+    do {
+        let linked = try context.engine.link(EntryID(inode), newParent: EntryID(newParent), newName: nameBytes(newName))
+        reply.entry(linked, timeouts: context.timeouts)
+    } catch {
+        reply.failure(error, operation: "link", context: context)
+    }
 }
 
+/// The corresponding FUSE operation is `SYMLINK`.
 func cachefsSymlink(_ request: fuse_req_t?, _ target: UnsafePointer<CChar>?, _ parent: fuse_ino_t,
                     _ name: UnsafePointer<CChar>?) {
-    Reply(request!).error(EPERM)
+    let context = FuseContext.from(request!)
+    let reply = Reply(request!)
+    do {
+        let created = try context.engine.symlink(parent: EntryID(parent), name: nameBytes(name),
+                                                 target: nameBytes(target), caller: FuseContext.caller(request!))
+        reply.entry(created, timeouts: context.timeouts)
+    } catch {
+        reply.failure(error, operation: "symlink", context: context)
+    }
+}
+
+/// The corresponding FUSE operation is `READLINK`.
+func cachefsReadlink(_ request: fuse_req_t?, _ inode: fuse_ino_t) {
+    let context = FuseContext.from(request!)
+    let reply = Reply(request!)
+    do {
+        let target = try context.engine.readlink(EntryID(inode))
+        reply.link(target)
+    } catch {
+        reply.failure(error, operation: "readlink", context: context)
+    }
 }
 
 /// The corresponding FUSE operation is `STATFS`: `df` of a pool shows the pool, elsewhere

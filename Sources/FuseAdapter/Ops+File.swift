@@ -124,3 +124,16 @@ func cachefsFsync(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ dataOnly: Int32
         reply.failure(error, operation: "fsync", context: context)
     }
 }
+
+/// The corresponding FUSE operation is `FALLOCATE`.
+func cachefsFallocate(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ mode: Int32, _ offset: off_t, _ length: off_t,
+                      _ info: UnsafeMutablePointer<fuse_file_info>?) {
+    let context = FuseContext.from(request!)
+    let reply = Reply(request!)
+    do {
+        try context.engine.fallocate(info!.pointee.fh, mode: mode, offset: Int64(offset), length: Int64(length))
+        reply.error(0)
+    } catch {
+        reply.failure(error, operation: "fallocate", context: context)
+    }
+}

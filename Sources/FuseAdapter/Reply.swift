@@ -88,6 +88,16 @@ struct Reply: ~Copyable {
         discard self
     }
 
+    /// A symlink's target, as a C string.
+    consuming func link(_ target: [UInt8]) {
+        (target + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                _ = fuse_reply_readlink(request, chars.baseAddress)
+            }
+        }
+        discard self
+    }
+
     /// Replies with `size` bytes at `offset` of a descriptor; libfuse splices them when it can.
     consuming func data(descriptor: Int32, size: Int, offset: Int64) {
         var vector = fuse_bufvec()

@@ -4,8 +4,8 @@ import Glibc
 
 /// The FUSE operations whose requests are counted and timed, one swift-metrics `Timer` each.
 enum FuseOperation: Int, CaseIterable {
-    case lookup, forget, forgetMulti, getattr, setattr, mknod, mkdir, unlink, rmdir, symlink, link, rename
-    case create, open, read, write, flush, release, fsync
+    case lookup, forget, forgetMulti, getattr, setattr, mknod, mkdir, unlink, rmdir, symlink, link, readlink, rename
+    case create, open, read, write, flush, release, fsync, fallocate
     case opendir, readdir, readdirplus, fsyncdir, statfs, access
     case getxattr, setxattr, listxattr, removexattr
 

@@ -10,9 +10,10 @@ struct CachefsCommand: ParsableCommand {
             cache pools. Copy files in to cache them; the least recently read files are evicted \
             first. Control everything with extended attributes (setfattr/getfattr) or these commands.
             """,
+        version: CachefsVersion.current,
         subcommands: [
             MountCommand.self, StatusCommand.self, PinCommand.self, UnpinCommand.self, PersistCommand.self,
             UnpersistCommand.self, PurgeCommand.self, ClearCommand.self, SetCommand.self, EventsCommand.self,
-            VerifyCommand.self,
+            VerifyCommand.self, RemovePoolCommand.self,
         ])
 }

@@ -27,6 +27,9 @@ import Testing
         try engine.unlink(parent: data, name: Array("b".utf8))
         #expect(try engine.text(data, "user.cache.usage") == "0")
         engine.waitForIndex()
+        #expect(store.objectFiles.count == 1, "the kernel's lookup of b still holds the inode")
+        engine.forget(id, count: 1)
+        engine.waitForIndex()
         #expect(store.objectFiles.isEmpty)
     }
 

@@ -22,6 +22,7 @@ enum CutOperation: CustomStringConvertible {
             var id = pool
             for component in path.split(separator: "/") {
                 id = try engine.lookup(parent: id, name: Array(component.utf8)).id
+                engine.forget(id, count: 1)
             }
             try engine.setxattr(id, name: "user.cache." + name, value: Array((on ? "1" : "0").utf8), flags: 0)
         }
@@ -91,6 +92,8 @@ struct FlaggedModel {
                 pinned = Self.moved(pinned, from: from, to: to)
             case .rename:
                 break
+            case .link, .symlink:
+                preconditionFailure("the cut model draws no links (flags belong to inodes, not paths)")
             }
             return 0
         }

@@ -22,7 +22,7 @@ import Testing
             let steps = 120
             let syncedAt = Int(random.next() % UInt64(steps))
             for step in 0..<steps {
-                let operation = model.randomOperation(&random)
+                let operation = model.randomOperation(&random, withLinks: true)
                 let expected = model.apply(operation)
                 let actual = Self.errno { try operation.run(on: engine, pool: data) }
                 #expect(actual == expected, "step \(step): \(operation) answered \(actual), the model \(expected)")
@@ -43,8 +43,10 @@ import Testing
         let recovered = try Self.tree(of: engine, pool: try engine.pool("data"))
         #expect(history.contains(recovered), "the recovered tree is no state the model went through")
         engine.waitForIndex()
-        let files = recovered.values.filter { $0.hasPrefix("f:") }.count
+        // Contents are unique per write, so names with the same content are links of one file.
+        let files = Set(recovered.values.filter { $0.hasPrefix("f:") }).count
         #expect(store.objectFiles.count == files, "bytes without a name, or names without bytes, after recovery")
+        #expect(try engine.index.linkCountMismatches().isEmpty, "link counts apart from the names after recovery")
     }
 
     /// The engine's tree below a pool: path → "d" or "f:" + content.
@@ -57,6 +59,8 @@ import Testing
                 if item.kind == .directory {
                     result[path] = "d"
                     pending.append((item.id, path + "/"))
+                } else if item.kind == .symlink {
+                    result[path] = "l:" + String(decoding: try engine.readlink(item.id), as: UTF8.self)
                 } else {
                     result[path] = "f:" + String(decoding: try engine.readAll(item.id), as: UTF8.self)
                 }
@@ -84,6 +88,8 @@ enum ModelOperation: CustomStringConvertible {
     case unlink(String)
     case rmdir(String)
     case rename(String, String)
+    case link(String, String)
+    case symlink(String, target: String)
 
     var description: String {
         switch self {
@@ -92,6 +98,8 @@ enum ModelOperation: CustomStringConvertible {
         case .unlink(let path): "unlink \(path)"
         case .rmdir(let path): "rmdir \(path)"
         case .rename(let from, let to): "rename \(from) \(to)"
+        case .link(let from, let to): "link \(from) \(to)"
+        case .symlink(let path, let target): "symlink \(path) -> \(target)"
         }
     }
 
@@ -100,8 +108,10 @@ enum ModelOperation: CustomStringConvertible {
             var components = path.split(separator: "/").map(String.init)
             let name = components.removeLast()
             var directory = pool
+            // A kernel that forgets each inode at once: nothing but a handle keeps a removed file.
             for component in components {
                 directory = try engine.lookup(parent: directory, name: Array(component.utf8)).id
+                engine.forget(directory, count: 1)
             }
             return (directory, Array(name.utf8))
         }
@@ -115,6 +125,7 @@ enum ModelOperation: CustomStringConvertible {
             _ = try Array(content.utf8).withUnsafeBytes { try engine.write(created.handle, offset: 0, bytes: $0) }
             try engine.flush(created.handle)
             engine.release(created.handle)
+            engine.forget(created.attributes.id, count: 1)
         case .unlink(let path):
             let (parent, name) = try split(path)
             try engine.unlink(parent: parent, name: name)
@@ -125,6 +136,17 @@ enum ModelOperation: CustomStringConvertible {
             let (parent, name) = try split(from)
             let (newParent, newName) = try split(to)
             try engine.rename(parent: parent, name: name, newParent: newParent, newName: newName, flags: [])
+        case .link(let from, let to):
+            let (parent, name) = try split(from)
+            let source = try engine.lookup(parent: parent, name: name).id
+            engine.forget(source, count: 1)
+            let (newParent, newName) = try split(to)
+            let linked = try engine.link(source, newParent: newParent, newName: newName)
+            engine.forget(linked.id, count: 1)
+        case .symlink(let path, let target):
+            let (parent, name) = try split(path)
+            let created = try engine.symlink(parent: parent, name: name, target: Array(target.utf8), caller: tester)
+            engine.forget(created.id, count: 1)
         }
     }
 }
@@ -153,13 +175,18 @@ struct Model {
         }
     }
 
-    mutating func randomOperation(_ random: inout SplitMix) -> ModelOperation {
+    /// A random operation on a few names; `withLinks` adds hard links and symlinks.
+    mutating func randomOperation(_ random: inout SplitMix, withLinks: Bool = false) -> ModelOperation {
         let directories = [""] + snapshot.filter { $0.value == "d" }.keys.sorted().map { $0 + "/" }
         func path() -> String {
             directories[Int(random.next() % UInt64(directories.count))]
                 + ["a", "b", "c", "d"][Int(random.next() % 4)]
         }
-        switch random.next() % 10 {
+        switch random.next() % (withLinks ? 12 : 10) {
+        case 10: return .link(path(), path())
+        case 11:
+            written += 1
+            return .symlink(path(), target: "t\(written)")
         case 0, 1: return .mkdir(path())
         case 2, 3, 4:
             written += 1
@@ -198,7 +225,9 @@ struct Model {
             if let error = nonZero(parentErrno(to)) { return error }
             if kind == "d" && (to == from || to.hasPrefix(from + "/")) { return to == from ? 0 : EINVAL }
             if let existing = snapshot[to] {
-                if to == from { return 0 }
+                // Contents are unique per write: the same one is two names of one file, and
+                // rename(2) then does nothing.
+                if to == from || (kind != "d" && existing == kind) { return 0 }
                 if kind == "d" && existing != "d" { return ENOTDIR }
                 if kind != "d" && existing == "d" { return EISDIR }
                 if existing == "d" && hasChildren(to) { return ENOTEMPTY }
@@ -210,6 +239,17 @@ struct Model {
             }
             snapshot[to] = nil
             snapshot.merge(moved) { _, new in new }
+        case .link(let from, let to):
+            if let error = nonZero(parentErrno(from)) { return error }
+            guard let kind = snapshot[from] else { return ENOENT }
+            if let error = nonZero(parentErrno(to)) { return error }
+            guard snapshot[to] == nil else { return EEXIST }
+            guard kind != "d" else { return EPERM }
+            snapshot[to] = kind
+        case .symlink(let path, let target):
+            if let error = nonZero(parentErrno(path)) { return error }
+            guard snapshot[path] == nil else { return EEXIST }
+            snapshot[path] = "l:" + target
         }
         return 0
     }

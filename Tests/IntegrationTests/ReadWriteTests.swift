@@ -54,12 +54,37 @@ import Testing
         }
     }
 
-    @Test func hardLinksAndDeviceFilesAreRefused() throws {
+    /// `ln`, `ln -s`, `mkfifo` and a socket work inside a pool, survive a remount, and keep
+    /// the pool's rules: nothing but pools at the root, nothing linked across pools.
+    @Test func hardLinksSymlinksAndSpecialFilesWorkInsideAPool() throws {
         try withMountedStore { mount in
-            _ = try mount.mustSucceed("echo x > data/f")
-            #expect(!(try mount.sh("ln data/f data/g")).succeeded)
-            #expect(!(try mount.sh("mkfifo data/fifo")).succeeded)
-            #expect(try mount.mustSucceed("ls data") == "f")
+            _ = try mount.mustSucceed("""
+                mkdir data/sub && echo shared > data/f && ln data/f data/sub/g && ln -s ../f data/sub/s
+                mkfifo data/fifo
+                python3 -c "import socket; socket.socket(socket.AF_UNIX).bind('data/sock')"
+                """)
+            let listing = "stat -c '%n %F %h %s' data/f data/sub/g data/sub/s data/fifo data/sock data/sub data"
+            let expected = """
+                data/f regular file 2 7
+                data/sub/g regular file 2 7
+                data/sub/s symbolic link 1 4
+                data/fifo fifo 1 0
+                data/sock socket 1 0
+                data/sub directory 2 4096
+                data directory 3 4096
+                """
+            #expect(try mount.mustSucceed(listing) == expected)
+            #expect(try mount.mustSucceed("cat data/sub/s") == "shared")
+            #expect(try mount.xattr("data", "user.cache.usage") == "7", "one inode, counted once")
+            let crossPool = try mount.sh("ln data/f thumbnails/f")
+            #expect(!crossPool.succeeded && crossPool.error.contains("Invalid cross-device link"), "\(crossPool.error)")
+            let atRoot = try mount.sh("ln -s data root-link")
+            #expect(!atRoot.succeeded && atRoot.error.contains("Operation not permitted"), "\(atRoot.error)")
+            try mount.remount()
+            #expect(try mount.mustSucceed(listing) == expected)
+            #expect(try mount.mustSucceed("readlink data/sub/s; rm data/f; stat -c %h data/sub/g; cat data/sub/g") == "../f\n1\nshared")
+            try mount.unmount()
+            #expect(try Shell.run([MountedStore.executable, "verify", mount.store]).succeeded)
         }
     }
 

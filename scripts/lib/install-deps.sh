@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages cachefs needs on Debian (idempotent; quick when present).
 # Needs root (or sudo): FUSE tools and headers, xattr tools, SQLite headers for GRDB,
-# and the tools the tests and benchmark drive the mount with.
+# and the tools the tests and benchmark drive the mount with (util-linux and mount: unshare,
+# setpriv, flock and bind mounts for the tests of users who are not root; procps: pgrep).
 set -euo pipefail
 
-packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux bsdutils coreutils python3)
+packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux bsdutils mount procps systemd coreutils python3)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -6,6 +6,7 @@ extension CacheEngine {
     func place(of record: EntryRecord) -> CacheAttribute.Place {
         if record.entryID == WellKnownEntry.root { return .root }
         if record.isPool { return .pool }
+        if record.kind.isMetadataOnly { return .nameOnly }
         return record.kind == .directory ? .directory : .file
     }
 
@@ -35,7 +36,7 @@ extension CacheEngine {
         case .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits,
              .misses:
             return String(figure(attribute, pools: record.entryID == WellKnownEntry.root ? nil : [record.entryID]))
-        case .purge, .clear: return "0"
+        case .purge, .clear, .removePool: return "0"
         }
     }
 

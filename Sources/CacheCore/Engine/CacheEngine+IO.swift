@@ -7,13 +7,15 @@ extension CacheEngine {
     public func open(_ id: EntryID, flags: Int32) throws -> UInt64 {
         let accessMode = flags & O_ACCMODE
         let writable = accessMode != O_RDONLY
-        // Removed or replaced since the kernel's lookup: the kernel looks the name up again.
+        // Removed by a user since the kernel's lookup, the file still opens (as on ext4) while
+        // the kernel holds it; removed by cachefs, the kernel looks the name up again.
         let current = try namespace.withLock { namespace -> EntryRecord in
-            guard let inode = try namespace.inode(id), inode.record.parent != nil else { throw CacheError.stale }
+            guard let inode = try namespace.inode(id), inode.record.parent != nil || inode.keptUntilUnreferenced
+            else { throw CacheError.stale }
             return inode.record
         }
         guard current.kind == .file else { throw CacheError.isDirectory }
-        if isExpired(current, at: now) {
+        if current.parent != nil && isExpired(current, at: now) {
             removeFiles([current], as: .expired, reason: "expired; found at open", qualifies: isExpired)
             throw CacheError.stale
         }
@@ -23,19 +25,27 @@ extension CacheEngine {
             fd = try disk.open(layout.objectPath(for: id), flags: writable ? O_RDWR : O_RDONLY, mode: 0)
         } catch {
             if writable { finishWriting(id) }
-            // Removed (and, being closed, its bytes unlinked) since the record was read.
+            // Removed by cachefs (and, being closed, its bytes unlinked) since the record was read.
             if case .io(ENOENT) = error { throw CacheError.stale }
             throw error
         }
         // Counted open under the namespace lock, so a removal sees either a closed file
         // (and discards it) or an open one (and keeps its bytes for this handle).
+        let time = now.nanoseconds
         let opened = namespace.withLock { namespace -> EntryRecord? in
-            namespace.modify(id) { inode -> EntryRecord? in
-                guard inode.record.parent != nil else { return nil }
+            var movedAccessTime = false
+            let opened = namespace.modify(id) { inode -> EntryRecord? in
+                guard inode.record.parent != nil || inode.keptUntilUnreferenced else { return nil }
                 inode.openHandles += 1
                 if writable { inode.writers += 1 }
+                if accessMode != O_WRONLY && inode.record.atimeIsDue(at: time) {
+                    inode.record.atime = time
+                    movedAccessTime = true
+                }
                 return inode.record
             } ?? nil
+            if movedAccessTime, let opened, opened.parent != nil { namespace.log(.content(opened)) }
+            return opened
         }
         guard let opened else {
             disk.close(fd)
@@ -66,6 +76,7 @@ extension CacheEngine {
             let time = now.nanoseconds
             let (before, after) = try update(id, in: &namespace) { record in
                 record.size = 0
+                record.blocks = 0
                 record.mtime = time
                 record.ctime = time
                 record.durable = false
@@ -97,7 +108,7 @@ extension CacheEngine {
 
     /// The corresponding FUSE operation is `WRITE`. A cached file that would outgrow its
     /// pool is refused with EFBIG and removed; on a full disk it evicts and retries while that
-    /// frees something (`writeFreeingSpace`); crossing a pool's limit wakes the evictor.
+    /// frees something (`freeingSpace`); crossing a pool's limit wakes the evictor.
     public func write(_ handle: UInt64, offset: Int64, bytes: UnsafeRawBufferPointer) throws -> Int {
         let file = try handles.get(handle)
         guard file.writable else { throw CacheError.badHandle }
@@ -111,19 +122,31 @@ extension CacheEngine {
         if namespace.withLock({ $0.inodes[file.entry].map { !$0.record.writing } ?? false }) {
             try markWriting(file.entry)
         }
-        let written = try writeFreeingSpace(file.fd, bytes: bytes, offset: offset)
+        let written = try freeingSpace(extra: Int64(bytes.count)) { () throws(CacheError) in
+            try disk.pwrite(file.fd, from: bytes, at: offset)
+        }
         evictor.noteBytesWritten(written)
-        let end = offset + Int64(written)
+        noteContentChanged(file, growingTo: offset + Int64(written))
+        return written
+    }
+
+    /// A write or fallocate changed a file's bytes: its times, its allocation and (if it grew)
+    /// its size move. The growth is counted in the same hold of the namespace that changes
+    /// the size, so a flag change or a removal between the two can never count it in the
+    /// wrong place; crossing the pool's limit wakes the evictor.
+    func noteContentChanged(_ file: OpenFile, growingTo end: Int64?, movesTimes: Bool = true) {
         let time = now.nanoseconds
-        // The growth is counted in the same hold of the namespace that changes the size, so
-        // a flag change or a removal between the two can never count it in the wrong place.
+        let blocks = try? disk.allocatedBlocks(file.fd)
         let countedAsCached = namespace.withLock { namespace in
             namespace.modify(file.entry) { inode -> Bool in
-                let growth = max(end - inode.record.size, 0)
-                inode.record.size += growth
-                inode.record.mtime = time
-                inode.record.ctime = time
+                if let blocks { inode.record.blocks = blocks }
+                if movesTimes {
+                    inode.record.mtime = time
+                    inode.record.ctime = time
+                }
                 inode.record.durable = false
+                let growth = max((end ?? 0) - inode.record.size, 0)
+                inode.record.size += growth
                 guard growth > 0 else { return false }
                 guard inode.record.parent != nil else {
                     usage.addPending(growth, pool: file.pool)
@@ -134,20 +157,19 @@ extension CacheEngine {
             } ?? false
         }
         if countedAsCached && isOverLimit(file.pool) { evictor.requestEnforcement(of: [file.pool]) }
-        return written
     }
 
     /// On ENOSPC, evicts least recently used cached files of any pool and tries again, for
     /// as long as evicting frees something: only when nothing is evictable (all pinned,
-    /// persistent or open) does the writer see ENOSPC.
-    private func writeFreeingSpace(_ fd: Int32, bytes: UnsafeRawBufferPointer, offset: Int64) throws(CacheError) -> Int {
+    /// persistent or open) does the caller see ENOSPC.
+    func freeingSpace<T>(extra: Int64, _ operation: () throws(CacheError) -> T) throws(CacheError) -> T {
         var attempts = 0
         while true {
-            let result = Result { () throws(CacheError) in try disk.pwrite(fd, from: bytes, at: offset) }
+            let result = Result { () throws(CacheError) in try operation() }
             guard case .failure(let error) = result, error == .io(ENOSPC) else { return try result.get() }
             attempts += 1
             // Bounded: other writers may take each freed block first, but not forever.
-            guard attempts <= 64, evictor.relievePressure(extra: Int64(bytes.count), in: self) != .nothingEvictable else {
+            guard attempts <= 64, evictor.relievePressure(extra: extra, in: self) != .nothingEvictable else {
                 throw error
             }
         }
@@ -177,6 +199,7 @@ extension CacheEngine {
             }
             if let current, current.parent != nil { namespace.log(.content(current)) }
         }
+        if finishesWrite { enforceLimitsAfterWrite(in: file.pool) }
     }
 
     /// The corresponding FUSE operation is `FSYNC`: returns once the bytes and every index
@@ -213,26 +236,21 @@ extension CacheEngine {
         guard let file = handles.remove(handle) else { return }
         disk.close(file.fd)
         // Under the namespace lock: a removal sees the file open or closed, never half-way.
-        let discard = namespace.withLock { namespace -> Bool in
-            let closed = namespace.modify(file.entry) { inode -> (inode: Inode, finished: Bool) in
+        let discard = namespace.withLock { namespace -> EntryID? in
+            let closed = namespace.modify(file.entry) { inode -> (record: EntryRecord, finished: Bool) in
                 inode.openHandles -= 1
                 if file.writable { inode.writers -= 1 }
-                if inode.openHandles == 0 && inode.record.parent == nil && inode.countedAsPending {
-                    usage.addPending(-inode.record.size, pool: inode.record.pool)
-                    inode.countedAsPending = false
-                }
                 // The last writer's close finishes the write (usually its FLUSH did already).
                 let finishes = file.writable && inode.writers == 0 && inode.record.writing
                 if finishes { inode.record.writing = false }
-                return (inode, finishes)
+                return (inode.record, finishes)
             }
-            guard let closed else { return false }
-            if closed.finished && closed.inode.record.parent != nil { namespace.log(.content(closed.inode.record)) }
-            guard closed.inode.openHandles == 0, closed.inode.record.parent == nil else { return false }
-            namespace.dropIfUnreferenced(file.entry)
-            return closed.inode.record.kind == .file
+            guard let closed else { return nil }
+            if closed.finished && closed.record.parent != nil { namespace.log(.content(closed.record)) }
+            return finishIfUnreferenced(file.entry, in: &namespace)
         }
-        if discard { discardBytes(of: [file.entry]) }
+        if let discard { discardBytes(of: [discard]) }
+        if file.writable { enforceLimitsAfterWrite(in: file.pool) }
     }
 
     /// Records a read in `AccessTracker` only: no namespace lock on the read path. The
@@ -245,7 +263,7 @@ extension CacheEngine {
     /// changes, so a crash mid-write is recognised at the next mount.
     func markWriting(_ id: EntryID) throws {
         let marked = try namespace.withLock { namespace -> Bool in
-            guard let inode = try namespace.inode(id) else { throw CacheError.stale }
+            guard let inode = try namespace.inode(id) else { throw CacheError.notFound }
             guard inode.record.kind == .file, !inode.record.writing else { return false }
             let record = namespace.modify(id) { inode -> EntryRecord in
                 inode.record.writing = true

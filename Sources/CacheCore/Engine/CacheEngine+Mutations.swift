@@ -12,18 +12,13 @@ extension CacheEngine {
         let id = try takeID()
         return try namespace.withLock { namespace in
             let parentRecord = try directory(parent, in: &namespace)
-            guard try namespace.child(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
+            guard try namespace.childID(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
             let time = now.nanoseconds
-            var created = EntryRecord.directory(name: Data(name), parent: parent, pool: parentRecord.pool,
-                                                mode: mode & 0o7777, uid: caller.uid, gid: caller.gid, now: time)
-            inheritOwnership(from: parentRecord, into: &created, caller: caller)
-            created.persistent = parentRecord.persistent
-            created.pinnedUntil = parentRecord.pinnedUntil
-            created.expiration = parentRecord.expiration
-            created.id = id
+            let created = newRecord(id, kind: .directory, name: Data(name), in: parentRecord, mode: mode,
+                                    caller: caller, at: time)
             namespace.add(created)
             namespace.log(.insert(created))
-            touch(parent, at: time, in: &namespace)
+            touch(parent, at: time, in: &namespace, subdirectories: 1)
             namespace.modify(created.entryID) { $0.lookups += 1 }
             return created.attributes
         }
@@ -48,7 +43,7 @@ extension CacheEngine {
             try writer.perform { db in try IndexStore.insertPool(record, policy: PoolPolicy(), in: db) }
             policies.withLock { $0[created.entryID] = PoolPolicy() }
             namespace.add(created)
-            touch(WellKnownEntry.root, at: time, in: &namespace)
+            touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: 1)
             namespace.modify(created.entryID) { $0.lookups += 1 }
             return created.attributes
         }
@@ -79,15 +74,12 @@ extension CacheEngine {
         try namespace.withLock { namespace in
             let parentRecord = try directory(parent, in: &namespace)
             guard parent != WellKnownEntry.root else { throw CacheError.notPermitted }
-            guard try namespace.child(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
+            guard try namespace.childID(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
             let time = now.nanoseconds
-            var created = EntryRecord(
-                id: id, parent: parent, name: Data(name), pool: parentRecord.pool, kind: .file,
-                mode: mode & 0o7777, uid: caller.uid, gid: caller.gid, size: 0, atime: time, mtime: time,
-                ctime: time, lastAccess: time, persistent: parentRecord.persistent,
-                pinnedUntil: parentRecord.pinnedUntil, expiration: parentRecord.expiration, writing: true,
-                durable: false)
-            inheritOwnership(from: parentRecord, into: &created, caller: caller)
+            var created = newRecord(id, kind: .file, name: Data(name), in: parentRecord, mode: mode, caller: caller,
+                                    at: time)
+            created.writing = true
+            created.durable = false
             namespace.add(created)
             namespace.log(.insert(created))
             touch(parent, at: time, in: &namespace)
@@ -105,79 +97,100 @@ extension CacheEngine {
         }
     }
 
-    /// The corresponding FUSE operation is `UNLINK`.
+    /// The corresponding FUSE operation is `UNLINK`: one name of a file, symlink or special
+    /// file goes; the entry goes with its last name (see `removeUserName`).
     public func unlink(parent: EntryID, name: [UInt8]) throws {
-        let child = try namespace.withLock { namespace in
+        let time = now
+        let (removed, removedPath, discard) = try namespace.withLock { namespace -> (EntryRecord, String, EntryID?) in
             _ = try directory(parent, in: &namespace)
-            guard let child = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
-            guard child.kind == .file else { throw CacheError.isDirectory }
-            return child
+            let link = LinkName(parent: parent, name: Data(name))
+            guard let id = try namespace.childID(of: parent, named: link.name) else { throw CacheError.notFound }
+            let child = try namespace.record(id)
+            guard child.kind != .directory else { throw CacheError.isDirectory }
+            let linkPath = path(of: link, in: &namespace)
+            let discard = removeUserName(link, of: id, at: time.nanoseconds, in: &namespace)
+            touch(parent, at: time.nanoseconds, in: &namespace)
+            return (child, linkPath, discard)
         }
-        guard removeFiles([child], as: .deleted, reason: "removed by a user").files == 1 else {
-            throw CacheError.notFound
-        }
+        discardBytes(of: discard.map { [$0] } ?? [])
+        if removed.linkCount <= 1 { recordDeletion(of: removed, path: removedPath, reason: "removed by a user", at: time) }
     }
 
-    /// The corresponding FUSE operation is `RMDIR`; an empty pool directory removes the pool.
+    /// The corresponding FUSE operation is `RMDIR`; a pool directory answers EBUSY.
     public func rmdir(parent: EntryID, name: [UInt8]) throws {
         try namespace.withLock { namespace in
             _ = try directory(parent, in: &namespace)
             guard let child = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
             guard child.kind == .directory else { throw CacheError.notDirectory }
             guard try !namespace.hasChildren(child.entryID) else { throw CacheError.notEmpty }
+            // Emptying a pool (even `rm -rf MOUNT/POOL`) keeps it and its policy: only
+            // `user.cache.remove_pool` on the root removes one (`removePool`).
+            guard !child.isPool else { throw CacheError.io(EBUSY) }
             let time = now.nanoseconds
-            namespace.removeName(of: child.entryID, at: time)
+            namespace.removeName(LinkName(parent: parent, name: child.name), of: child.entryID, at: time)
             namespace.log(.delete(child.entryID))
-            if child.isPool {
-                policies.withLock { $0[child.entryID] = nil }
-                usage.removePool(child.entryID)
-            }
-            touch(parent, at: time, in: &namespace)
+            touch(parent, at: time, in: &namespace, subdirectories: -1)
         }
     }
 
     /// The corresponding FUSE operation is `RENAME`. Within a pool it replaces a target as
-    /// rename(2) does; across pools it answers EXDEV so `mv` copies instead.
+    /// rename(2) does; across pools it answers EXDEV so `mv` copies instead. A file it
+    /// replaces leaves a `deleted` event.
     public func rename(parent: EntryID, name: [UInt8], newParent: EntryID, newName: [UInt8],
                        flags: RenameFlags) throws {
         guard !flags.contains(.exchange) else { throw CacheError.io(EINVAL) }
         try validate(newName)
-        let replacedBytes = try namespace.withLock { namespace -> [EntryID] in
+        let time = now
+        let source = LinkName(parent: parent, name: Data(name))
+        let destination = LinkName(parent: newParent, name: Data(newName))
+        let replaced = try namespace.withLock { namespace -> (record: EntryRecord, path: String, discard: EntryID?)? in
             _ = try directory(parent, in: &namespace)
             let targetParent = try directory(newParent, in: &namespace)
-            guard let moved = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
+            guard let movedID = try namespace.childID(of: parent, named: source.name) else { throw CacheError.notFound }
+            let moved = try namespace.record(movedID)
             guard !moved.isPool, newParent != WellKnownEntry.root else { throw CacheError.notPermitted }
             guard moved.pool == targetParent.pool else { throw CacheError.crossPool }
-            if moved.kind == .directory { try refuseMoveIntoItself(moved.entryID, destination: newParent, in: &namespace) }
-            let existing = try namespace.child(of: newParent, named: Data(newName))
-            if let existing, existing.entryID == moved.entryID { return [] }
+            if moved.kind == .directory { try refuseMoveIntoItself(movedID, destination: newParent, in: &namespace) }
+            let existingID = try namespace.childID(of: newParent, named: destination.name)
+            // Two names of one entry: rename(2) does nothing and succeeds.
+            if existingID == movedID { return nil }
+            let existing = try existingID.map { try namespace.record($0) }
             if let existing {
                 guard !flags.contains(.noReplace) else { throw CacheError.exists }
-                switch (moved.kind, existing.kind) {
-                case (.directory, .file): throw CacheError.notDirectory
-                case (.file, .directory): throw CacheError.isDirectory
-                case (.directory, .directory):
+                switch (moved.kind == .directory, existing.kind == .directory) {
+                case (true, false): throw CacheError.notDirectory
+                case (false, true): throw CacheError.isDirectory
+                case (true, true):
                     guard try !namespace.hasChildren(existing.entryID) else { throw CacheError.notEmpty }
-                case (.file, .file): break
+                case (false, false): break
                 }
             }
-            let time = now.nanoseconds
-            var replaced: [EntryID] = []
+            let stamp = time.nanoseconds
+            var replaced: (record: EntryRecord, path: String, discard: EntryID?)?
             if let existing {
                 if existing.kind == .directory {
-                    namespace.removeName(of: existing.entryID, at: time)
+                    namespace.removeName(destination, of: existing.entryID, at: stamp)
                     namespace.log(.delete(existing.entryID))
-                } else if let id = forgetName(of: existing, at: time, in: &namespace) {
-                    replaced.append(id)
+                    touch(newParent, at: stamp, in: &namespace, subdirectories: -1)
+                } else {
+                    let replacedPath = path(of: destination, in: &namespace)
+                    let discard = removeUserName(destination, of: existing.entryID, at: stamp, in: &namespace)
+                    replaced = (existing, replacedPath, discard)
                 }
             }
-            namespace.move(moved.entryID, to: newParent, name: Data(newName), at: time)
-            namespace.log(.update(try namespace.record(moved.entryID)))
-            touch(parent, at: time, in: &namespace)
-            if newParent != parent { touch(newParent, at: time, in: &namespace) }
+            namespace.move(source, of: movedID, to: destination, at: stamp)
+            namespace.log(.update(try namespace.record(movedID)))
+            let movesDirectory = moved.kind == .directory && newParent != parent
+            touch(parent, at: stamp, in: &namespace, subdirectories: movesDirectory ? -1 : 0)
+            if newParent != parent { touch(newParent, at: stamp, in: &namespace, subdirectories: movesDirectory ? 1 : 0) }
             return replaced
         }
-        discardBytes(of: replacedBytes)
+        guard let replaced else { return }
+        discardBytes(of: replaced.discard.map { [$0] } ?? [])
+        if replaced.record.linkCount <= 1 {
+            let reason = "replaced by a rename of \(String(decoding: name, as: UTF8.self))"
+            recordDeletion(of: replaced.record, path: replaced.path, reason: reason, at: time)
+        }
     }
 
     /// The corresponding FUSE operation is `SETATTR`: chmod, chown, truncate and utimens.
@@ -206,6 +219,8 @@ extension CacheEngine {
                     updated.size = size
                     updated.mtime = time
                     updated.durable = false
+                    // Growing leaves a hole; shrinking frees the blocks past the end.
+                    updated.blocks = min(updated.blocks, (size + 4095) / 4096 * 8)
                 }
                 switch changes.accessTime {
                 case .now: updated.atime = time
@@ -235,14 +250,6 @@ extension CacheEngine {
         return found
     }
 
-    /// A new entry belongs to the caller; a setgid directory passes its group (and, to a
-    /// directory, its setgid bit) on.
-    private func inheritOwnership(from parent: EntryRecord, into created: inout EntryRecord, caller: Caller) {
-        guard parent.mode & UInt32(S_ISGID) != 0 else { return }
-        created.gid = parent.gid
-        if created.kind == .directory { created.mode |= UInt32(S_ISGID) }
-    }
-
     /// An id for a new entry; when its range is used up, the next range is committed first.
     func takeID() throws -> EntryID {
         let taken = ids.withLock { $0.take() }
@@ -253,39 +260,16 @@ extension CacheEngine {
         return taken.id
     }
 
-    /// A directory whose names change moves its times, as on ext4.
-    func touch(_ directory: EntryID, at time: Int64, in namespace: inout NamespaceState) {
+    /// A directory whose names change moves its times, as on ext4, and its link count
+    /// follows the number of its subdirectories.
+    func touch(_ directory: EntryID, at time: Int64, in namespace: inout NamespaceState, subdirectories: Int = 0) {
         let touched = namespace.modify(directory) { inode -> EntryRecord in
             inode.record.mtime = time
             inode.record.ctime = time
+            inode.record.linkCount = UInt32(max(Int(inode.record.linkCount) + subdirectories, 2))
             return inode.record
         }
         if let touched, touched.parent != nil { namespace.log(.update(touched)) }
-    }
-
-    /// Takes a file's name away and its size out of its pool's usage (into pending while it
-    /// is open), and queues the row's detach. Returns the id whose bytes the caller discards,
-    /// or nil while a handle still holds them.
-    func forgetName(of file: EntryRecord, at time: Int64, in namespace: inout NamespaceState) -> EntryID? {
-        let id = file.entryID
-        // The size is read in the same hold that takes the name, so a write counts its
-        // growth either before (here subtracted) or after (as pending).
-        let (current, open) = namespace.modify(id) { inode -> (EntryRecord, Bool) in
-            let open = inode.openHandles > 0
-            if inode.record.kind == .file {
-                usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool,
-                              persistent: inode.record.persistent)
-                if open {
-                    usage.addPending(inode.record.size, pool: inode.record.pool)
-                    inode.countedAsPending = true
-                }
-            }
-            return (inode.record, open)
-        } ?? (file, false)
-        namespace.removeName(of: id, at: time)
-        namespace.log(.detach(id, ctime: time))
-        guard current.kind == .file else { return nil }
-        return open ? nil : id
     }
 
     private func refuseMoveIntoItself(_ moved: EntryID, destination: EntryID,

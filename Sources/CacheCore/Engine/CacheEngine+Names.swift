@@ -38,10 +38,11 @@ extension CacheEngine {
 
     /// The corresponding FUSE operation is `FORGET`.
     public func forget(_ id: EntryID, count: UInt64) {
-        namespace.withLock { namespace in
+        let discard = namespace.withLock { namespace in
             namespace.modify(id) { $0.lookups -= min(count, $0.lookups) }
-            namespace.dropIfUnreferenced(id)
+            return finishIfUnreferenced(id, in: &namespace)
         }
+        if let discard { discardBytes(of: [discard]) }
     }
 
     /// The corresponding FUSE operation is `GETATTR`.
@@ -50,7 +51,7 @@ extension CacheEngine {
     }
 
     /// A page of a directory listing starting at `offset` (0 for the start); "." and ".."
-    /// come first. Offsets are entry ids shifted by 2, so a listing resumes correctly even if
+    /// come first. Offsets are ``ListingCursor``s, so a listing resumes correctly even if
     /// entries are added or removed in between.
     public func readdir(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
         try namespace.withLock { namespace in try listPage(id, offset: offset, limit: limit, in: &namespace) }
@@ -85,11 +86,12 @@ extension CacheEngine {
             let parentID = directory.parent.flatMap { $0 == 0 ? id : $0 } ?? id
             items.append(DirectoryItem(name: Array("..".utf8), id: parentID, kind: .directory, nextOffset: 2))
         }
-        let children = try namespace.children(of: id, after: max(offset - 2, 0), limit: max(limit - items.count, 1))
+        let cursor = offset > 2 ? ListingCursor(offset: offset) : ListingCursor()
+        let children = try namespace.children(of: id, after: cursor, limit: max(limit - items.count, 1))
         for child in children {
-            items.append(DirectoryItem(name: Array(child.name), id: child.entryID, kind: child.kind,
-                                       nextOffset: child.entryID + 2, attributes: child.attributes,
-                                       listedRecord: child))
+            items.append(DirectoryItem(name: Array(child.name), id: child.record.entryID, kind: child.record.kind,
+                                       nextOffset: child.cursor.offset, attributes: child.record.attributes,
+                                       listedRecord: child.record))
         }
         return items
     }

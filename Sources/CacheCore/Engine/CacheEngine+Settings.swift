@@ -12,6 +12,10 @@ extension CacheEngine {
             try runAction(attribute, on: id, text: text)
             return
         }
+        if attribute == .removePool {
+            try removePool(on: id, named: text)
+            return
+        }
         try namespace.withLock { namespace in
             let current = try namespace.record(id)
             // A file removed (evicted, say) since the kernel looked it up keeps no flags: the
@@ -28,6 +32,7 @@ extension CacheEngine {
             case .file, .directory: try setEntryFlag(attribute, text: text, on: current, in: &namespace)
             case .pool: try setPoolPolicy(attribute, text: text, on: current)
             case .root: try setRootSetting(attribute, text: text)
+            case .nameOnly: throw CacheError.unknownCacheAttribute(name)
             }
         }
     }

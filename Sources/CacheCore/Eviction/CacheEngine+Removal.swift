@@ -9,7 +9,7 @@ extension CacheEngine {
     func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
                      qualifies: (EntryRecord, Timestamp) -> Bool = { _, _ in true }) -> (files: Int, bytes: Int64) {
         let time = now
-        var removed: [(record: EntryRecord, path: String)] = []
+        var removed: [(record: EntryRecord, path: String, names: [LinkName])] = []
         var bytesToDiscard: [EntryID] = []
         namespace.withLock { namespace in
             for candidate in candidates {
@@ -17,13 +17,14 @@ extension CacheEngine {
                       current.parent == candidate.parent, current.name == candidate.name,
                       current.kind == .file, qualifies(current, time) else { continue }
                 let path = path(of: current, in: &namespace)
-                if let id = forgetName(of: current, at: time.nanoseconds, in: &namespace) {
-                    bytesToDiscard.append(id)
-                }
-                removed.append((current, path))
+                // Eviction works on inodes: every name of a hard-linked file goes.
+                guard let gone = try? removeEveryName(of: current.entryID, at: time.nanoseconds, in: &namespace)
+                else { continue }
+                if let id = gone.discard { bytesToDiscard.append(id) }
+                removed.append((current, path, gone.names))
             }
             // A directory whose entry goes changes, as on ext4.
-            for parent in Set(removed.compactMap { $0.record.parent }) {
+            for parent in Set(removed.flatMap { $0.names.map(\.parent) }) {
                 touch(parent, at: time.nanoseconds, in: &namespace)
             }
             // Counted with the usage change, so evicted_files never lags files and usage.
@@ -46,8 +47,8 @@ extension CacheEngine {
         let bytes = removed.reduce(Int64(0)) { $0 + $1.record.size }
         // The kernel made a user's own removal itself; only cachefs's removals need telling.
         guard kind != .deleted else { return (removed.count, bytes) }
-        evictor.notifications.enqueue(removed.map {
-            PendingNotification(parent: $0.record.parent ?? 0, child: $0.record.entryID, name: Array($0.record.name))
+        evictor.notifications.enqueue(removed.flatMap { item in
+            item.names.map { PendingNotification(parent: $0.parent, child: item.record.entryID, name: Array($0.name)) }
         })
         return (removed.count, bytes)
     }

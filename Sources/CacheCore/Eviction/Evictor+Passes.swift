@@ -43,6 +43,16 @@ extension Evictor {
         let overFiles = policy.maxFiles > 0 && start.cachedFiles > policy.maxFiles
         guard overBytes || overFiles else { return }
         let name = engine.poolNames()[pool] ?? ""
+        // Files still being written wait for their close: evicting for a file that may yet
+        // be refused (EFBIG) would empty the pool for nothing.
+        let writing = engine.usageBeingWritten(in: pool)
+        let settledBytes = start.cachedBytes - writing.bytes
+        let settledFiles = start.cachedFiles - writing.files
+        guard (policy.maxSize > 0 && settledBytes > policy.maxSize)
+                || (policy.maxFiles > 0 && settledFiles > policy.maxFiles) else {
+            engine.logger.debug("pool \(name) over its limit only by \(writing.files) files being written; evicting once they are closed")
+            return
+        }
         let limit = overBytes ? "max_size \(policy.maxSize)" : "max_files \(policy.maxFiles)"
         engine.events.record([CacheEvent(time: engine.now, event: .overLimit, pool: name, path: name,
                                   size: start.cachedBytes, reason: "usage \(start.cachedBytes) bytes in \(start.cachedFiles) files over \(limit)")])
@@ -51,16 +61,21 @@ extension Evictor {
         engine.flushAccessTimes()
         while true {
             let current = engine.usage.usage(of: pool)
-            var bytesToFree = policy.maxSize > 0 ? current.cachedBytes - targetBytes : 0
-            var filesToFree = policy.maxFiles > 0 ? current.cachedFiles - targetFiles : 0
+            let inProgress = engine.usageBeingWritten(in: pool)
+            var bytesToFree = policy.maxSize > 0 ? current.cachedBytes - inProgress.bytes - targetBytes : 0
+            var filesToFree = policy.maxFiles > 0 ? current.cachedFiles - inProgress.files - targetFiles : 0
             guard bytesToFree > 0 || filesToFree > 0 else { return }
-            let candidates = (try? engine.index.leastRecentlyUsed(pool: pool, limit: Self.victimBatch)) ?? []
+            engine.logger.debug("pool \(name): \(current.cachedBytes) bytes in \(current.cachedFiles) files (\(inProgress.files) being written); freeing \(max(bytesToFree, 0)) bytes and \(max(filesToFree, 0)) files to reach the low watermark")
+            let limitOfBatch = Self.victimBatch + inProgress.entries.count
+            let candidates = ((try? engine.index.leastRecentlyUsed(pool: pool, limit: limitOfBatch)) ?? [])
+                .filter { !inProgress.entries.contains($0.entryID) }
             var victims: [EntryRecord] = []
             for candidate in candidates where bytesToFree > 0 || filesToFree > 0 {
                 victims.append(candidate)
                 bytesToFree -= candidate.size
                 filesToFree -= 1
             }
+            engine.logger.debug("pool \(name): \(victims.count) victims, least recently used first: \(victims.prefix(8).map { "\($0.entryID) (\($0.size) bytes)" }.joined(separator: ", "))")
             let removed = engine.removeFiles(victims, as: .evicted, reason: "least recently used; pool over \(limit)",
                                       qualifies: engine.isEvictable)
             if removed.files == 0 { return }

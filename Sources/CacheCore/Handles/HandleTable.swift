@@ -36,6 +36,13 @@ final class HandleTable: Sendable {
     /// How many handles are open.
     var count: Int { state.withLock { $0.files.count } }
 
+    /// The files of `pool` that some handle has open for writing.
+    func entriesOpenForWriting(in pool: EntryID) -> Set<EntryID> {
+        state.withLock { state in
+            Set(state.files.values.filter { $0.writable && $0.pool == pool }.map(\.entry))
+        }
+    }
+
     func remove(_ handle: UInt64) -> OpenFile? {
         state.withLock { $0.files.removeValue(forKey: handle) }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
 
-/// One row of the `entry` table: a pool, directory or file of the store.
+/// One row of the `entry` table: a pool, directory, file, symlink or special file of the store,
+/// with its first name (further names of a hard-linked entry are rows of `link`).
 public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "entry"
 
@@ -31,6 +32,16 @@ public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, Mutabl
     /// Set once the bytes are known to be on disk (synced in the background, or fsync);
     /// after a power loss only durable cached files are kept.
     public var durable: Bool
+    /// Names of a file, symlink or special file (hard links); 2 + subdirectories for a
+    /// directory, as on ext4; 0 once the last name is gone.
+    public var linkCount: UInt32 = 1
+    /// The stored bytes' allocation in 512-byte units (`st_blocks`), read from the bytes
+    /// whenever they change; smaller than the size for a sparse file.
+    public var blocks: Int64 = 0
+    /// `st_rdev` of a character or block device.
+    public var device: UInt64 = 0
+    /// A symlink's target, as given to symlink(2).
+    public var target: Data? = nil
 
     enum CodingKeys: String, CodingKey {
         case id, parent, name, pool, kind, mode, uid, gid, size, atime, mtime, ctime
@@ -38,6 +49,10 @@ public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, Mutabl
         case persistent
         case pinnedUntil = "pinned_until"
         case expiration, writing, durable
+        case linkCount = "nlink"
+        case blocks
+        case device = "rdev"
+        case target
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
@@ -49,8 +64,11 @@ public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, Mutabl
 
     public var attributes: FileAttributes {
         FileAttributes(
-            id: entryID, kind: kind, permissions: mode, uid: uid, gid: gid, size: size,
-            linkCount: kind == .directory ? 2 : (parent == nil ? 0 : 1),
+            // A directory shows ext4's one block, so `du` and `ls -l` read as they would there.
+            id: entryID, kind: kind, permissions: mode, uid: uid, gid: gid,
+            size: kind == .directory ? 4096 : size,
+            linkCount: kind == .directory || parent != nil ? linkCount : 0,
+            blocks: kind == .directory ? 8 : blocks, device: device,
             accessTime: Timestamp(nanoseconds: atime),
             modificationTime: Timestamp(nanoseconds: mtime),
             changeTime: Timestamp(nanoseconds: ctime))
@@ -58,6 +76,12 @@ public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, Mutabl
 }
 
 extension EntryRecord {
+    /// Whether a read at `time` moves `atime`, by `relatime`'s rule: when it is not newer
+    /// than the last change or modification, or a day old. (So a read rarely writes.)
+    func atimeIsDue(at time: Int64) -> Bool {
+        atime <= mtime || atime <= ctime || time - atime >= 86_400 * 1_000_000_000
+    }
+
     /// Decodes a row by position, in the table's column order (every query of `entry`
     /// selects `*`). The Decodable path looked each column up by name and took a third of
     /// the daemon's time in an `ls -l`.
@@ -80,6 +104,10 @@ extension EntryRecord {
         expiration = row[15]
         writing = row[16]
         durable = row[17]
+        linkCount = row[18]
+        blocks = row[19]
+        device = row[20]
+        target = row[21]
     }
 
     /// Encodes the columns by name without going through Encodable (every create inserts one
@@ -103,17 +131,21 @@ extension EntryRecord {
         container["expiration"] = expiration
         container["writing"] = writing
         container["durable"] = durable
+        container["nlink"] = linkCount
+        container["blocks"] = blocks
+        container["rdev"] = device
+        container["target"] = target
     }
 
     /// The columns after `id`, in the order of ``columnValues`` (for the index writer's
     /// prepared statements, which skip GRDB's per-record persistence work).
     static let columnsAfterID = ["parent", "name", "pool", "kind", "mode", "uid", "gid", "size", "atime", "mtime",
                                  "ctime", "last_access", "persistent", "pinned_until", "expiration", "writing",
-                                 "durable"]
+                                 "durable", "nlink", "blocks", "rdev", "target"]
 
     /// The values of ``columnsAfterID``, then `id`.
     var columnValues: StatementArguments {
         [parent, name, pool, kind.rawValue, mode, uid, gid, size, atime, mtime, ctime, lastAccess, persistent,
-         pinnedUntil, expiration, writing, durable, id]
+         pinnedUntil, expiration, writing, durable, linkCount, blocks, device, target, id]
     }
 }

@@ -9,11 +9,16 @@ enum IndexChange: Sendable {
     case insert(EntryRecord)
     /// Every column of an existing entry.
     case update(EntryRecord)
-    /// What writing a file changes: size, times, the writing and durable flags.
+    /// What writing or reading a file changes: size, allocation, times, the writing and durable flags.
     case content(EntryRecord)
     /// The entry's name is gone; its row stays, nameless, until its bytes are unlinked.
     case detach(EntryID, ctime: Int64)
     case delete(EntryID)
+    /// One more name of an entry (a hard link).
+    case insertLink(LinkName, entry: EntryID)
+    case deleteLink(LinkName)
+    /// Every hard link of an entry (its record name goes with `detach`).
+    case deleteLinks(EntryID)
     case accessTimes([EntryID: Int64])
     /// A closed file synced to the disk, unless it changed since it was chosen.
     case markDurable(EntryID, mtime: Int64)
@@ -36,14 +41,23 @@ enum IndexChange: Sendable {
             try db.cachedStatement(sql: Self.updateSQL).execute(arguments: record.columnValues)
         case .content(let record):
             try db.cachedStatement(sql: """
-                UPDATE entry SET size = ?, mtime = ?, ctime = ?, atime = ?, writing = ?, durable = ? WHERE id = ?
-                """).execute(arguments: [record.size, record.mtime, record.ctime, record.atime, record.writing,
-                                         record.durable, record.id])
+                UPDATE entry SET size = ?, blocks = ?, mtime = ?, ctime = ?, atime = ?, writing = ?, durable = ?
+                WHERE id = ?
+                """).execute(arguments: [record.size, record.blocks, record.mtime, record.ctime, record.atime,
+                                         record.writing, record.durable, record.id])
         case .detach(let id, let ctime):
             try db.cachedStatement(sql: "UPDATE entry SET parent = NULL, ctime = ? WHERE id = ?")
                 .execute(arguments: [ctime, id])
         case .delete(let id):
             try db.cachedStatement(sql: "DELETE FROM entry WHERE id = ?").execute(arguments: [id])
+        case .insertLink(let link, let entry):
+            try db.cachedStatement(sql: "INSERT INTO link(parent, name, entry) VALUES (?, ?, ?)")
+                .execute(arguments: [link.parent, link.name, entry])
+        case .deleteLink(let link):
+            try db.cachedStatement(sql: "DELETE FROM link WHERE parent = ? AND name = ?")
+                .execute(arguments: [link.parent, link.name])
+        case .deleteLinks(let id):
+            try db.cachedStatement(sql: "DELETE FROM link WHERE entry = ?").execute(arguments: [id])
         case .accessTimes(let times):
             let statement = try db.cachedStatement(sql: "UPDATE entry SET last_access = ? WHERE id = ?")
             for (id, time) in times { try statement.execute(arguments: [time, id]) }

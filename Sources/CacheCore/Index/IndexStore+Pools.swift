@@ -61,4 +61,15 @@ extension IndexStore {
             try db.execute(sql: "INSERT OR REPLACE INTO setting(key, value) VALUES (?, ?)", arguments: [key, value])
         }
     }
+
+    /// Sets a directory's link count to 2 + its subdirectories (after pools were added
+    /// outside the namespace, at store creation).
+    func countSubdirectories(of directory: EntryID) throws {
+        try write { db in
+            try db.execute(sql: """
+                UPDATE entry SET nlink = 2 + (SELECT COUNT(*) FROM entry AS child
+                    WHERE child.parent = entry.id AND child.kind = 1) WHERE id = ?
+                """, arguments: [directory])
+        }
+    }
 }

@@ -64,8 +64,29 @@ enum Schema {
                 CREATE TABLE setting(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 """)
         }
+        // Symlinks, hard links and special files (see EntryKind): the further names of an
+        // entry, link counts, the bytes' allocation, device numbers and symlink targets.
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                ALTER TABLE entry ADD COLUMN nlink INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE entry ADD COLUMN blocks INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE entry ADD COLUMN rdev INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE entry ADD COLUMN target BLOB;
+                UPDATE entry SET nlink = 2 + (SELECT COUNT(*) FROM entry AS child
+                    WHERE child.parent = entry.id AND child.kind = 1) WHERE kind = 1;
+                UPDATE entry SET nlink = 0 WHERE parent IS NULL AND kind != 1;
+                UPDATE entry SET blocks = (size + 4095) / 4096 * 8 WHERE kind = 2;
+                CREATE TABLE link(
+                    parent INTEGER NOT NULL,
+                    name BLOB NOT NULL,
+                    entry INTEGER NOT NULL REFERENCES entry(id) ON DELETE CASCADE,
+                    PRIMARY KEY(parent, name)
+                ) WITHOUT ROWID;
+                CREATE INDEX link_by_entry ON link(entry);
+                """)
+        }
         // The evictor asks for the next expiry every round: O(log n) with these.
-        migrator.registerMigration("v2-expiry") { db in
+        migrator.registerMigration("v3-expiry") { db in
             try db.execute(sql: """
                 CREATE INDEX entry_own_expiry_by_access ON entry(pool, \(ownExpiryByAccess))
                     WHERE expiration > 0 AND \(evictable);

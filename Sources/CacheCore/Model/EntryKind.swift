@@ -1,7 +1,17 @@
-/// What an index entry is. Only directories and regular files exist in a store.
+/// What an index entry is: everything ext4 holds in a directory.
 public enum EntryKind: Int, Sendable, Codable {
     case directory = 1
     case file = 2
+    /// Its target is stored with the entry (`EntryRecord.target`); no bytes in `objects/`.
+    case symlink = 3
+    case fifo = 4
+    case socket = 5
+    case characterDevice = 6
+    case blockDevice = 7
+
+    /// Kinds that are only a name and metadata: no bytes in the store, never counted,
+    /// evicted or expired (see the README's "Symlinks, hard links and special files").
+    public var isMetadataOnly: Bool { self != .directory && self != .file }
 }
 
 /// Stable identity of an entry: its row id in the index, its inode number on the mount,

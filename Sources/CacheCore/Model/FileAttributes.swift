@@ -8,6 +8,10 @@ public struct FileAttributes: Sendable, Equatable {
     public var gid: UInt32
     public var size: Int64
     public var linkCount: UInt32
+    /// `st_blocks`: the bytes' allocation in 512-byte units.
+    public var blocks: Int64
+    /// `st_rdev` of a device node.
+    public var device: UInt64
     public var accessTime: Timestamp
     public var modificationTime: Timestamp
     public var changeTime: Timestamp

@@ -10,7 +10,8 @@ import struct Foundation.Data
 /// Invariants:
 /// - a directory's children are either all in `directories[id]` (loaded) or all only in the
 ///   index, with no change pending for them (nothing changes a name it has not loaded);
-/// - every entry named in a loaded directory has its ``Inode`` in `inodes`;
+/// - every entry named in a loaded directory has its ``Inode`` in `inodes`, with all its
+///   names (a hard-linked entry's links are read with it, whichever directory loads first);
 /// - an entry without a name (`record.parent == nil`) stays in `inodes` while referenced.
 struct NamespaceState: Sendable {
     private(set) var inodes: [EntryID: Inode] = [:]
@@ -62,28 +63,54 @@ struct NamespaceState: Sendable {
         return inodes[id]?.record
     }
 
+    /// The id named `name` in `directory`.
+    mutating func childID(of directory: EntryID, named name: Data) throws -> EntryID? {
+        try loadChildren(of: directory)
+        return directories[directory]?[name]
+    }
+
     mutating func hasChildren(_ directory: EntryID) throws -> Bool {
         try loadChildren(of: directory)
         return !(directories[directory]?.isEmpty ?? true)
     }
 
-    /// Children after the listing cursor `after` (an id), ascending by id.
-    mutating func children(of directory: EntryID, after cursor: EntryID, limit: Int) throws -> [EntryRecord] {
+    /// Names after the listing cursor (see ``ListingCursor``), ascending by id, then by name
+    /// among the names one entry has in the directory.
+    mutating func children(of directory: EntryID, after cursor: ListingCursor, limit: Int) throws
+        -> [(name: Data, record: EntryRecord, cursor: ListingCursor)]
+    {
         try loadChildren(of: directory)
         guard let children = directories[directory] else { return [] }
         let inodes = self.inodes
-        return children.page(after: cursor, limit: limit) { inodes[$0]?.record.parent == directory }
-            .compactMap { inodes[$0]?.record }
+        var result: [(name: Data, record: EntryRecord, cursor: ListingCursor)] = []
+        var after = cursor.id
+        while result.count < limit {
+            let page = children.page(after: after, limit: limit - result.count) { id in
+                inodes[id].map { $0.names.contains { $0.parent == directory } } ?? false
+            }
+            guard let last = page.last else { break }
+            for id in page {
+                guard let inode = inodes[id] else { continue }
+                let names = inode.names.filter { $0.parent == directory }.map(\.name).sorted { $0.lexicographicallyPrecedes($1) }
+                for (ordinal, name) in names.enumerated() where id != cursor.id || ordinal >= cursor.namesListed {
+                    result.append((name, inode.record, ListingCursor(id: id, namesListed: ordinal + 1)))
+                }
+            }
+            after = last
+        }
+        return result
     }
 
-    /// Every entry beneath `directory` (loading each directory on the way), parents first.
+    /// Every entry beneath `directory` once (loading each directory on the way), parents first.
     mutating func subtree(of directory: EntryID) throws -> [EntryRecord] {
         var result: [EntryRecord] = []
+        var seen: Set<EntryID> = []
         var pending = [directory]
         while let next = pending.popLast() {
-            for child in try children(of: next, after: 0, limit: Int.max) {
-                result.append(child)
-                if child.kind == .directory { pending.append(child.entryID) }
+            for child in try children(of: next, after: ListingCursor(), limit: Int.max)
+            where seen.insert(child.record.entryID).inserted {
+                result.append(child.record)
+                if child.record.kind == .directory { pending.append(child.record.entryID) }
             }
         }
         return result
@@ -109,25 +136,84 @@ struct NamespaceState: Sendable {
         if record.kind == .directory { directories[record.entryID] = DirectoryChildren() }
     }
 
-    /// Takes an entry's name away; it stays in memory, nameless, only while referenced.
-    mutating func removeName(of id: EntryID, at time: Int64) {
-        guard var inode = inodes[id], let parent = inode.record.parent else { return }
-        directories[parent]?.remove(named: inode.record.name)
-        inode.record.parent = nil
-        inode.record.ctime = time
-        if inode.record.kind == .directory { directories[id] = nil }
-        inodes[id] = inode.isReferenced ? inode : nil
-    }
-
-    /// Gives an entry a new name, possibly in another (loaded) directory.
-    mutating func move(_ id: EntryID, to parent: EntryID, name: Data, at time: Int64) {
-        guard var inode = inodes[id], let oldParent = inode.record.parent else { return }
-        directories[oldParent]?.remove(named: inode.record.name)
-        inode.record.parent = parent
-        inode.record.name = name
+    /// Gives an entry one more name (a hard link) in a loaded directory.
+    mutating func addLink(_ id: EntryID, _ link: LinkName, at time: Int64) {
+        guard var inode = inodes[id] else { return }
+        inode.links.append(link)
+        inode.record.linkCount += 1
         inode.record.ctime = time
         inodes[id] = inode
-        directories[parent]?.insert(id, named: name)
+        directories[link.parent]?.insert(id, named: link.name)
+    }
+
+    /// Takes one name of an entry away and logs the index changes. When it was the entry's
+    /// record name and hard links remain, the first link becomes the record name. Returns
+    /// whether the entry has no name left (then it stays in memory only while referenced,
+    /// and the caller decides about its row and bytes).
+    @discardableResult
+    mutating func removeName(_ name: LinkName, of id: EntryID, at time: Int64) -> Bool {
+        guard var inode = inodes[id], inode.record.parent != nil else { return true }
+        directories[name.parent]?.remove(named: name.name)
+        inode.record.ctime = time
+        if let position = inode.links.firstIndex(of: name) {
+            inode.links.remove(at: position)
+            inode.record.linkCount -= 1
+            inodes[id] = inode
+            log(.deleteLink(name))
+            log(.update(inode.record))
+            return false
+        }
+        if !inode.links.isEmpty {
+            let promoted = inode.links.removeFirst()
+            inode.record.parent = promoted.parent
+            inode.record.name = promoted.name
+            inode.record.linkCount -= 1
+            inodes[id] = inode
+            log(.deleteLink(promoted))
+            log(.update(inode.record))
+            return false
+        }
+        inode.record.parent = nil
+        inode.record.linkCount = 0
+        if inode.record.kind == .directory { directories[id] = nil }
+        inodes[id] = inode.isReferenced ? inode : nil
+        return true
+    }
+
+    /// Takes every name of an entry away (eviction works on inodes), loading the
+    /// directories of its hard links first so none of them reappears from the index.
+    /// Returns the names it had; the row's detach is the caller's to log.
+    mutating func removeAllNames(of id: EntryID, at time: Int64) throws -> [LinkName] {
+        guard let inode = inodes[id] else { return [] }
+        for link in inode.links { try loadChildren(of: link.parent) }
+        let names = inode.names
+        for link in inode.links {
+            directories[link.parent]?.remove(named: link.name)
+        }
+        if !inode.links.isEmpty { log(.deleteLinks(id)) }
+        modify(id) { inode in
+            inode.links = []
+            inode.record.linkCount = 1
+        }
+        if let first = names.first { removeName(first, of: id, at: time) }
+        return names
+    }
+
+    /// Moves one name of an entry to another (loaded) directory or name.
+    mutating func move(_ name: LinkName, of id: EntryID, to destination: LinkName, at time: Int64) {
+        guard var inode = inodes[id] else { return }
+        directories[name.parent]?.remove(named: name.name)
+        inode.record.ctime = time
+        if let position = inode.links.firstIndex(of: name) {
+            inode.links[position] = destination
+            log(.deleteLink(name))
+            log(.insertLink(destination, entry: id))
+        } else {
+            inode.record.parent = destination.parent
+            inode.record.name = destination.name
+        }
+        inodes[id] = inode
+        directories[destination.parent]?.insert(id, named: destination.name)
     }
 
     /// Drops a nameless inode nobody references any more.
@@ -155,10 +241,22 @@ struct NamespaceState: Sendable {
         guard inodes[directory]?.record.kind == .directory else { throw CacheError.notDirectory }
         var children = DirectoryChildren()
         for row in try index.allChildren(of: directory) {
-            let id = row.entryID
-            if inodes[id] == nil { inodes[id] = Inode(record: row) }
-            children.insert(id, named: row.name)
+            try remember(row)
+            children.insert(row.entryID, named: row.name)
+        }
+        for (name, row) in try index.allLinks(in: directory) {
+            try remember(row)
+            children.insert(row.entryID, named: name)
         }
         directories[directory] = children
+    }
+
+    /// Puts an entry read from the index in memory, with its hard links, unless memory
+    /// already has it (and is then the truth).
+    private mutating func remember(_ row: EntryRecord) throws {
+        guard inodes[row.entryID] == nil else { return }
+        var inode = Inode(record: row)
+        if row.kind != .directory && row.linkCount > 1 { inode.links = try index.links(of: row.entryID) }
+        inodes[row.entryID] = inode
     }
 }

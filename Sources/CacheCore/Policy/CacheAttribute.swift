@@ -14,6 +14,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case minFree = "min_free", store
     // Actions on pool directories and the root.
     case purge, clear
+    // An action on the root only: its value names the empty pool to remove.
+    case removePool = "remove_pool"
 
     public static let prefix = "user.cache."
 
@@ -22,6 +24,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     /// Where an attribute lives.
     public enum Place: Sendable {
         case root, pool, directory, file
+        /// A symlink or special file: no bytes, so nothing to cache, pin or persist.
+        case nameOnly
     }
 
     /// Attributes that exist at a place, in the order `getfattr -d` lists them.
@@ -32,6 +36,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .pool:
             return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark] + figures + [.oldestAccess]
         case .root: return figures + [.minFree, .store]
+        case .nameOnly: return []
         }
     }
 
@@ -39,7 +44,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         switch place {
         case .file, .directory: return [.persistent, .pinned, .expiration]
         case .pool: return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .purge, .clear]
-        case .root: return [.minFree, .purge, .clear]
+        case .root: return [.minFree, .purge, .clear, .removePool]
+        case .nameOnly: return []
         }
     }
 

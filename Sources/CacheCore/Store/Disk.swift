@@ -14,6 +14,9 @@ public protocol Disk: Sendable {
     func unlink(_ path: String) throws(CacheError)
     func mkdir(_ path: String, mode: mode_t) throws(CacheError)
     func fileSize(_ path: String) throws(CacheError) -> Int64
+    /// `st_blocks` of an open file: its allocation in 512-byte units.
+    func allocatedBlocks(_ fd: Int32) throws(CacheError) -> Int64
+    func fallocate(_ fd: Int32, mode: Int32, offset: Int64, length: Int64) throws(CacheError)
     func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs
     /// Flushes every dirty page of the filesystem holding `path` to the disk.
     func syncFilesystem(_ path: String) throws(CacheError)
@@ -63,6 +66,16 @@ public struct PosixDisk: Disk {
         var info = stat()
         _ = try retrying { fstatat(AT_FDCWD, path, &info, 0) }
         return Int64(info.st_size)
+    }
+
+    public func allocatedBlocks(_ fd: Int32) throws(CacheError) -> Int64 {
+        var info = stat()
+        _ = try retrying { fstat(fd, &info) }
+        return Int64(info.st_blocks)
+    }
+
+    public func fallocate(_ fd: Int32, mode: Int32, offset: Int64, length: Int64) throws(CacheError) {
+        _ = try retrying { CLinux.fallocate(fd, mode, off_t(offset), off_t(length)) }
     }
 
     public func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs {

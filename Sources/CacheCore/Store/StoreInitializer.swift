@@ -42,6 +42,7 @@ enum StoreInitializer {
         for override in overrides {
             try apply(override, index: index, now: now)
         }
+        try index.countSubdirectories(of: WellKnownEntry.root)
     }
 
     /// A `--pool` option creates the pool if needed and persists its limits.
@@ -67,6 +68,6 @@ extension EntryRecord {
                           now: Int64) -> EntryRecord {
         EntryRecord(id: nil, parent: parent, name: name, pool: pool, kind: .directory, mode: mode, uid: uid,
                     gid: gid, size: 0, atime: now, mtime: now, ctime: now, lastAccess: now, persistent: false,
-                    pinnedUntil: 0, expiration: 0, writing: false, durable: true)
+                    pinnedUntil: 0, expiration: 0, writing: false, durable: true, linkCount: 2)
     }
 }

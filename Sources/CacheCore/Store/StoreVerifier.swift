@@ -10,6 +10,7 @@ public struct StoreVerifier {
         case tornFile(id: EntryID, path: String)
         case wrongSize(id: EntryID, path: String, indexed: Int64, actual: Int64)
         case nameless(id: EntryID)
+        case wrongLinkCount(id: EntryID, path: String, indexed: UInt32, actual: UInt32)
         /// The usage saved at the last clean unmount is not the sum of the entries.
         case usageTotals(saved: String, summed: String)
 
@@ -21,6 +22,8 @@ public struct StoreVerifier {
             case .wrongSize(let id, let path, let indexed, let actual):
                 return "wrong size: \(path) (entry \(id)) is \(actual) bytes, the index says \(indexed)"
             case .nameless(let id): return "leftover: entry \(id) lost its name but kept its bytes"
+            case .wrongLinkCount(let id, let path, let indexed, let actual):
+                return "wrong link count: \(path) (entry \(id)) has \(actual) links, the index says \(indexed)"
             case .usageTotals(let saved, let summed):
                 return "usage totals saved at unmount (\(saved)) differ from the entries' sum (\(summed))"
             }
@@ -81,6 +84,11 @@ public struct StoreVerifier {
                 }
             }
         }
+        for (record, actual) in try index.linkCountMismatches() {
+            let path = EntryPath.of(record) { try? index.entry($0) }
+            report.problems.append(.wrongLinkCount(id: record.entryID, path: path, indexed: record.linkCount,
+                                                   actual: actual))
+        }
         progress?(report.filesChecked, indexed.count)
         if try index.setting(BootIdentity.cleanKey) == "1",
            let saved = UsageTotals.decode(try index.setting(UsageTotals.settingKey) ?? "") {
@@ -109,6 +117,11 @@ public struct StoreVerifier {
             case .wrongSize(let id, _, _, let actual):
                 if var record = try index.entry(id) {
                     record.size = actual
+                    try index.update(record)
+                }
+            case .wrongLinkCount(let id, _, _, let actual):
+                if var record = try index.entry(id) {
+                    record.linkCount = actual
                     try index.update(record)
                 }
             case .usageTotals:

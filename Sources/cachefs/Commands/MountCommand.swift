@@ -23,16 +23,24 @@ struct MountCommand: ParsableCommand {
             writeback_cache (the kernel's writeback cache: faster small writes, but EFBIG and \
             ENOSPC reach close or fsync, not the write; see README), \
             writeback_boost (root: lift the kernel's per-mount dirty limits; see README), \
+            debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
-            debug (libfuse's trace of every request, on stderr or STORE/daemon.log).
+            pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground. \
+            Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
+            mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
+            mount(8): `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, or an /etc/fstab line such as
+              /var/cache/cachefs/web /srv/cache fuse.cachefs nodev,nosuid,pool=data:1G 0 0
+            (mount.fuse3 runs `cachefs STORE MOUNT -o OPTIONS`, the same as this command).
+            systemd: the daemon sends READY=1 to $NOTIFY_SOCKET once the mount is live and \
+            STOPPING=1 when it ends (units cachefs@.service, see README).
             Unmount with `fusermount3 -u MOUNT` (or SIGTERM/SIGINT to the daemon).
             """)
 
-    @Argument(help: "The store directory (created if missing).")
+    @Argument(help: "The store directory: new, empty or a cachefs store (created with its parents if missing).")
     var store: String
 
-    @Argument(help: "An existing, empty directory to mount on.")
+    @Argument(help: "An existing, empty directory to mount on (a dead cachefs mount there is cleared).")
     var mountpoint: String
 
     @Flag(help: "Stay attached to the terminal (for tests and systemd).")
@@ -41,7 +49,7 @@ struct MountCommand: ParsableCommand {
     @Option(name: .customLong("pool"), help: "NAME=SIZE[,AGE]: create or change a pool; persisted.")
     var pools: [String] = []
 
-    @Option(name: .customShort("o"), help: "Mount options, comma-separated (see below).")
+    @Option(name: .customShort("o"), help: "Mount options, comma-separated (listed above).")
     var options: [String] = []
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
@@ -55,16 +63,12 @@ struct MountCommand: ParsableCommand {
         let settings = try parsedSettings()
         let storePath = absolute(store)
         let mountPath = absolute(mountpoint)
-        if !foreground {
+        if !settings.foreground {
             let status = try Daemonizer.spawnAndWaitUntilReady()
             throw ExitCode(status)
         }
         FuseSession.blockTerminationSignals()
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = settings.logLevel
-            return handler
-        }
+        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, logLevel: settings.logLevel) }
         let logger = Logger(label: "cachefs")
         do {
             try MountPreflight.check(store: storePath, mountpoint: mountPath)
@@ -73,12 +77,15 @@ struct MountCommand: ParsableCommand {
                 storePath: storePath, poolOverrides: settings.pools, minFree: settings.minFree, notifier: notifier,
                 logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
                 commitWindowSeconds: settings.commitSeconds))
+            DaemonRecord.write(.starting, store: storePath)
             let metrics = settings.metricsFile.map {
                 DaemonMetrics(path: absolute($0), interval: settings.metricsSeconds, engine: engine, logger: logger)
             }
             let session: FuseSession
             do {
-                session = try FuseSession(engine: engine, mountpoint: mountPath, options: settings.fuse, logger: logger,
+                var fuseOptions = settings.fuse
+                fuseOptions.source = storePath
+                session = try FuseSession(engine: engine, mountpoint: mountPath, options: fuseOptions, logger: logger,
                                           metricsFactory: metrics?.requestFactory)
             } catch {
                 engine.shutdown()
@@ -94,9 +101,18 @@ struct MountCommand: ParsableCommand {
                 }
             }
             metrics?.file.start()
-            Daemonizer.reportReady(logPath: StoreLayout(root: storePath).logPath)
+            // Recorded before the caller returns, so an unmount and mount right after it wait.
+            DaemonRecord.write(.serving(mountpoint: mountPath), store: storePath)
+            let parentTellsService = Daemonizer.reportReady(logPath: StoreLayout(root: storePath).logPath)
             logger.info("mounted \(storePath) on \(mountPath)")
+            if !parentTellsService {
+                notifyService("READY=1\nSTATUS=serving \(mountPath)", logger: logger)
+            }
             let loopResult = session.run()
+            // systemd sends SIGTERM as soon as ExecStop's unmount returns; the flush must not die of it.
+            FuseSession.blockTerminationSignals()
+            DaemonRecord.write(.stopping, store: storePath)
+            notifyService("STOPPING=1", logger: logger)
             logger.info("unmounted \(mountPath) (loop ended with \(loopResult)); flushing")
             metrics?.file.stop()
             engine.shutdown()
@@ -109,10 +125,14 @@ struct MountCommand: ParsableCommand {
 
     private func parsedSettings() throws -> MountSettings {
         do {
-            return try MountSettings(pools: pools, options: options, logLevel: logLevel)
+            return try MountSettings(pools: pools, options: options, logLevel: logLevel, foreground: foreground)
         } catch let error as MountSettings.Problem {
             throw ValidationError(error.description)
         }
+    }
+
+    private func notifyService(_ message: String, logger: Logger) {
+        if let failure = ServiceNotification.send(message) { logger.warning("\(failure)") }
     }
 
     private func absolute(_ path: String) -> String {

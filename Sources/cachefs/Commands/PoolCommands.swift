@@ -37,7 +37,11 @@ struct PoolTarget: ParsableArguments {
 
     /// Runs the action, with progress on a terminal.
     func act(_ action: String, task: String) throws {
-        try reportingFailures { try ActionProgress.run(path: target(mount, pool), action: action, task: task) }
+        try reportingFailures {
+            try Xattr.requireExisting(mount)
+            let target = try pool.map { try poolDirectory($0, of: mount) } ?? mount
+            try ActionProgress.run(path: target, action: action, task: task)
+        }
     }
 }
 
@@ -64,8 +68,4 @@ struct SetCommand: ParsableCommand {
             print("\(key) = \(try Xattr.get(path, "user.cache." + key))")
         }
     }
-}
-
-private func target(_ mount: String, _ pool: String?) -> String {
-    pool.map { mount + "/" + $0 } ?? mount
 }

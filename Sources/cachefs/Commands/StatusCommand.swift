@@ -17,7 +17,7 @@ struct StatusCommand: ParsableCommand {
         case table, json, prometheus
     }
 
-    @Argument(help: "The mount.") var mount: String
+    @Argument(help: "The mount, or any path inside it.") var mount: String
     @Flag(help: "Print JSON (numbers in bytes and seconds); same as --format json.") var json = false
     @Option(help: "table, json or prometheus (the text format, per pool).") var format: OutputFormat = .table
 
@@ -61,6 +61,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
+            let mount = try Xattr.mountRoot(containing: self.mount)
             let report = Report(
                 mount: mount, store: try Xattr.get(mount, "user.cache.store"),
                 minFree: try Xattr.get(mount, "user.cache.min_free"),

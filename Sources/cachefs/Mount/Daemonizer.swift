@@ -47,7 +47,11 @@ enum Daemonizer {
         }
         let handle = FileHandle(fileDescriptor: pipeEnds[0], closeOnDealloc: true)
         let message = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-        if message.hasPrefix("ready") { return 0 }
+        if message.hasPrefix("ready") {
+            // systemd only hears the process it started: name the daemon as the service's main process.
+            if let failure = ServiceNotification.send("READY=1\nMAINPID=\(child)") { printError("cachefs: warning: \(failure)") }
+            return 0
+        }
         var status: Int32 = 0
         while waitpid(child, &status, 0) < 0 && errno == EINTR {}
         let exited = status & 0x7f == 0
@@ -56,17 +60,15 @@ enum Daemonizer {
     }
 
     /// Called by the daemon once the mount is serving: tells the waiting parent and moves
-    /// the daemon's output to the store's log, so no terminal or pipe is held open.
-    static func reportReady(logPath: String) {
-        guard let text = ProcessInfo.processInfo.environment[readyEnvironment], let fd = Int32(text) else { return }
+    /// the daemon's output to the store's log, so no terminal or pipe is held open. Returns
+    /// whether there was a parent to tell (which then tells systemd too).
+    @discardableResult
+    static func reportReady(logPath: String) -> Bool {
+        guard let text = ProcessInfo.processInfo.environment[readyEnvironment], let fd = Int32(text) else { return false }
         _ = "ready\n".withCString { write(fd, $0, strlen($0)) }
         close(fd)
-        let log = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        if log >= 0 {
-            dup2(log, 1)
-            dup2(log, 2)
-            close(log)
-        }
+        DaemonLog.shared.moveToFile(logPath)
+        return true
     }
 
     private static func currentExecutable() throws -> String {

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Glibc
 
@@ -7,25 +8,86 @@ enum MountPreflight {
         let description: String
     }
 
+    /// What a store holds once cachefs has used it; a directory with anything else in it is
+    /// someone's data and is refused.
+    static let storeMarker = "index.sqlite"
+
     static func check(store: String, mountpoint: String) throws {
+        guard store != mountpoint, !mountpoint.hasPrefix(store + "/") else {
+            throw Problem(description: "the mountpoint must not be inside the store")
+        }
+        try checkMountpoint(mountpoint)
+        try prepareStore(store)
+        DaemonRecord.waitForStoppingDaemon(store: store)
+    }
+
+    /// The mountpoint must be an existing, empty directory. A dead cachefs mount left by a
+    /// daemon that was killed is cleared first. (The kernel may still answer `stat` of a
+    /// dead mount's root from its cache; `statfs` always asks the daemon, so it tells.)
+    private static func checkMountpoint(_ mountpoint: String) throws {
+        if let mounted = MountTable.current().entry(at: mountpoint) {
+            var filesystem = statfs()
+            if statfs(mountpoint, &filesystem) != 0 && errno == ENOTCONN {
+                guard mounted.type == "fuse.cachefs" else {
+                    throw Problem(description: "mountpoint \(mountpoint) is a dead mount of type \(mounted.type) (Transport "
+                        + "endpoint is not connected); unmount it with fusermount3 -u -z \(mountpoint) and mount again")
+                }
+                try DeadMount.clear(mountpoint)
+                printError("cachefs: removed the dead mount on \(mountpoint) left by a daemon that died")
+            }
+        }
         var info = stat()
         guard stat(mountpoint, &info) == 0 else {
-            throw Problem(description: "mountpoint \(mountpoint) does not exist")
+            if errno == ENOENT {
+                throw Problem(description: "mountpoint \(mountpoint) does not exist (create it first: mkdir -p \(mountpoint))")
+            }
+            throw Problem(description: "mountpoint \(mountpoint): \(String(cString: strerror(errno)))")
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw Problem(description: "mountpoint \(mountpoint) is not a directory")
         }
-        let contents = (try? FileManager.default.contentsOfDirectory(atPath: mountpoint)) ?? []
+        let contents: [String]
+        do {
+            contents = try FileManager.default.contentsOfDirectory(atPath: mountpoint)
+        } catch {
+            throw Problem(description: "cannot read mountpoint \(mountpoint): \(error.localizedDescription)")
+        }
         guard contents.isEmpty else {
             throw Problem(description: "mountpoint \(mountpoint) is not empty (is it mounted already?)")
         }
-        if stat(store, &info) != 0 {
-            guard errno == ENOENT, mkdir(store, 0o700) == 0 else {
+    }
+
+    /// Creates a missing store (and its missing parents); accepts an existing directory only
+    /// when it is empty or already a store, and changes nothing in one it refuses.
+    private static func prepareStore(_ store: String) throws {
+        var info = stat()
+        guard stat(store, &info) == 0 else {
+            guard errno == ENOENT else {
+                throw Problem(description: "cannot use store \(store): \(String(cString: strerror(errno)))")
+            }
+            do {
+                let parent = (store as NSString).deletingLastPathComponent
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            } catch {
+                throw Problem(description: "cannot create the parents of store \(store): \(error.localizedDescription)")
+            }
+            guard mkdir(store, 0o700) == 0 || errno == EEXIST else {
                 throw Problem(description: "cannot create store \(store): \(String(cString: strerror(errno)))")
             }
+            return
         }
-        guard store != mountpoint, !mountpoint.hasPrefix(store + "/") else {
-            throw Problem(description: "the mountpoint must not be inside the store")
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw Problem(description: "store \(store) is not a directory")
+        }
+        let contents: [String]
+        do {
+            contents = try FileManager.default.contentsOfDirectory(atPath: store)
+        } catch {
+            throw Problem(description: "cannot read store \(store): \(error.localizedDescription)")
+        }
+        guard contents.isEmpty || contents.contains(storeMarker) else {
+            throw Problem(description: "\(store) is neither empty nor a cachefs store (it has no \(storeMarker)); "
+                + "give a new or empty directory as the store")
         }
     }
 }

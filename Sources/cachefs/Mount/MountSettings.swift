@@ -2,7 +2,9 @@ import CacheCore
 import FuseAdapter
 import Logging
 
-/// The parsed `--pool`, `-o` and `--log-level` options of `cachefs mount`.
+/// The parsed `--pool`, `-o`, `--log-level` and `--foreground` options of `cachefs mount`.
+/// Every one of them can also be given with `-o` (`pool=NAME:SIZE[:AGE]`, `log_level=LEVEL`,
+/// `foreground`), since mount(8) and /etc/fstab pass nothing else.
 struct MountSettings {
     struct Problem: Error, CustomStringConvertible {
         let description: String
@@ -20,21 +22,38 @@ struct MountSettings {
     var metricsFile: String?
     var metricsSeconds: Double = 15
     var logLevel: Logger.Level = .info
+    var foreground = false
 
-    init(pools: [String], options: [String], logLevel: String) throws {
+    init(pools: [String], options: [String], logLevel: String, foreground: Bool = false) throws {
         for text in pools {
             guard let override = PoolOverride.parse(text) else {
                 throw Problem(description: "bad --pool '\(text)': expected NAME=SIZE[,AGE], e.g. data=100M or avatars=5M,7d")
             }
             self.pools.append(override)
         }
+        self.logLevel = try Self.level(logLevel, option: "--log-level")
+        self.foreground = foreground
         for option in options.flatMap({ $0.split(separator: ",") }) {
             try apply(String(option))
         }
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw Problem(description: "bad --log-level '\(logLevel)': expected trace, debug, info, notice, warning, error or critical")
+    }
+
+    private static func level(_ text: String, option: String) throws -> Logger.Level {
+        guard let level = Logger.Level(rawValue: text) else {
+            throw Problem(description: "bad \(option) '\(text)': expected trace, debug, info, notice, warning, error or critical")
         }
-        self.logLevel = level
+        return level
+    }
+
+    /// `pool=NAME:SIZE[:AGE]`, the `-o` form of `--pool NAME=SIZE[,AGE]` (a comma would end the option).
+    private static func pool(_ text: String?) throws -> PoolOverride {
+        let parts = text?.split(separator: ":", omittingEmptySubsequences: false).map(String.init) ?? []
+        let asPoolArgument = parts.count == 2 ? "\(parts[0])=\(parts[1])"
+            : parts.count == 3 ? "\(parts[0])=\(parts[1]),\(parts[2])" : ""
+        guard let override = PoolOverride.parse(asPoolArgument) else {
+            throw Problem(description: "bad mount option pool=\(text ?? ""): expected pool=NAME:SIZE[:AGE], e.g. pool=data:100M or pool=avatars:5M:7d")
+        }
+        return override
     }
 
     private mutating func apply(_ option: String) throws {
@@ -83,13 +102,20 @@ struct MountSettings {
             let seconds = try number(value)
             guard seconds >= 0.1 else { throw Problem(description: "metrics_interval must be at least 0.1 seconds") }
             metricsSeconds = seconds
+        case "pool": pools.append(try Self.pool(value))
+        case "log_level": logLevel = try Self.level(value ?? "", option: "log_level")
+        case "foreground": foreground = true
         case "min_free":
             guard let value, let parsed = MinFree.parse(value) else {
                 throw Problem(description: "mount option min_free needs a size or percentage, as in min_free=1G or min_free=5%")
             }
             minFree = parsed
         default:
-            throw Problem(description: "unknown mount option '\(option)' (see cachefs mount --help)")
+            if GenericMountOptions.kernelFlags.contains(option) {
+                fuse.kernelFlags.append(option)
+            } else if !GenericMountOptions.isIgnored(option) {
+                throw Problem(description: "unknown mount option '\(option)' (see cachefs mount --help)")
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CLinux
+import CacheCore
 import Foundation
 import Glibc
 
@@ -8,6 +9,8 @@ import Glibc
 enum Xattr {
     struct Failure: Error, CustomStringConvertible {
         let description: String
+        /// The errno the daemon answered, when it answered one.
+        var code: Int32 = 0
     }
 
     static func get(_ path: String, _ name: String) throws -> String {
@@ -19,10 +22,28 @@ enum Xattr {
         return String(decoding: buffer[..<read], as: UTF8.self)
     }
 
+    /// Sets a `user.cache.*` attribute after checking, as the daemon would, that the path
+    /// exists on a cachefs mount and that the value means something.
     static func set(_ path: String, _ name: String, _ value: String) throws {
+        try requireExisting(path)
         try requireCachefs(path)
+        let key = String(name.dropFirst(CacheAttribute.prefix.count))
+        guard let attribute = CacheAttribute(rawValue: key) else {
+            throw Failure(description: "\(path): unknown setting '\(key)'")
+        }
+        if let problem = AttributeValueCheck.problem(with: value, for: attribute, now: SystemClock().now()) {
+            throw Failure(description: "\(path): \(key) '\(value)' refused: \(problem)")
+        }
         let bytes = Array(value.utf8)
         guard setxattr(path, name, bytes, bytes.count, 0) == 0 else { throw failure(path, name, value: value) }
+    }
+
+    /// Names a missing path as missing, before anything else is said about it.
+    static func requireExisting(_ path: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            throw Failure(description: "\(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Refuses paths outside a cachefs mount, where a `user.cache.*` attribute would be
@@ -39,17 +60,38 @@ enum Xattr {
         }
     }
 
+    /// The root of the cachefs mount that holds `path` (the mount itself, a pool, or
+    /// anything inside one): the nearest directory upwards that has `user.cache.store`.
+    static func mountRoot(containing path: String) throws -> String {
+        try requireExisting(path)
+        var candidate = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
+        while true {
+            if getxattr(candidate.path, "user.cache.store", nil, 0) >= 0 { return candidate.path }
+            guard candidate.path != "/" else { break }
+            candidate.deleteLastPathComponent()
+        }
+        throw Failure(description: "\(path): not inside a cachefs mount")
+    }
+
     private static func failure(_ path: String, _ name: String, value: String? = nil) -> Failure {
         let code = errno
         var message = "\(path): \(name)"
         if let value { message += "=\(value)" }
         switch code {
-        case EINVAL: message += ": refused (bad value or unknown name; the daemon log says why)"
-        case ENODATA: message += ": not a cachefs path (no such attribute)"
+        case EINVAL: message += ": refused by the daemon; its log says why (\(logLocation(of: path)))"
+        case ENODATA: message += ": no such attribute here"
         case ENOTSUP: message += ": not on a cachefs mount"
         default: message += ": \(String(cString: strerror(code)))"
         }
-        return Failure(description: message)
+        return Failure(description: message, code: code)
+    }
+
+    /// Where the daemon serving `path` logs: STORE/daemon.log, or its stderr in the foreground.
+    private static func logLocation(of path: String) -> String {
+        guard let root = try? mountRoot(containing: path), let store = try? get(root, "user.cache.store") else {
+            return "STORE/daemon.log, or its stderr with --foreground"
+        }
+        return StoreLayout(root: store).logPath + ", or its stderr with --foreground"
     }
 }
 
@@ -70,4 +112,13 @@ func poolDirectories(of mount: String) throws -> [String] {
     }
     let names = try FileManager.default.contentsOfDirectory(atPath: mount)
     return names.sorted()
+}
+
+/// The directory of pool `name` on `mount`, or a failure that lists the pools there are.
+func poolDirectory(_ name: String, of mount: String) throws -> String {
+    let pools = try poolDirectories(of: mount)
+    guard pools.contains(name) else {
+        throw Xattr.Failure(description: "\(mount): no pool named '\(name)' (pools: \(pools.joined(separator: ", ")))")
+    }
+    return mount + "/" + name
 }

@@ -93,6 +93,11 @@ final class FaultyDisk: Disk {
     func unlink(_ path: String) throws(CacheError) { try real.unlink(path) }
     func mkdir(_ path: String, mode: mode_t) throws(CacheError) { try real.mkdir(path, mode: mode) }
     func fileSize(_ path: String) throws(CacheError) -> Int64 { try real.fileSize(path) }
+    func allocatedBlocks(_ fd: Int32) throws(CacheError) -> Int64 { try real.allocatedBlocks(fd) }
+    func fallocate(_ fd: Int32, mode: Int32, offset: Int64, length: Int64) throws(CacheError) {
+        if let code = failWrites.withLock({ $0 }) { throw .io(code) }
+        try real.fallocate(fd, mode: mode, offset: offset, length: length)
+    }
     func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs { try real.statvfs(path) }
     func syncFilesystem(_ path: String) throws(CacheError) { try real.syncFilesystem(path) }
 }
@@ -105,13 +110,15 @@ extension CacheEngine {
         try lookup(parent: WellKnownEntry.root, name: Array(name.utf8)).id
     }
 
-    /// Creates a file with `content`, closed.
+    /// Creates a file with `content`, closed, and forgotten by the kernel (as after its
+    /// inode left the kernel's cache), so nothing but the tests' own lookups holds it.
     @discardableResult
     func writeFile(_ name: String, in parent: EntryID, content: [UInt8]) throws -> EntryID {
         let created = try create(parent: parent, name: Array(name.utf8), mode: 0o644, flags: O_WRONLY, caller: tester)
         _ = try content.withUnsafeBytes { try write(created.handle, offset: 0, bytes: $0) }
         try flush(created.handle)
         release(created.handle)
+        forget(created.attributes.id, count: 1)
         return created.attributes.id
     }
 

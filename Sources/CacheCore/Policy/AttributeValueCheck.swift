@@ -1,0 +1,38 @@
+import Foundation
+
+/// Why a value cannot be written to a `user.cache.*` setting, in the words the daemon logs,
+/// so the CLI can refuse a bad value itself and say why (with the same parsers).
+public enum AttributeValueCheck {
+    /// The reason `value` is refused for `attribute`, or nil when the daemon would accept it.
+    public static func problem(with value: String, for attribute: CacheAttribute, now: Timestamp) -> String? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        switch attribute {
+        case .maxSize:
+            return ValueParsing.byteSize(value).map { $0 >= 0 } == true
+                ? nil : "expected bytes or a size such as 25M, 25MiB, 1G (0 = unlimited)"
+        case .maxAge, .expiration:
+            return ValueParsing.durationSeconds(value) != nil
+                ? nil : "expected seconds or a duration such as 90s, 15m, 12h, 7d (0 = never)"
+        case .ageBasis:
+            return AgeBasis(rawValue: trimmed) != nil ? nil : "expected access or modification"
+        case .maxFiles:
+            return Int64(trimmed).map { $0 >= 0 } == true ? nil : "expected a whole number of files, 0 for unlimited"
+        case .lowWatermark:
+            let percent = Int64(trimmed.replacingOccurrences(of: "%", with: ""))
+            return percent.map { (1...100).contains($0) } == true ? nil : "expected a percentage from 1 to 100"
+        case .minFree:
+            return MinFree.parse(value) != nil ? nil : "expected a size such as 1G or a percentage such as 5%"
+        case .persistent:
+            return ValueParsing.flag(value) != nil ? nil : "expected 0 or 1"
+        case .pinned:
+            return PinState.parse(value, now: now) != nil
+                ? nil : "expected 0, 1, a duration such as 2h, or an RFC 3339 time"
+        case .purge, .clear:
+            return ValueParsing.flag(value) == true ? nil : "write 1 to run it"
+        case .removePool:
+            return trimmed.isEmpty ? "expected the name of a pool" : nil
+        default:
+            return "read-only"
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Glibc
+import Testing
+
+/// `STORE/daemon.log`: bounded by rotation, and more detailed at debug and trace.
+@Suite struct DaemonLogTests {
+    @Test func theLogIsRotatedAndTraceShowsRequestsAndDebugEvictionDecisions() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-log-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: base + "/mnt", withIntermediateDirectories: true)
+        defer {
+            _ = try? Shell.run(["fusermount3", "-u", base + "/mnt"])
+            _ = try? Shell.run(["fusermount3", "-uz", base + "/mnt"])
+            _ = Shell.waitUntil(seconds: 30) { (try? Shell.run(["flock", "-n", base + "/store/lock", "true"]).succeeded) == true }
+            try? FileManager.default.removeItem(atPath: base)
+        }
+        let limit = 65536
+        let result = try Shell.bash("""
+            set -e
+            cd '\(base)'
+            CACHEFS_LOG_ROTATE_BYTES=\(limit) '\(MountedStore.executable)' mount store mnt -o min_free=0 \
+                --pool thumbnails=1M --log-level trace
+            for i in $(seq 400); do echo $i > mnt/data/f$i; done
+            for i in $(seq 12); do head -c 100000 /dev/zero > mnt/thumbnails/t$i; done
+            for i in $(seq 50); do grep -q victims store/daemon.log store/daemon.log.1 && break; sleep 0.1; done
+            fusermount3 -u mnt
+            """)
+        #expect(result.succeeded, "\(result.error)")
+        let current = try String(contentsOfFile: base + "/store/daemon.log", encoding: .utf8)
+        let previous = try String(contentsOfFile: base + "/store/daemon.log.1", encoding: .utf8)
+        #expect(previous.utf8.count <= limit)
+        #expect(current.utf8.count <= limit)
+        let both = previous + current
+        #expect(both.contains("create from pid"), "\(both.suffix(2000))")
+        #expect(both.contains("lookup from pid"))
+        #expect(both.contains("victims, least recently used first"), "\(both.suffix(2000))")
+    }
+
+    @Test func infoShowsNoRequests() throws {
+        try withMountedStore { mount in
+            _ = try mount.mustSucceed("echo x > data/f && cat data/f")
+            #expect(!mount.daemonLog.contains("from pid"), "\(mount.daemonLog)")
+            #expect(mount.daemonLog.contains("info cachefs: mounted"), "\(mount.daemonLog)")
+        }
+    }
+}
