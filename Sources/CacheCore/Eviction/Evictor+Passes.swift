@@ -59,7 +59,7 @@ extension Evictor {
         let targetBytes = policy.maxSize / 100 * policy.lowWatermarkPercent
         let targetFiles = policy.maxFiles * policy.lowWatermarkPercent / 100
         engine.flushAccessTimes()
-        while true {
+        while !isStopping {
             let current = engine.usage.usage(of: pool)
             let inProgress = engine.usageBeingWritten(in: pool)
             var bytesToFree = policy.maxSize > 0 ? current.cachedBytes - inProgress.bytes - targetBytes : 0
@@ -113,7 +113,7 @@ extension Evictor {
     /// Removes batches of expired files until a batch comes back short or removes nothing
     /// (a file read since its row was written is no longer expired, and stays).
     private func removeExpired(in engine: CacheEngine, reason: String, batch: () throws -> [EntryRecord]) {
-        while true {
+        while !isStopping {
             let candidates = (try? batch()) ?? []
             let removed = engine.removeFiles(candidates, as: .expired, reason: reason, qualifies: engine.isExpired)
             if candidates.count < Self.victimBatch || removed.files == 0 { break }
@@ -156,7 +156,7 @@ extension Evictor {
         let minFree = MinFree.parse((try? engine.index.setting(MinFree.settingKey)) ?? "") ?? MinFree.defaultValue
         var flushed = false
         var removedAny = false
-        while true {
+        while !isStopping {
             guard let stats = try? engine.statfs() else { return .nothingEvictable }
             let available = Int64(stats.availableBlocks * stats.fragmentSize)
             let needed = minFree.bytes(ofTotal: Int64(stats.blocks * stats.fragmentSize)) + extra
@@ -189,6 +189,7 @@ extension Evictor {
             removedAny = true
             engine.writer.flush()
         }
+        return .nothingEvictable
     }
 
     // MARK: - Actions
@@ -207,7 +208,7 @@ extension Evictor {
     private func clearInPass(pools: [EntryID], in engine: CacheEngine) {
         engine.flushAccessTimes()
         for pool in pools {
-            while true {
+            while !isStopping {
                 let batch = (try? engine.index.leastRecentlyUsed(pool: pool, limit: Self.victimBatch)) ?? []
                 let removed = engine.removeFiles(batch, as: .cleared, reason: "cleared", qualifies: engine.isEvictable)
                 if batch.isEmpty || removed.files == 0 { break }

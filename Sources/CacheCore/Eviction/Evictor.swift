@@ -38,6 +38,11 @@ final class Evictor: Sendable {
     let pass = Mutex(())
     let notifications: KernelNotifications
     private let thread: BackgroundWorker
+    /// Set at unmount: a pass ends after its current batch (the next mount enforces every
+    /// pool's limits again), so a long eviction never holds the unmount up.
+    private let stopping = Atomic<Bool>(false)
+
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     init(timing: Timing, notifier: any KernelNotifier) {
         self.timing = timing
@@ -56,8 +61,9 @@ final class Evictor: Sendable {
         notifications.start()
     }
 
-    /// Stops both threads after their current round.
+    /// Stops both threads after their current round, which ends after its current batch.
     func stop() {
+        stopping.store(true, ordering: .releasing)
         thread.stop()
         notifications.stop()
     }
