@@ -30,9 +30,13 @@ final class FuseContext: Sendable {
     let writebackActive = Atomic<Bool>(false)
     /// Errors of bytes the kernel wrote back by itself, until a close reports them.
     let writebackErrors = WritebackErrors()
+    /// Request timings, when the daemon exports metrics; nil costs nothing per request.
+    let requestTimers: RequestTimers?
 
-    init(engine: CacheEngine, timeouts: CacheTimeouts, logger: Logger, maxWrite: UInt32, writebackCache: Bool) {
+    init(engine: CacheEngine, timeouts: CacheTimeouts, logger: Logger, maxWrite: UInt32, writebackCache: Bool,
+         requestTimers: RequestTimers?) {
         self.engine = engine
+        self.requestTimers = requestTimers
         self.timeouts = timeouts
         self.logger = logger
         self.maxWrite = maxWrite

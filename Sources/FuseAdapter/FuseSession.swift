@@ -1,5 +1,6 @@
 import CFuse3
 import CacheCore
+import CoreMetrics
 import Foundation
 import Glibc
 import Logging
@@ -58,9 +59,12 @@ public final class FuseSession {
     private let arguments: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
     private let argumentCount: Int32
 
-    public init(engine: CacheEngine, mountpoint: String, options: FuseMountOptions, logger: Logger) throws {
+    /// With a `metricsFactory`, every request is timed by operation (a swift-metrics `Timer`).
+    public init(engine: CacheEngine, mountpoint: String, options: FuseMountOptions, logger: Logger,
+                metricsFactory: (any MetricsFactory)? = nil) throws {
         context = FuseContext(engine: engine, timeouts: options.timeouts, logger: logger, maxWrite: options.maxWrite,
-                              writebackCache: options.writebackCache)
+                              writebackCache: options.writebackCache,
+                              requestTimers: metricsFactory.map(RequestTimers.init(factory:)))
         self.mountpoint = mountpoint
         self.options = options
         var mountOptions = "fsname=\(Self.escapedOption(options.source)),subtype=cachefs,default_permissions"

@@ -2,43 +2,81 @@ import CFuse3
 import CacheCore
 import Glibc
 
-/// The table of callbacks handed to libfuse. Every entry is a free function of this module:
-/// closures written in `main.swift` would be MainActor-isolated and crash when libfuse calls
-/// them from a worker thread.
+/// The table of callbacks handed to libfuse. Every entry is a free function of this module,
+/// or a closure here that captures nothing and times one: closures written in `main.swift`
+/// would be MainActor-isolated and crash when libfuse calls them from a worker thread.
 func makeOperations() -> fuse_lowlevel_ops {
     var operations = fuse_lowlevel_ops()
     operations.`init` = cachefsInit
-    operations.lookup = cachefsLookup
-    operations.forget = cachefsForget
-    operations.forget_multi = cachefsForgetMulti
-    operations.getattr = cachefsGetattr
-    operations.setattr = cachefsSetattr
-    operations.mknod = cachefsMknod
-    operations.mkdir = cachefsMkdir
-    operations.unlink = cachefsUnlink
-    operations.rmdir = cachefsRmdir
-    operations.symlink = cachefsSymlink
-    operations.link = cachefsLink
-    operations.readlink = cachefsReadlink
-    operations.rename = cachefsRename
-    operations.create = cachefsCreate
-    operations.open = cachefsOpen
-    operations.read = cachefsRead
-    operations.write = cachefsWrite
-    operations.flush = cachefsFlush
-    operations.release = cachefsRelease
-    operations.fsync = cachefsFsync
-    operations.fallocate = cachefsFallocate
-    operations.opendir = cachefsOpendir
-    operations.readdir = cachefsReaddir
-    operations.readdirplus = cachefsReaddirplus
-    operations.fsyncdir = cachefsFsyncdir
-    operations.statfs = cachefsStatfs
-    operations.access = cachefsAccess
-    operations.getxattr = cachefsGetxattr
-    operations.setxattr = cachefsSetxattr
-    operations.listxattr = cachefsListxattr
-    operations.removexattr = cachefsRemovexattr
+    operations.lookup = { request, parent, name in timed(request, .lookup) { cachefsLookup(request, parent, name) } }
+    operations.forget = { request, inode, count in timed(request, .forget) { cachefsForget(request, inode, count) } }
+    operations.forget_multi = { request, count, forgets in
+        timed(request, .forgetMulti) { cachefsForgetMulti(request, count, forgets) }
+    }
+    operations.getattr = { request, inode, info in timed(request, .getattr) { cachefsGetattr(request, inode, info) } }
+    operations.setattr = { request, inode, attributes, toSet, info in
+        timed(request, .setattr) { cachefsSetattr(request, inode, attributes, toSet, info) }
+    }
+    operations.mknod = { request, parent, name, mode, device in
+        timed(request, .mknod) { cachefsMknod(request, parent, name, mode, device) }
+    }
+    operations.mkdir = { request, parent, name, mode in
+        timed(request, .mkdir) { cachefsMkdir(request, parent, name, mode) }
+    }
+    operations.unlink = { request, parent, name in timed(request, .unlink) { cachefsUnlink(request, parent, name) } }
+    operations.rmdir = { request, parent, name in timed(request, .rmdir) { cachefsRmdir(request, parent, name) } }
+    operations.symlink = { request, target, parent, name in
+        timed(request, .symlink) { cachefsSymlink(request, target, parent, name) }
+    }
+    operations.link = { request, inode, newParent, newName in
+        timed(request, .link) { cachefsLink(request, inode, newParent, newName) }
+    }
+    operations.readlink = { request, inode in timed(request, .readlink) { cachefsReadlink(request, inode) } }
+    operations.rename = { request, parent, name, newParent, newName, flags in
+        timed(request, .rename) { cachefsRename(request, parent, name, newParent, newName, flags) }
+    }
+    operations.create = { request, parent, name, mode, info in
+        timed(request, .create) { cachefsCreate(request, parent, name, mode, info) }
+    }
+    operations.open = { request, inode, info in timed(request, .open) { cachefsOpen(request, inode, info) } }
+    operations.read = { request, inode, size, offset, info in
+        timed(request, .read) { cachefsRead(request, inode, size, offset, info) }
+    }
+    operations.write = { request, inode, bytes, size, offset, info in
+        timed(request, .write) { cachefsWrite(request, inode, bytes, size, offset, info) }
+    }
+    operations.flush = { request, inode, info in timed(request, .flush) { cachefsFlush(request, inode, info) } }
+    operations.release = { request, inode, info in timed(request, .release) { cachefsRelease(request, inode, info) } }
+    operations.fsync = { request, inode, dataOnly, info in
+        timed(request, .fsync) { cachefsFsync(request, inode, dataOnly, info) }
+    }
+    operations.fallocate = { request, inode, mode, offset, length, info in
+        timed(request, .fallocate) { cachefsFallocate(request, inode, mode, offset, length, info) }
+    }
+    operations.opendir = { request, inode, info in timed(request, .opendir) { cachefsOpendir(request, inode, info) } }
+    operations.readdir = { request, inode, size, offset, info in
+        timed(request, .readdir) { cachefsReaddir(request, inode, size, offset, info) }
+    }
+    operations.readdirplus = { request, inode, size, offset, info in
+        timed(request, .readdirplus) { cachefsReaddirplus(request, inode, size, offset, info) }
+    }
+    operations.fsyncdir = { request, inode, dataOnly, info in
+        timed(request, .fsyncdir) { cachefsFsyncdir(request, inode, dataOnly, info) }
+    }
+    operations.statfs = { request, inode in timed(request, .statfs) { cachefsStatfs(request, inode) } }
+    operations.access = { request, inode, mask in timed(request, .access) { cachefsAccess(request, inode, mask) } }
+    operations.getxattr = { request, inode, name, size in
+        timed(request, .getxattr) { cachefsGetxattr(request, inode, name, size) }
+    }
+    operations.setxattr = { request, inode, name, value, size, flags in
+        timed(request, .setxattr) { cachefsSetxattr(request, inode, name, value, size, flags) }
+    }
+    operations.listxattr = { request, inode, size in
+        timed(request, .listxattr) { cachefsListxattr(request, inode, size) }
+    }
+    operations.removexattr = { request, inode, name in
+        timed(request, .removexattr) { cachefsRemovexattr(request, inode, name) }
+    }
     return operations
 }
 

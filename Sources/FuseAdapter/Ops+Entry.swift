@@ -179,12 +179,13 @@ func cachefsReadlink(_ request: fuse_req_t?, _ inode: fuse_ino_t) {
     }
 }
 
-/// The corresponding FUSE operation is `STATFS`: `df` shows the store's filesystem.
+/// The corresponding FUSE operation is `STATFS`: `df` of a pool shows the pool, elsewhere
+/// the store's filesystem.
 func cachefsStatfs(_ request: fuse_req_t?, _ inode: fuse_ino_t) {
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
     do {
-        let stats = try context.engine.statfs()
+        let stats = try context.engine.statfs(of: EntryID(inode))
         reply.filesystem(stats)
     } catch {
         reply.failure(error, operation: "statfs", context: context)

@@ -24,6 +24,39 @@ import Testing
         }
     }
 
+    /// Found by scripts/bench: a mount that starts far over a pool's limit evicts tens of
+    /// thousands of files in one pass, and an unmount meanwhile waited for all of them (and
+    /// sent each notification to a kernel that was gone). The pass now ends after its batch;
+    /// the next mount goes on.
+    @Test func anUnmountDuringALongEvictionEndsPromptlyAndTheNextMountGoesOn() throws {
+        try withMountedStore { mount in
+            #expect(try mount.unmount() == 0)
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().path
+            // 60,000 files of 1 KiB: about 59 MiB in a pool of 25 MiB.
+            let filled = try Shell.run(["python3", root + "/scripts/lib/bench-synthetic-store.py", mount.store, "60000",
+                                        "1024"])
+            try #require(filled.succeeded, "\(filled.error)")
+            try mount.mount()
+            let daemon = try #require(mount.daemon)
+            // The mount's first round has started the pass: unmount while it runs.
+            #expect(try Shell.waitUntil(seconds: 20) { Int(try mount.xattr("data", "user.cache.evicted_files")) ?? 0 > 0 })
+            let started = Date()
+            #expect(try Shell.run(["fusermount3", "-u", mount.mountpoint]).succeeded)
+            #expect(Shell.waitUntil(seconds: 10) { !daemon.isRunning }, "the daemon still runs 10 s after unmount")
+            let seconds = Date().timeIntervalSince(started)
+            #expect(daemon.terminationStatus == 0)
+            #expect(!mount.daemonLog.contains("Bad file descriptor"), "notifications sent after the unmount")
+            try mount.forgetDaemon()
+            try mount.mount()
+            #expect(try Shell.waitUntil(seconds: 60) { Int(try mount.xattr("data", "user.cache.usage")) ?? .max <= 25 << 20 },
+                    "the next mount did not bring the pool within its limit (unmount took \(seconds) s)")
+            #expect(try mount.unmount() == 0)
+            let verify = try Shell.run([MountedStore.executable, "verify", mount.store])
+            #expect(verify.succeeded, "\(verify.output)")
+        }
+    }
+
     @Test func aSecondMountOfTheSameStoreFailsClearlyAndTheFirstKeepsWorking() throws {
         try withMountedStore { mount in
             _ = try mount.mustSucceed("echo x > data/f")

@@ -9,7 +9,7 @@ Creating a million files through the mount takes about an hour (1-3 ms per creat
 scripts/bench builds its big stores offline: the store must have been mounted once (with the
 `data` pool) and cleanly unmounted, which creates STORE/index.sqlite with its schema. This
 inserts N rows into `entry` (children of the `data` pool, named b'f0'..b'f<N-1>', durable,
-SIZE bytes, mode 0644) in one transaction, and creates the matching object files
+SIZE bytes, mode 0644, one link, whole 4 KiB blocks) in one transaction, and creates the matching object files
 STORE/objects/XX/ID (XX: the id's low byte in hex), as the daemon would have.
 Prints the first and last new ids and the seconds each part took.
 """
@@ -38,7 +38,8 @@ def main() -> int:
         return 1
     columns = [row[1] for row in db.execute("PRAGMA table_info(entry)")]
     expected = ["id", "parent", "name", "pool", "kind", "mode", "uid", "gid", "size", "atime", "mtime",
-                "ctime", "last_access", "persistent", "pinned_until", "expiration", "writing", "durable"]
+                "ctime", "last_access", "persistent", "pinned_until", "expiration", "writing", "durable",
+                "nlink", "blocks", "rdev", "target"]
     if columns != expected:
         print(f"unexpected columns in entry: {columns}\nschema: {schema[0]}", file=sys.stderr)
         return 1
@@ -58,12 +59,13 @@ def main() -> int:
     uid, gid = os.getuid(), os.getgid()
 
     t0 = time.monotonic()
+    blocks = (size + 4095) // 4096 * 8
     rows = ((first + i, pool, b"f%d" % i, pool, 2, 0o644, uid, gid, size, stamp, stamp, stamp, stamp,
-             0, 0, 0, 0, 1) for i in range(count))
+             0, 0, 0, 0, 1, 1, blocks) for i in range(count))
     db.execute("BEGIN")
     db.executemany("INSERT INTO entry(id, parent, name, pool, kind, mode, uid, gid, size, atime, mtime, "
-                   "ctime, last_access, persistent, pinned_until, expiration, writing, durable) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                   "ctime, last_access, persistent, pinned_until, expiration, writing, durable, nlink, blocks) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     # Rows written by hand: the usage saved at the last unmount no longer holds.
     db.execute("DELETE FROM setting WHERE key = 'usage_totals'")
     db.execute("COMMIT")

@@ -5,7 +5,7 @@
 # setpriv, flock and bind mounts for the tests of users who are not root; procps: pgrep).
 set -euo pipefail
 
-packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux mount procps systemd coreutils python3 rsync tar diffutils git)
+packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux bsdutils mount procps systemd coreutils python3 rsync tar diffutils git)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

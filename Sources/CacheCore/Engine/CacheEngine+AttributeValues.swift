@@ -32,8 +32,7 @@ extension CacheEngine {
         case .minFree: return (try? index.setting(MinFree.settingKey)) ?? MinFree.defaultValue.description
         case .store: return layout.root
         case .oldestAccess:
-            let oldest = try? index.leastRecentlyUsed(pool: record.entryID, limit: 1).first
-            return oldest.map { ValueParsing.formatRFC3339(Timestamp(nanoseconds: lastAccess(of: $0))) } ?? ""
+            return oldestAccess(inPool: record.entryID).map { ValueParsing.formatRFC3339(Timestamp(nanoseconds: $0)) } ?? ""
         case .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits,
              .misses:
             return String(figure(attribute, pools: record.entryID == WellKnownEntry.root ? nil : [record.entryID]))
@@ -52,14 +51,42 @@ extension CacheEngine {
         return .cached
     }
 
-    /// When age policy removes the file if it is not read again; nil if never.
+    /// When age policy removes the file if it is not read again; nil if never. A pin that
+    /// ends by itself holds the file until its end; a pin for good, never.
     func expiry(of record: EntryRecord) -> Timestamp? {
         guard record.kind == .file, !record.persistent else { return nil }
         let poolPolicy = policy(of: record)
         let maxAge = record.expiration > 0 ? record.expiration : poolPolicy.maxAgeSeconds
         guard maxAge > 0 else { return nil }
         let basis = poolPolicy.ageBasis == .access ? lastAccess(of: record) : record.mtime
-        return Timestamp(nanoseconds: basis + maxAge * 1_000_000_000)
+        let byAge = basis + maxAge * 1_000_000_000
+        switch PinState(storedValue: record.pinnedUntil) {
+        case .unpinned: return Timestamp(nanoseconds: byAge)
+        case .forever: return nil
+        case .until(let end): return Timestamp(nanoseconds: max(byAge, end.nanoseconds))
+        }
+    }
+
+    /// The oldest access time among the pool's evictable files. The index holds the times
+    /// of the last batch; a file read since has a newer time in memory, so candidates are
+    /// taken in the index's order until one has no newer time: no later one can be older.
+    func oldestAccess(inPool pool: EntryID) -> Int64? {
+        var oldest: Int64?
+        var offset = 0
+        let batch = 64
+        while true {
+            guard let candidates = try? index.leastRecentlyUsed(pool: pool, limit: batch, offset: offset) else {
+                return oldest
+            }
+            for candidate in candidates {
+                let pending = access.pendingTime(candidate.entryID)
+                let time = pending ?? candidate.lastAccess
+                oldest = min(oldest ?? time, time)
+                if pending == nil { return oldest }
+            }
+            if candidates.count < batch { return oldest }
+            offset += batch
+        }
     }
 
     func policy(of record: EntryRecord) -> PoolPolicy {

@@ -62,7 +62,10 @@ extension CacheEngine {
                 throw error
             }
         }
-        if accessMode != O_WRONLY { recordAccess(id) }
+        if accessMode != O_WRONLY {
+            recordAccess(id)
+            countHit(pool: opened.pool)
+        }
         return handle
     }
 

@@ -89,6 +89,7 @@ extension CacheEngine {
                 inode.writers += 1
             }
             usage.addFile(1, bytes: 0, pool: created.pool, persistent: created.persistent)
+            takeBackMissOfCreate(pool: created.pool)
             if !created.persistent && isOverLimit(created.pool) { evictor.requestEnforcement(of: [created.pool]) }
             let handle = handles.add(OpenFile(entry: created.entryID, fd: fd, writable: true, pool: created.pool,
                                               sizeLimit: sizeLimit(for: created)))

@@ -17,14 +17,9 @@ extension CacheEngine {
             namespace.modify(found.entryID) { $0.lookups += 1 }
             return (found, directory.pool)
         }
-        if pool != 0 {
-            counters.withLock { counters in
-                if found == nil {
-                    counters.misses[pool, default: 0] += 1
-                } else {
-                    counters.hits[pool, default: 0] += 1
-                }
-            }
+        // A miss is a name the pool does not have; hits are counted at open.
+        if pool != 0 && found == nil {
+            counters.withLock { $0.misses[pool, default: 0] += 1 }
         }
         guard let found else { throw CacheError.notFound }
         // An expired file is never served, even before the sweep reaches it.

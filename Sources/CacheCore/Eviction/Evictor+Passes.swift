@@ -59,7 +59,7 @@ extension Evictor {
         let targetBytes = policy.maxSize / 100 * policy.lowWatermarkPercent
         let targetFiles = policy.maxFiles * policy.lowWatermarkPercent / 100
         engine.flushAccessTimes()
-        while true {
+        while !isStopping {
             let current = engine.usage.usage(of: pool)
             let inProgress = engine.usageBeingWritten(in: pool)
             var bytesToFree = policy.maxSize > 0 ? current.cachedBytes - inProgress.bytes - targetBytes : 0
@@ -96,24 +96,41 @@ extension Evictor {
         let chosen = pools ?? Array(engine.policies.withLock { $0.keys })
         for pool in chosen {
             let policy = engine.policies.withLock { $0[pool] } ?? PoolPolicy()
-            guard policy.maxAgeSeconds > 0 else { continue }
-            let cutoff = time.nanoseconds - policy.maxAgeSeconds * 1_000_000_000
-            while true {
-                let batch = (try? engine.index.olderThan(pool: pool, cutoff: cutoff, basis: policy.ageBasis,
-                                                  limit: Self.victimBatch)) ?? []
-                let removed = engine.removeFiles(batch, as: .expired, reason: "older than max_age \(policy.maxAgeSeconds)s",
-                                          qualifies: engine.isExpired)
-                if batch.count < Self.victimBatch || removed.files == 0 { break }
-                engine.writer.flush()
+            if policy.maxAgeSeconds > 0 {
+                let cutoff = time.nanoseconds - policy.maxAgeSeconds * 1_000_000_000
+                removeExpired(in: engine, reason: "older than max_age \(policy.maxAgeSeconds)s") {
+                    try engine.index.olderThan(pool: pool, cutoff: cutoff, basis: policy.ageBasis, limit: Self.victimBatch)
+                }
+            }
+            removeExpired(in: engine, reason: "older than its own expiration") {
+                try engine.index.ownExpirationDue(pool: pool, at: time.nanoseconds, basis: policy.ageBasis,
+                                                  limit: Self.victimBatch)
             }
         }
-        var after: EntryID = 0
-        while let batch = try? engine.index.withOwnExpiration(after: after, limit: Self.victimBatch), let last = batch.last {
-            after = last.entryID
-            let expired = batch.filter { chosen.contains($0.pool) && engine.isExpired($0, at: time) }
-            engine.removeFiles(expired, as: .expired, reason: "older than its own expiration", qualifies: engine.isExpired)
-        }
         engine.writer.flush()
+    }
+
+    /// Removes batches of expired files until a batch comes back short or removes nothing
+    /// (a file read since its row was written is no longer expired, and stays).
+    private func removeExpired(in engine: CacheEngine, reason: String, batch: () throws -> [EntryRecord]) {
+        while !isStopping {
+            let candidates = (try? batch()) ?? []
+            let removed = engine.removeFiles(candidates, as: .expired, reason: reason, qualifies: engine.isExpired)
+            if candidates.count < Self.victimBatch || removed.files == 0 { break }
+            engine.writer.flush()
+        }
+    }
+
+    /// The pools in which a file's expiry has come, by the index (flushed access times are
+    /// at most one flush old; the sweep flushes before it decides).
+    func poolsWithExpiryDue(in engine: CacheEngine) -> [EntryID] {
+        let time = engine.now.nanoseconds
+        return engine.policies.withLock { $0 }.compactMap { pool, policy in
+            guard let due = try? engine.index.earliestExpiry(pool: pool, maxAge: policy.maxAgeSeconds,
+                                                             basis: policy.ageBasis),
+                  due <= time else { return nil }
+            return pool
+        }
     }
 
     // MARK: - Disk pressure
@@ -139,7 +156,7 @@ extension Evictor {
         let minFree = MinFree.parse((try? engine.index.setting(MinFree.settingKey)) ?? "") ?? MinFree.defaultValue
         var flushed = false
         var removedAny = false
-        while true {
+        while !isStopping {
             guard let stats = try? engine.statfs() else { return .nothingEvictable }
             let available = Int64(stats.availableBlocks * stats.fragmentSize)
             let needed = minFree.bytes(ofTotal: Int64(stats.blocks * stats.fragmentSize)) + extra
@@ -172,6 +189,7 @@ extension Evictor {
             removedAny = true
             engine.writer.flush()
         }
+        return .nothingEvictable
     }
 
     // MARK: - Actions
@@ -190,7 +208,7 @@ extension Evictor {
     private func clearInPass(pools: [EntryID], in engine: CacheEngine) {
         engine.flushAccessTimes()
         for pool in pools {
-            while true {
+            while !isStopping {
                 let batch = (try? engine.index.leastRecentlyUsed(pool: pool, limit: Self.victimBatch)) ?? []
                 let removed = engine.removeFiles(batch, as: .cleared, reason: "cleared", qualifies: engine.isEvictable)
                 if batch.isEmpty || removed.files == 0 { break }

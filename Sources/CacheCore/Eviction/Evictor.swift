@@ -38,6 +38,11 @@ final class Evictor: Sendable {
     let pass = Mutex(())
     let notifications: KernelNotifications
     private let thread: BackgroundWorker
+    /// Set at unmount: a pass ends after its current batch (the next mount enforces every
+    /// pool's limits again), so a long eviction never holds the unmount up.
+    private let stopping = Atomic<Bool>(false)
+
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     init(timing: Timing, notifier: any KernelNotifier) {
         self.timing = timing
@@ -56,8 +61,9 @@ final class Evictor: Sendable {
         notifications.start()
     }
 
-    /// Stops both threads after their current round.
+    /// Stops both threads after their current round, which ends after its current batch.
     func stop() {
+        stopping.store(true, ordering: .releasing)
         thread.stop()
         notifications.stop()
     }
@@ -107,7 +113,13 @@ final class Evictor: Sendable {
         }
         endPinLeases(in: engine)
         for pool in due.pools { enforceLimits(of: pool, in: engine) }
-        if due.sweep { sweepExpired(in: engine) }
+        if due.sweep {
+            sweepExpired(in: engine)
+        } else {
+            // A file goes within a round of its expiry, not at the next periodic sweep.
+            let expiring = poolsWithExpiryDue(in: engine)
+            if !expiring.isEmpty { sweepExpired(pools: expiring, in: engine) }
+        }
         if due.pressure { relievePressure(in: engine) }
     }
 }

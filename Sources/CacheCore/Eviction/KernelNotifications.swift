@@ -14,6 +14,8 @@ final class KernelNotifications: Sendable {
     private let notifier: any KernelNotifier
     private let queue = Mutex<[PendingNotification]>([])
     private let thread = BackgroundWorker(tick: 1, name: "cachefs-notify")
+    /// Once the mount is gone there is no kernel to tell.
+    private let stopping = Atomic<Bool>(false)
 
     init(notifier: any KernelNotifier) {
         self.notifier = notifier
@@ -24,6 +26,7 @@ final class KernelNotifications: Sendable {
     }
 
     func stop() {
+        stopping.store(true, ordering: .releasing)
         thread.stop()
     }
 
@@ -39,7 +42,7 @@ final class KernelNotifications: Sendable {
             queue = []
             return taken
         }
-        for item in pending {
+        for item in pending where !stopping.load(ordering: .acquiring) {
             notifier.deleted(parent: item.parent, child: item.child, name: item.name)
         }
     }

@@ -5,12 +5,12 @@ import GRDB
 /// indexes, which makes choosing the next victim O(log n).
 extension IndexStore {
     /// The least recently used evictable files of a pool, or of every pool when nil.
-    public func leastRecentlyUsed(pool poolID: EntryID?, limit: Int) throws -> [EntryRecord] {
+    public func leastRecentlyUsed(pool poolID: EntryID?, limit: Int, offset: Int = 0) throws -> [EntryRecord] {
         try pool.read { db in
             if let poolID {
                 return try EntryRecord.fetchAll(db, sql: """
-                    SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access LIMIT ?
-                    """, arguments: [poolID, limit])
+                    SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access LIMIT ? OFFSET ?
+                    """, arguments: [poolID, limit, offset])
             }
             return try EntryRecord.fetchAll(db, sql: """
                 SELECT * FROM entry WHERE \(Schema.evictable) ORDER BY last_access LIMIT ?
@@ -26,15 +26,6 @@ extension IndexStore {
                 SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) AND \(column) < ? AND expiration = 0
                 ORDER BY \(column) LIMIT ?
                 """, arguments: [poolID, cutoff, limit])
-        }
-    }
-
-    /// Evictable files with an age limit of their own (few, by the partial index).
-    public func withOwnExpiration(after afterID: EntryID, limit: Int) throws -> [EntryRecord] {
-        try pool.read { db in
-            try EntryRecord.fetchAll(db, sql: """
-                SELECT * FROM entry WHERE expiration > 0 AND \(Schema.evictable) AND id > ? ORDER BY id LIMIT ?
-                """, arguments: [afterID, limit])
         }
     }
 

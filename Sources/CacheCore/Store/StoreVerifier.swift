@@ -43,8 +43,9 @@ public struct StoreVerifier {
     }
 
     /// Checks the store (holding its lock, so no daemon can run meanwhile) and repairs what
-    /// it found when `repair` is set, the way recovery at mount would.
-    public func run(repair: Bool) throws -> Report {
+    /// it found when `repair` is set, the way recovery at mount would. `progress` hears the
+    /// files checked so far and the total, every few hundred files and at the end.
+    public func run(repair: Bool, progress: ((_ checked: Int, _ total: Int) -> Void)? = nil) throws -> Report {
         guard FileManager.default.fileExists(atPath: layout.indexPath) else {
             throw StoreError.cannotOpen(layout.root, "no index.sqlite: not a cachefs store")
         }
@@ -67,6 +68,7 @@ public struct StoreVerifier {
         }
         for record in indexed.values.sorted(by: { $0.entryID < $1.entryID }) {
             report.filesChecked += 1
+            if report.filesChecked % 256 == 0 { progress?(report.filesChecked, indexed.count) }
             let id = record.entryID
             let path = EntryPath.of(record) { try? index.entry($0) }
             if record.parent == nil {
@@ -87,6 +89,7 @@ public struct StoreVerifier {
             report.problems.append(.wrongLinkCount(id: record.entryID, path: path, indexed: record.linkCount,
                                                    actual: actual))
         }
+        progress?(report.filesChecked, indexed.count)
         if try index.setting(BootIdentity.cleanKey) == "1",
            let saved = UsageTotals.decode(try index.setting(UsageTotals.settingKey) ?? "") {
             let summed = try index.usageByPool().filter { $0.value != PoolUsage() }

@@ -24,6 +24,8 @@ struct MountCommand: ParsableCommand {
             ENOSPC reach close or fsync, not the write; see README), \
             writeback_boost (root: lift the kernel's per-mount dirty limits; see README), \
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
+            metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
+            textfile collector), metrics_interval=SECONDS (default 15), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground. \
             Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
             mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
@@ -76,11 +78,15 @@ struct MountCommand: ParsableCommand {
                 logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
                 commitWindowSeconds: settings.commitSeconds))
             DaemonRecord.write(.starting, store: storePath)
+            let metrics = settings.metricsFile.map {
+                DaemonMetrics(path: absolute($0), interval: settings.metricsSeconds, engine: engine, logger: logger)
+            }
             let session: FuseSession
             do {
                 var fuseOptions = settings.fuse
                 fuseOptions.source = storePath
-                session = try FuseSession(engine: engine, mountpoint: mountPath, options: fuseOptions, logger: logger)
+                session = try FuseSession(engine: engine, mountpoint: mountPath, options: fuseOptions, logger: logger,
+                                          metricsFactory: metrics?.requestFactory)
             } catch {
                 engine.shutdown()
                 throw error
@@ -94,6 +100,7 @@ struct MountCommand: ParsableCommand {
                     printError("cachefs: warning: \(error)")
                 }
             }
+            metrics?.file.start()
             // Recorded before the caller returns, so an unmount and mount right after it wait.
             DaemonRecord.write(.serving(mountpoint: mountPath), store: storePath)
             let parentTellsService = Daemonizer.reportReady(logPath: StoreLayout(root: storePath).logPath)
@@ -107,6 +114,7 @@ struct MountCommand: ParsableCommand {
             DaemonRecord.write(.stopping, store: storePath)
             notifyService("STOPPING=1", logger: logger)
             logger.info("unmounted \(mountPath) (loop ended with \(loopResult)); flushing")
+            metrics?.file.stop()
             engine.shutdown()
             logger.info("store \(storePath) closed cleanly")
         } catch {

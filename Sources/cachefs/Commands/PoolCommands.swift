@@ -13,7 +13,7 @@ struct PurgeCommand: ParsableCommand {
 
     @OptionGroup var target: PoolTarget
 
-    func run() throws { try target.act("user.cache.purge") }
+    func run() throws { try target.act("user.cache.purge", task: "purge") }
 }
 
 struct ClearCommand: ParsableCommand {
@@ -27,7 +27,7 @@ struct ClearCommand: ParsableCommand {
 
     @OptionGroup var target: PoolTarget
 
-    func run() throws { try target.act("user.cache.clear") }
+    func run() throws { try target.act("user.cache.clear", task: "clear") }
 }
 
 /// The mount and optional pool an action applies to, shared by purge and clear.
@@ -35,11 +35,12 @@ struct PoolTarget: ParsableArguments {
     @Argument(help: "The mount.") var mount: String
     @Argument(help: "One pool (default: all).") var pool: String?
 
-    func act(_ action: String) throws {
+    /// Runs the action, with progress on a terminal.
+    func act(_ action: String, task: String) throws {
         try reportingFailures {
             try Xattr.requireExisting(mount)
             let target = try pool.map { try poolDirectory($0, of: mount) } ?? mount
-            try Xattr.set(target, action, "1")
+            try ActionProgress.run(path: target, action: action, task: task)
         }
     }
 }

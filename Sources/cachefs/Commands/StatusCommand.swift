@@ -9,10 +9,17 @@ struct StatusCommand: ParsableCommand {
             Examples:
               cachefs status ~/cache
               cachefs status ~/cache --json | jq '.pools[] | select(.usage > .max_size)'
+              cachefs status ~/cache --format prometheus
+            On a terminal the table shows each pool's usage against its limit as a bar.
             """)
 
+    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case table, json, prometheus
+    }
+
     @Argument(help: "The mount, or any path inside it.") var mount: String
-    @Flag(help: "Print JSON (numbers in bytes and seconds).") var json = false
+    @Flag(help: "Print JSON (numbers in bytes and seconds); same as --format json.") var json = false
+    @Option(help: "table, json or prometheus (the text format, per pool).") var format: OutputFormat = .table
 
     struct PoolStatus: Codable {
         var name: String
@@ -59,7 +66,9 @@ struct StatusCommand: ParsableCommand {
                 mount: mount, store: try Xattr.get(mount, "user.cache.store"),
                 minFree: try Xattr.get(mount, "user.cache.min_free"),
                 pools: try poolDirectories(of: mount).map { try poolStatus(mount + "/" + $0, name: $0) })
-            if json {
+            if format == .prometheus {
+                print(PrometheusStatus.render(report.pools), terminator: "")
+            } else if json || format == .json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(report), as: UTF8.self))
@@ -81,13 +90,18 @@ struct StatusCommand: ParsableCommand {
             oldestAccess: try Xattr.get(path, "user.cache.oldest_access"))
     }
 
+    /// The bar is for eyes: a pipe gets the percentage alone.
+    private func usageAgainstLimit(_ pool: PoolStatus) -> String {
+        isatty(STDOUT_FILENO) == 1 ? Format.bar(pool.usage, of: pool.maxSize) : Format.percent(pool.usage, of: pool.maxSize)
+    }
+
     private func printTable(_ report: Report) {
         print("store \(report.store), min_free \(report.minFree)")
         let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "EVICTED", "OLDEST ACCESS"]
         var rows = [header]
         for pool in report.pools {
             rows.append([
-                pool.name, Format.bytes(pool.usage), Format.bar(pool.usage, of: pool.maxSize),
+                pool.name, Format.bytes(pool.usage), usageAgainstLimit(pool),
                 pool.maxSize == 0 ? "unlimited" : Format.bytes(pool.maxSize),
                 pool.maxFiles == 0 ? String(pool.files) : "\(pool.files)/\(pool.maxFiles)",
                 String(pool.pinnedFiles), Format.bytes(pool.persistentUsage),
@@ -118,8 +132,13 @@ enum Format {
     static func bar(_ value: Int64, of limit: Int64, width: Int = 20) -> String {
         guard limit > 0 else { return "[" + String(repeating: " ", count: width) + "]" }
         let filled = min(width, Int((Double(value) / Double(limit) * Double(width)).rounded()))
-        let percent = Int((Double(value) / Double(limit) * 100).rounded())
-        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(percent)%"
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            + percent(value, of: limit)
+    }
+
+    static func percent(_ value: Int64, of limit: Int64) -> String {
+        guard limit > 0 else { return "" }
+        return "\(Int((Double(value) / Double(limit) * 100).rounded()))%"
     }
 
     static func duration(_ seconds: Int64) -> String {

@@ -20,7 +20,14 @@ struct VerifyCommand: ParsableCommand {
     func run() throws {
         let report: StoreVerifier.Report
         do {
-            report = try StoreVerifier(storePath: store).run(repair: repair)
+            let line = ProgressLine(task: "verify")
+            report = try StoreVerifier(storePath: store).run(repair: repair) { checked, total in
+                if checked == total {
+                    line?.finish(checked, of: total, verb: "checked")
+                } else {
+                    line?.update(checked, of: total, verb: "checked")
+                }
+            }
         } catch {
             printError("cachefs: \(error)")
             throw ExitCode(2)

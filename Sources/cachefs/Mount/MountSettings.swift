@@ -18,6 +18,9 @@ struct MountSettings {
     /// How long the index writer lets changes gather before a group commit.
     var commitSeconds: Double = 0.005
     var writebackBoost = false
+    /// Where the daemon keeps Prometheus metrics for node_exporter's textfile collector.
+    var metricsFile: String?
+    var metricsSeconds: Double = 15
     var logLevel: Logger.Level = .info
     var foreground = false
 
@@ -90,6 +93,15 @@ struct MountSettings {
             let seconds = try number(value)
             guard seconds >= 0.1 else { throw Problem(description: "sync_interval must be at least 0.1 seconds") }
             syncSeconds = seconds
+        case "metrics_file":
+            guard let value, !value.isEmpty else {
+                throw Problem(description: "mount option metrics_file needs a path, as in metrics_file=/var/lib/node_exporter/cachefs.prom")
+            }
+            metricsFile = value
+        case "metrics_interval":
+            let seconds = try number(value)
+            guard seconds >= 0.1 else { throw Problem(description: "metrics_interval must be at least 0.1 seconds") }
+            metricsSeconds = seconds
         case "pool": pools.append(try Self.pool(value))
         case "log_level": logLevel = try Self.level(value ?? "", option: "log_level")
         case "foreground": foreground = true

@@ -76,6 +76,12 @@ final class MountedStore {
         return process.terminationStatus
     }
 
+    /// Drops the record of a daemon that exited by other means than `unmount()`.
+    func forgetDaemon() throws {
+        guard let process = daemon, !process.isRunning else { throw MountError(message: "the daemon still runs") }
+        daemon = nil
+    }
+
     func remount() throws {
         let status = try unmount()
         guard status == 0 else { throw MountError(message: "daemon exited \(status); log:\n\(daemonLog)") }

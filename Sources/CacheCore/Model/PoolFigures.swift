@@ -1,0 +1,28 @@
+/// One pool's figures, as the daemon knows them or as the CLI reads them from the pool's
+/// `user.cache.*` attributes.
+public struct PoolFigures: Sendable, Equatable {
+    public var pool: String
+    public var usageBytes: Int64
+    public var limitBytes: Int64
+    public var persistentBytes: Int64
+    public var pendingBytes: Int64
+    public var files: Int64
+    public var evictedFiles: Int64
+    public var evictedBytes: Int64
+    public var hits: Int64
+    public var misses: Int64
+
+    public init(pool: String, usageBytes: Int64, limitBytes: Int64, persistentBytes: Int64, pendingBytes: Int64,
+                files: Int64, evictedFiles: Int64, evictedBytes: Int64, hits: Int64, misses: Int64) {
+        self.pool = pool
+        self.usageBytes = usageBytes
+        self.limitBytes = limitBytes
+        self.persistentBytes = persistentBytes
+        self.pendingBytes = pendingBytes
+        self.files = files
+        self.evictedFiles = evictedFiles
+        self.evictedBytes = evictedBytes
+        self.hits = hits
+        self.misses = misses
+    }
+}

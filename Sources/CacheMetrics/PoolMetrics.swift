@@ -1,0 +1,45 @@
+import CacheCore
+import Prometheus
+
+/// The per-pool figures as Prometheus metrics, labelled `pool`. The same code serves the
+/// daemon's metrics file and `cachefs status --format prometheus`.
+public enum PoolMetrics {
+    /// Sets every pool's gauges and counters in `registry` to `figures`. Counters are the
+    /// daemon's own totals (kept across restarts), so each is reset to the figure, not added to.
+    public static func record(_ figures: [PoolFigures], in registry: PrometheusCollectorRegistry) {
+        for pool in figures {
+            let labels = [("pool", pool.pool)]
+            for (descriptor, value) in gauges(pool) {
+                registry.makeGauge(descriptor: descriptor, labels: labels).set(to: Double(value))
+            }
+            for (descriptor, value) in counters(pool) {
+                let counter = registry.makeCounter(descriptor: descriptor, labels: labels)
+                counter.reset()
+                counter.increment(by: max(value, 0))
+            }
+        }
+    }
+
+    private static func gauges(_ pool: PoolFigures) -> [(MetricNameDescriptor, Int64)] {
+        [
+            (descriptor("usage", unit: "bytes", "Bytes of cached files counted against max_size."), pool.usageBytes),
+            (descriptor("limit", unit: "bytes", "The pool's max_size; 0 is unlimited."), pool.limitBytes),
+            (descriptor("persistent", unit: "bytes", "Bytes of persistent files (not counted)."), pool.persistentBytes),
+            (descriptor("pending", unit: "bytes", "Bytes of removed files still open."), pool.pendingBytes),
+            (descriptor("files", unit: "", "Files the pool holds, cached and persistent."), pool.files),
+        ]
+    }
+
+    private static func counters(_ pool: PoolFigures) -> [(MetricNameDescriptor, Int64)] {
+        [
+            (descriptor("evicted_files", unit: "total", "Files cachefs removed by itself."), pool.evictedFiles),
+            (descriptor("evicted_bytes", unit: "total", "Bytes cachefs removed by itself."), pool.evictedBytes),
+            (descriptor("hits", unit: "total", "Opens for reading of files the pool holds."), pool.hits),
+            (descriptor("misses", unit: "total", "Lookups of names the pool does not have."), pool.misses),
+        ]
+    }
+
+    private static func descriptor(_ name: String, unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "cachefs", subsystem: "pool", metricName: name, unitName: unit, helpText: help)
+    }
+}

@@ -1,0 +1,18 @@
+import CacheCore
+import CacheMetrics
+import Prometheus
+
+/// `cachefs status --format prometheus`: the pools' attributes, as read through the mount,
+/// in the Prometheus text format (the daemon's request timings are in its metrics file).
+enum PrometheusStatus {
+    static func render(_ pools: [StatusCommand.PoolStatus]) -> String {
+        let registry = PrometheusCollectorRegistry()
+        PoolMetrics.record(pools.map { pool in
+            PoolFigures(pool: pool.name, usageBytes: pool.usage, limitBytes: pool.maxSize,
+                        persistentBytes: pool.persistentUsage, pendingBytes: pool.pendingUsage, files: pool.files,
+                        evictedFiles: pool.evictedFiles, evictedBytes: pool.evictedBytes, hits: pool.hits,
+                        misses: pool.misses)
+        }, in: registry)
+        return registry.emitToString()
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// Bug 9 of issue 9, "figures that mislead": each test failed before its fix.
+@Suite struct FiguresTests {
+    @Test func aHitIsAnOpenForReadingAndAMissALookupOfAMissingName() throws {
+        try withMountedStore { mount in
+            _ = try mount.mustSucceed("echo x > data/f")
+            // The kernel knows the name from the create: these opens send no LOOKUP.
+            _ = try mount.mustSucceed("cat data/f data/f data/f > /dev/null; stat data/f > /dev/null; ls -l data > /dev/null")
+            #expect(try mount.xattr("data", "user.cache.hits") == "3")
+            #expect(try mount.xattr("data", "user.cache.misses") == "0")
+            let missing = try mount.sh("cat data/absent")
+            #expect(!missing.succeeded)
+            #expect(try mount.xattr("data", "user.cache.misses") == "1")
+            #expect(try mount.xattr("data", "user.cache.hits") == "3")
+        }
+    }
+
+    @Test func oldestAccessStaysTheOldestAfterTheOldestIsRead() throws {
+        try withMountedStore { mount in
+            _ = try mount.mustSucceed("echo a > data/a; sleep 1.1; echo b > data/b; sleep 1.1")
+            let b = try mount.xattr("data/b", "user.cache.last_access")
+            #expect(try mount.xattr("data", "user.cache.oldest_access") == (try mount.xattr("data/a", "user.cache.last_access")))
+            // a is read now, so b is the oldest; within the 2 s before the access batch reaches the index.
+            _ = try mount.mustSucceed("cat data/a > /dev/null")
+            #expect(try mount.xattr("data", "user.cache.oldest_access") == b)
+        }
+    }
+
+    @Test func aPinnedFileShowsNoExpiryAndALeaseShowsItsEnd() throws {
+        try withMountedStore(arguments: ["--pool", "data=0,1h"]) { mount in
+            _ = try mount.mustSucceed("echo x > data/f; echo y > data/g; echo z > data/h")
+            #expect(try mount.xattr("data/f", "user.cache.expires_at") != "")
+            _ = try mount.mustSucceed("setfattr -n user.cache.pinned -v 1 data/f")
+            #expect(try mount.xattr("data/f", "user.cache.expires_at") == "")
+            _ = try mount.mustSucceed("setfattr -n user.cache.persistent -v 1 data/g")
+            #expect(try mount.xattr("data/g", "user.cache.expires_at") == "")
+            // A 2 h lease outlasts the 1 h max age: the file can expire when the lease ends.
+            _ = try mount.mustSucceed("setfattr -n user.cache.pinned -v 2h data/h")
+            #expect(try mount.xattr("data/h", "user.cache.expires_at") == (try mount.xattr("data/h", "user.cache.pinned")))
+        }
+    }
+
+    /// `stat` and `ls` are answered from the kernel's caches (1 h timeouts): they agree with
+    /// `cat` only if the daemon removes the file on time and tells the kernel.
+    @Test func anExpiredFileDisappearsWithinASecondForLsAndStatToo() throws {
+        try withMountedStore { mount in
+            _ = try mount.mustSucceed("echo x > data/f && echo y > data/keep && setfattr -n user.cache.expiration -v 2 data/f")
+            let start = Date()
+            _ = try mount.mustSucceed("stat data/f > /dev/null && ls data > /dev/null")
+            let gone = Shell.waitUntil(seconds: 10) { !((try? mount.sh("stat data/f").succeeded) ?? true) }
+            let elapsed = Date().timeIntervalSince(start)
+            #expect(gone)
+            #expect(elapsed < 2 + 1.5, "gone after \(elapsed) s")
+            #expect(try mount.mustSucceed("ls data") == "keep")
+        }
+    }
+}
