@@ -4,6 +4,7 @@ import CoreMetrics
 import Foundation
 import Glibc
 import Logging
+import Synchronization
 
 /// Options of one mount that concern FUSE itself.
 public struct FuseMountOptions: Sendable {
@@ -55,6 +56,9 @@ public final class FuseSession {
     private let session: OpaquePointer
     private let mountpoint: String
     private let options: FuseMountOptions
+    /// The one notifier of this session: it falls silent when the loop ends, before the
+    /// unmount closes the connection.
+    public let notificationTarget: LibfuseNotifier
     /// argv must outlive the session: libfuse keeps pointers into it.
     private let arguments: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
     private let argumentCount: Int32
@@ -84,6 +88,7 @@ public final class FuseSession {
             throw FuseSessionError.cannotCreateSession
         }
         session = created
+        notificationTarget = LibfuseNotifier(session: created, logger: logger)
         // Every stored property is set, so a throw from here on runs `deinit`, which destroys
         // the session and releases the context: doing it here too was a double free.
         let mount = MountFailure.capturingStandardError { fuse_session_mount(session, mountpoint) }
@@ -93,9 +98,6 @@ public final class FuseSession {
         // A mount that worked may still have warned: pass the words on.
         if !mount.text.isEmpty { FileHandle.standardError.write(Data(mount.text.utf8)) }
     }
-
-    /// The libfuse session, for notifications from the evictor thread.
-    public var notificationTarget: LibfuseNotifier { LibfuseNotifier(session: session, logger: context.logger) }
 
     /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread and every thread it starts
     /// from now on. Call before anything starts a thread: libfuse's handler only ends the
@@ -127,6 +129,7 @@ public final class FuseSession {
             result = fuse_session_loop_mt(session, config)
             fuse_loop_cfg_destroy(config)
         }
+        notificationTarget.end()
         fuse_session_unmount(session)
         fuse_remove_signal_handlers(session)
         return result
@@ -155,6 +158,8 @@ public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
     // The session pointer is only read; libfuse's notify calls are thread-safe.
     private let session: OpaquePointer
     private let logger: Logger
+    /// Set when the session's loop ends: the connection is about to close.
+    private let ended = Atomic<Bool>(false)
 
     init(session: OpaquePointer, logger: Logger) {
         self.session = session
@@ -166,6 +171,7 @@ public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
     /// no dentry for (listed by a plain READDIR, or pruned since) answers ENOENT and leaves
     /// a cached listing alone, so then the parent's cached pages are dropped instead.
     public func deleted(parent: EntryID, child: EntryID, name: [UInt8]) {
+        guard !ended.load(ordering: .acquiring) else { return }
         let cName = name.map { CChar(bitPattern: $0) }
         let result = fuse_lowlevel_notify_delete(session, fuse_ino_t(parent), fuse_ino_t(child), cName, cName.count)
         guard result == -ENOENT else {
@@ -176,10 +182,16 @@ public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
                parent: parent)
     }
 
+    /// No notification after this: the mount is going away.
+    func end() {
+        ended.store(true, ordering: .releasing)
+    }
+
     /// A failed notification leaves a stale name in the kernel until its timeout. At
-    /// unmount the connection is gone (ENOTCONN), which needs no word.
+    /// unmount the connection is gone (ENOTCONN, or EBADF for one sent as it closed), which
+    /// needs no word.
     private func report(_ result: Int32, of call: String, parent: EntryID) {
-        guard result != 0, result != -ENOTCONN else { return }
+        guard result != 0, result != -ENOTCONN, result != -EBADF else { return }
         logger.warning("\(call) for directory \(parent) failed: \(String(cString: strerror(-result)))")
     }
 }
