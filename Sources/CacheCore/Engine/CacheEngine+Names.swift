@@ -21,7 +21,10 @@ extension CacheEngine {
         if pool != 0 && found == nil {
             counters.withLock { $0.misses[pool, default: 0] += 1 }
         }
-        guard let found else { throw CacheError.notFound }
+        guard let found else {
+            if let fromOrigin = try lookupInOrigin(parent: parent, name: name, pool: pool) { return fromOrigin }
+            throw CacheError.notFound
+        }
         // An expired file is never served, even before the sweep reaches it.
         if found.kind == .file && isExpired(found, at: time) {
             removeFiles([found], as: .expired, reason: "expired; found at lookup", qualifies: isExpired)

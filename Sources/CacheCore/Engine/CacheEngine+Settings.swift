@@ -149,6 +149,10 @@ extension CacheEngine {
                 throw invalid("expected a percentage from 1 to 100")
             }
             updated.lowWatermarkPercent = percent
+        case .origin:
+            let url = text.trimmingCharacters(in: .whitespaces)
+            if !url.isEmpty, case .failure(let reason) = OriginURL.origin(for: url) { throw invalid(reason.description) }
+            updated.origin = url
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
@@ -156,6 +160,7 @@ extension CacheEngine {
         let saved = updated
         try writer.perform { db in try IndexStore.savePolicy(saved, for: poolID, in: db) }
         policies.withLock { $0[pool.entryID] = updated }
+        if attribute == .origin { negativeMisses.removeAll() }
         evictor.requestEnforcement(of: [pool.entryID])
     }
 
@@ -165,7 +170,7 @@ extension CacheEngine {
         let values: [CacheAttribute: String] = [
             .maxSize: String(defaults.maxSize), .maxAge: String(defaults.maxAgeSeconds),
             .ageBasis: defaults.ageBasis.rawValue, .maxFiles: String(defaults.maxFiles),
-            .lowWatermark: String(defaults.lowWatermarkPercent),
+            .lowWatermark: String(defaults.lowWatermarkPercent), .origin: "",
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolPolicy(attribute, text: text, on: pool)

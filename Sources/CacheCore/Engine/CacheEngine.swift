@@ -52,6 +52,11 @@ public final class CacheEngine: Sendable {
     let durability: BackgroundWorker
     /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
     let ids: Mutex<IDReservation>
+    /// Read-through pools: fetches not finished, names origins lack, the per-pool bound.
+    let fetches = FetchTable()
+    let negativeMisses = NegativeCache()
+    let fetchLimiter: FetchLimiter
+    let originSettings: OriginSettings
 
     public init(_ configuration: EngineConfiguration) throws {
         layout = StoreLayout(root: configuration.storePath)
@@ -79,6 +84,9 @@ public final class CacheEngine: Sendable {
         let recoveryChanged = try Recovery(index: index, layout: layout, disk: disk, logger: logger)
             .run(afterPowerLoss: powerLost, afterUncleanStop: previousStop == "0")
         try StoreInitializer.ensureRootAndPools(index: index, clock: clock, overrides: configuration.poolOverrides)
+        try StoreInitializer.applyOrigins(configuration.origins, index: index, clock: clock)
+        originSettings = configuration.originSettings
+        fetchLimiter = FetchLimiter(maxPerPool: configuration.originSettings.maxFetches)
         if let minFree = configuration.minFree {
             try index.setSetting(MinFree.settingKey, minFree.description)
         }
@@ -107,6 +115,7 @@ public final class CacheEngine: Sendable {
 
     /// Flushes everything and closes what is still open; the store reopens cleanly after.
     public func shutdown() {
+        fetches.stopAll()
         evictor.stop()
         durability.stop()
         var leftovers: [EntryID] = []
@@ -118,7 +127,7 @@ public final class CacheEngine: Sendable {
                 if inode.record.parent == nil {
                     namespace.log(.delete(inode.id))
                     if inode.record.kind == .file { leftovers.append(inode.id) }
-                } else if inode.record.writing {
+                } else if inode.record.writing && !fetches.isUnfinished(inode.id) {
                     var record = inode.record
                     record.writing = false
                     namespace.log(.content(record))
@@ -146,6 +155,7 @@ public final class CacheEngine: Sendable {
     /// Stops the threads without saving anything, leaving the store as `kill -9` would
     /// (for tests): what the index writer had not committed is lost.
     func simulateCrash() {
+        fetches.stopAll()
         evictor.stop()
         durability.stop()
         writer.abandon()

@@ -10,7 +10,7 @@ extension IndexStore {
                 policies[row["id"]] = PoolPolicy(
                     maxSize: row["max_size"], maxAgeSeconds: row["max_age"],
                     ageBasis: AgeBasis(rawValue: row["age_basis"]) ?? .access,
-                    maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"])
+                    maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"], origin: row["origin"])
             }
             return policies
         }
@@ -22,10 +22,10 @@ extension IndexStore {
 
     static func savePolicy(_ policy: PoolPolicy, for poolID: EntryID, in db: Database) throws {
         try db.execute(sql: """
-            INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """, arguments: [poolID, policy.maxSize, policy.maxAgeSeconds, policy.ageBasis.rawValue,
-                             policy.maxFiles, policy.lowWatermarkPercent])
+                             policy.maxFiles, policy.lowWatermarkPercent, policy.origin])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its policy.

@@ -94,6 +94,10 @@ enum Schema {
                     WHERE expiration > 0 AND \(evictable);
                 """)
         }
+        // Read-through pools: the origin URL of a pool, empty for none.
+        migrator.registerMigration("v4-origin") { db in
+            try db.execute(sql: "ALTER TABLE pool ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
+        }
         return migrator
     }
 }

@@ -12,9 +12,12 @@ public struct PoolPolicy: Sendable, Equatable {
     public var maxFiles: Int64
     /// Percent of max_size (and max_files) the evictor brings a pool down to once over.
     public var lowWatermarkPercent: Int64
+    /// The `user.cache.origin` URL of a read-through pool; empty for none.
+    public var origin: String
 
     public init(maxSize: Int64 = 25 << 20, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
-                maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = 90) {
+                maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = 90, origin: String = "") {
+        self.origin = origin
         self.maxSize = maxSize
         self.maxAgeSeconds = maxAgeSeconds
         self.ageBasis = ageBasis

@@ -23,8 +23,12 @@ struct MountSettings {
     var metricsSeconds: Double = 15
     var logLevel: Logger.Level = .info
     var foreground = false
+    /// Read-through pools: `--origin POOL=URL` (`-o origin=POOL=URL`), `negative_ttl`, `max_fetches`.
+    var origins: [OriginOverride] = []
+    var originSettings = OriginSettings()
 
-    init(pools: [String], options: [String], logLevel: String, foreground: Bool = false) throws {
+    init(pools: [String], options: [String], logLevel: String, foreground: Bool = false, origins: [String] = []) throws {
+        for text in origins { try addOrigin(text) }
         for text in pools {
             guard let override = PoolOverride.parse(text) else {
                 throw Problem(description: "bad --pool '\(text)': expected NAME=SIZE[,AGE], e.g. data=100M or avatars=5M,7d")
@@ -54,6 +58,13 @@ struct MountSettings {
             throw Problem(description: "bad mount option pool=\(text ?? ""): expected pool=NAME:SIZE[:AGE], e.g. pool=data:100M or pool=avatars:5M:7d")
         }
         return override
+    }
+
+    private mutating func addOrigin(_ text: String) throws {
+        switch OriginOverride.parse(text) {
+        case .success(let origin): origins.append(origin)
+        case .failure(let reason): throw Problem(description: "bad origin '\(text)': \(reason)")
+        }
     }
 
     private mutating func apply(_ option: String) throws {
@@ -103,6 +114,16 @@ struct MountSettings {
             guard seconds >= 0.1 else { throw Problem(description: "metrics_interval must be at least 0.1 seconds") }
             metricsSeconds = seconds
         case "pool": pools.append(try Self.pool(value))
+        case "origin": try addOrigin(value ?? "")
+        case "negative_ttl":
+            guard let value, let seconds = ValueParsing.durationSeconds(value) else {
+                throw Problem(description: "mount option negative_ttl needs a duration, as in negative_ttl=30s")
+            }
+            originSettings.negativeTTLSeconds = seconds
+        case "max_fetches":
+            let count = try number(value)
+            guard count >= 1, count <= 256 else { throw Problem(description: "max_fetches must be from 1 to 256") }
+            originSettings.maxFetches = Int(count)
         case "log_level": logLevel = try Self.level(value ?? "", option: "log_level")
         case "foreground": foreground = true
         case "min_free":
