@@ -60,12 +60,17 @@ extension CacheEngine {
     private func addOriginEntry(parent: EntryID, name: [UInt8], kind: EntryKind, size: Int64,
                                 source: FetchSource?) throws -> FileAttributes {
         let id = try takeID()
-        return try namespace.withLock { namespace in
+        // Empty bytes, so the file opens before its fetch starts; made before the namespace
+        // lock as `create` does (recovery clears bytes of ids whose row never committed).
+        if kind == .file {
+            disk.close(try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600))
+        }
+        let added = Result { try namespace.withLock { namespace -> (attributes: FileAttributes, isNew: Bool) in
             let parentRecord = try directory(parent, in: &namespace)
             // Another lookup (or a create) added the name meanwhile.
             if let existing = try namespace.child(of: parent, named: Data(name)) {
                 namespace.modify(existing.entryID) { $0.lookups += 1 }
-                return existing.attributes
+                return (existing.attributes, false)
             }
             if kind == .file, !parentRecord.persistent, let limit = sizeLimit(for: parentRecord), size > limit {
                 throw CacheError.fileTooLarge
@@ -91,8 +96,10 @@ extension CacheEngine {
                 fetches.addPending(id, source: source)
                 if isOverLimit(created.pool) { evictor.requestEnforcement(of: [created.pool]) }
             }
-            return created.attributes
-        }
+            return (created.attributes, true)
+        } }
+        if kind == .file, (try? added.get().isNew) != true { unlinkBytes(of: [id]) }
+        return try added.get().attributes
     }
 
     /// OPEN of a file whose bytes are not all stored: the fetch in flight, started now by

@@ -17,8 +17,14 @@ public enum OriginURL {
             let root = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
             return .success(FileOrigin(root: root))
         }
-        for scheme in ["http://", "https://", "s3://", "exec:"] where url.hasPrefix(scheme) {
-            return .failure(.init("\(scheme) origins are not supported yet (file:// is)"))
+        if url.hasPrefix("exec:") {
+            let program = String(url.dropFirst("exec:".count))
+            guard program.hasPrefix("/") else { return .failure(.init("an exec: origin needs an absolute path: exec:/PROGRAM")) }
+            guard access(program, X_OK) == 0 else { return .failure(.init("\(program) is not an executable program")) }
+            return .success(ExecOrigin(program: program))
+        }
+        for scheme in ["http://", "https://", "s3://"] where url.hasPrefix(scheme) {
+            return .failure(.init("\(scheme) origins are not supported yet (file:// and exec: are)"))
         }
         return .failure(.init("expected a URL such as file:///srv/images"))
     }

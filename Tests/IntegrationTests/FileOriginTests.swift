@@ -1,0 +1,98 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A pool whose origin is a directory (`file://`): hits, misses, single-flight, the negative
+/// cache, refetch after eviction, EFBIG without fetching, the policy as an xattr.
+@Suite struct FileOriginTests {
+    @Test func eightConcurrentReadersShareOneFetchAndTheNextOpenIsAHit() throws {
+        try withOriginMount("file", prepare: { origin in
+            try origin.write("big.bin", bytes: 3 << 20)
+            try origin.write("photos/a.jpg", bytes: 5000)
+        }) { mount, origin in
+            let expected = try mount.mustSucceed("sha256sum < '\(origin.files)/big.bin'")
+            let sums = try mount.mustSucceed("""
+                for i in 1 2 3 4 5 6 7 8; do (sha256sum < data/big.bin > /tmp/$$.$i) & done; wait
+                cat /tmp/$$.* | sort -u; rm -f /tmp/$$.*
+                """)
+            #expect(sums == expected)
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "1")
+            #expect(try mount.xattr("data", "user.cache.fetched_bytes") == String(3 << 20))
+            // A directory of the origin is a directory here; names beneath go to its subpath.
+            #expect(try mount.mustSucceed("stat -c %F data/photos") == "directory")
+            #expect(try mount.mustSucceed("cmp data/photos/a.jpg '\(origin.files)/photos/a.jpg' && echo same") == "same")
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "2")
+            let hitsBefore = Int(try mount.xattr("data", "user.cache.hits")) ?? -1
+            #expect(try mount.mustSucceed("sha256sum < data/big.bin") == expected)
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "2")
+            #expect(Int(try mount.xattr("data", "user.cache.hits")) == hitsBefore + 1)
+            #expect(try mount.xattr("data/big.bin", "user.cache.state") == "cached")
+            #expect(try mount.xattr("data", "user.cache.usage") == String((3 << 20) + 5000))
+            // Fetched files are ordinary cached files: they survive a remount without the origin.
+            try mount.remount()
+            try FileManager.default.removeItem(atPath: origin.files + "/big.bin")
+            #expect(try mount.mustSucceed("sha256sum < data/big.bin") == expected)
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "2")
+        }
+    }
+
+    @Test func aNameTheOriginLacksIsENOENTAndRememberedForNegativeTTL() throws {
+        try withOriginMount("file", arguments: ["-o", "negative_ttl=2s"]) { mount, origin in
+            let first = try mount.sh("cat data/later.txt")
+            #expect(!first.succeeded && first.error.contains("No such file"))
+            try origin.write("later.txt", bytes: 10)
+            // The kernel caches no negative entries here (entry timeout 0 for misses), so
+            // this ENOENT is the daemon's memory of the miss.
+            let remembered = try mount.sh("cat data/later.txt")
+            #expect(!remembered.succeeded && remembered.error.contains("No such file"))
+            Thread.sleep(forTimeInterval: 2.5)
+            #expect(try mount.mustSucceed("wc -c < data/later.txt") == "10")
+        }
+    }
+
+    @Test func anEvictedFetchedFileIsFetchedAgain() throws {
+        try withOriginMount("file", prepare: { try $0.write("a.bin", bytes: 100_000) }) { mount, origin in
+            _ = try mount.mustSucceed("cat data/a.bin > /dev/null")
+            _ = try mount.mustSucceed("setfattr -n user.cache.clear -v 1 data")
+            #expect(try mount.xattr("data", "user.cache.files") == "0")
+            #expect(try mount.mustSucceed("cmp data/a.bin '\(origin.files)/a.bin' && echo same") == "same")
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "2")
+        }
+    }
+
+    @Test func aFileLargerThanThePoolIsEFBIGWithoutFetching() throws {
+        try withOriginMount("file", arguments: ["--pool", "data=1M"], prepare: { origin in
+            try origin.write("huge.bin", bytes: 2 << 20)
+            try origin.write("small.bin", bytes: 1000)
+        }) { mount, _ in
+            let refused = try mount.sh("cat data/huge.bin > /dev/null")
+            #expect(!refused.succeeded && refused.error.contains("File too large"))
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "0")
+            #expect(try mount.xattr("data", "user.cache.usage") == "0")
+            #expect(try mount.mustSucceed("wc -c < data/small.bin") == "1000")
+        }
+    }
+
+    @Test func writesStayLocalAndTheOriginIsAPersistedPoolXattr() throws {
+        try withOriginMount("file", prepare: { try $0.write("a.txt", bytes: 10) }) { mount, origin in
+            #expect(try mount.xattr("data", "user.cache.origin") == "file://" + origin.files)
+            _ = try mount.mustSucceed("echo local > data/a.txt; echo new > data/b.txt")
+            #expect(try mount.mustSucceed("cat data/a.txt") == "local")
+            #expect(try mount.mustSucceed("stat -c %s '\(origin.files)/a.txt'; ls '\(origin.files)' | tr '\\n' ' '") == "10\na.txt")
+            // Set on another pool with setfattr, kept across a remount, removed with -x.
+            _ = try mount.mustSucceed("mkdir images && setfattr -n user.cache.origin -v 'file://\(origin.files)' images")
+            try mount.remount()
+            #expect(try mount.xattr("images", "user.cache.origin") == "file://" + origin.files)
+            #expect(try mount.mustSucceed("wc -c < images/a.txt") == "10")
+            _ = try mount.mustSucceed("setfattr -x user.cache.origin images")
+            #expect(try mount.xattr("images", "user.cache.origin") == "")
+            let gone = try mount.sh("cat images/nothing-here")
+            #expect(!gone.succeeded && gone.error.contains("No such file"))
+            for bad in ["ftp://x/", "file://relative", "file:///no/such/dir", "http://example.com/"] {
+                let refused = try mount.sh("setfattr -n user.cache.origin -v '\(bad)' images")
+                #expect(!refused.succeeded && refused.error.contains("Invalid argument"), "\(bad)")
+            }
+            #expect(mount.daemonLog.contains("not supported yet"))
+        }
+    }
+}
