@@ -95,4 +95,18 @@ import Testing
             #expect(mount.daemonLog.contains("not supported yet"))
         }
     }
+
+    @Test func prefetchFetchesAheadAndExitsOneIfAFileFailed() throws {
+        try withOriginMount("file", prepare: { origin in
+            try origin.write("a.bin", bytes: 200_000)
+            try origin.write("b.bin", bytes: 300_000)
+        }) { mount, _ in
+            let done = try Shell.run([MountedStore.executable, "prefetch", mount.path("data/a.bin"), mount.path("data/b.bin")])
+            #expect(done.succeeded && done.output.isEmpty && done.error.isEmpty, "\(done.error)")
+            #expect(try mount.xattr("data", "user.cache.files") == "2")
+            #expect(try mount.xattr("data", "user.cache.fetched_bytes") == "500000")
+            let failed = try Shell.run([MountedStore.executable, "prefetch", mount.path("data/none.bin")])
+            #expect(failed.status == 1 && failed.error.contains("none.bin: No such file"), "\(failed.error)")
+        }
+    }
 }
