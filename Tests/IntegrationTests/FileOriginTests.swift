@@ -109,4 +109,23 @@ import Testing
             #expect(failed.status == 1 && failed.error.contains("none.bin: No such file"), "\(failed.error)")
         }
     }
+
+    @Test func aListingMergesWhatIsCachedWithWhatTheOriginHas() throws {
+        try withOriginMount("file", prepare: { origin in
+            try origin.write("a.txt", bytes: 10)
+            try origin.write("sub/b.txt", bytes: 20)
+            for index in 1...600 { try origin.write("many/file-\(index)", bytes: 1) }
+        }) { mount, _ in
+            _ = try mount.mustSucceed("echo local > data/c.txt")
+            #expect(try mount.mustSucceed("ls data | tr '\\n' ' '") == "a.txt c.txt many sub")
+            #expect(try mount.mustSucceed("find data -name 'file-*' | wc -l") == "600")
+            #expect(try mount.mustSucceed("find data -type f -not -name 'file-*' | sort | tr '\\n' ' '")
+                == "data/a.txt data/c.txt data/sub/b.txt")
+            // Listing fetches nothing; reading does, and the name is listed once.
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "0")
+            _ = try mount.mustSucceed("cat data/sub/b.txt > /dev/null")
+            #expect(try mount.mustSucceed("ls data/sub | tr '\\n' ' '") == "b.txt")
+            #expect(try mount.mustSucceed("ls -l data/sub/b.txt | awk '{print $5}'") == "20")
+        }
+    }
 }

@@ -47,7 +47,7 @@ extension CacheEngine {
     }
 
     /// The path below the pool of a directory in it, as the origin names it.
-    private func originPath(of directory: EntryID, in namespace: inout NamespaceState) throws -> [[UInt8]] {
+    func originPath(of directory: EntryID, in namespace: inout NamespaceState) throws -> [[UInt8]] {
         var components: [[UInt8]] = []
         var current = try namespace.record(directory)
         while !current.isPool, let parent = current.parent, components.count < 4096 {

@@ -44,6 +44,33 @@ struct FileOrigin: Origin {
         }
     }
 
+    func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? {
+        guard let directory = withPath(path, { opendir($0) }) else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return [] }
+            throw .failed("opendir: \(String(cString: strerror(code)))")
+        }
+        defer { closedir(directory) }
+        var names: [OriginName] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if name == [0x2e] || name == [0x2e, 0x2e] { continue }
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_DIR): names.append(OriginName(name: name, kind: .directory))
+            case Int32(DT_REG): names.append(OriginName(name: name, kind: .file))
+            case Int32(DT_UNKNOWN), Int32(DT_LNK):
+                // Resolved as a lookup would: a symlink to a file shows as that file.
+                switch try lookup(path + [name]) {
+                case .directory: names.append(OriginName(name: name, kind: .directory))
+                case .file: names.append(OriginName(name: name, kind: .file))
+                case .missing: break
+                }
+            default: break
+            }
+        }
+        return names.sorted { $0.name.lexicographicallyPrecedes($1.name) }
+    }
+
     /// The origin path of `path` as a C string; names are bytes, so none is re-encoded.
     private func withPath<T>(_ path: [[UInt8]], _ body: (UnsafePointer<CChar>) -> T) -> T {
         var bytes = Array(root.utf8)

@@ -24,4 +24,17 @@ public protocol Origin: Sendable {
     /// Delivers the bytes in order to `receive`; when `receive` answers false nobody wants
     /// them any more and the fetch stops early. Returns the number of bytes delivered.
     func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int64
+
+    /// The names in a directory of the origin, or nil if this kind of origin cannot list.
+    func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]?
+}
+
+extension Origin {
+    func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? { nil }
+}
+
+/// A name an origin listed.
+public struct OriginName: Sendable, Equatable {
+    public var name: [UInt8]
+    public var kind: EntryKind
 }
