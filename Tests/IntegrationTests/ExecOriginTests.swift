@@ -65,4 +65,19 @@ import Testing
             #expect(try mount.mustSucceed("timeout 20 wc -c < data/slow.bin") == "8388608")
         }
     }
+
+    @Test func aFileBeingFetchedBecomesPersistentOnlyOnceComplete() throws {
+        try withOriginMount("exec", prepare: { try $0.holdSlowNames() }) { mount, origin in
+            #expect(try mount.mustSucceed("timeout 10 head -c 100 data/slow.bin | wc -c") == "100")
+            // Waits for the fetch (the origin goes on after a second), so a crash can never
+            // keep a torn persistent file.
+            _ = try mount.mustSucceed("""
+                (sleep 1; rm -f '\(origin.hold)') &
+                setfattr -n user.cache.persistent -v 1 data/slow.bin; status=$?; wait; exit $status
+                """)
+            #expect(try mount.xattr("data/slow.bin", "user.cache.fetching") == "")
+            #expect(try mount.xattr("data/slow.bin", "user.cache.state") == "persistent")
+            #expect(try mount.xattr("data", "user.cache.persistent_usage") == "8388608")
+        }
+    }
 }

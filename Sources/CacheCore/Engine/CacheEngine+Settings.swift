@@ -16,6 +16,9 @@ extension CacheEngine {
             try removePool(on: id, named: text)
             return
         }
+        // Recovery keeps a persistent file's bytes as they are: a file of an origin pool
+        // becomes persistent only once all of them are stored.
+        if attribute == .persistent, let fetch = joinFetch(id) { try fetch.waitForCompletion() }
         try namespace.withLock { namespace in
             let current = try namespace.record(id)
             // A file removed (evicted, say) since the kernel looked it up keeps no flags: the
@@ -94,6 +97,8 @@ extension CacheEngine {
         let beneath = try namespace.subtree(of: directory.entryID)
         var changed: [IndexChange] = []
         for id in [directory.entryID] + beneath.map(\.entryID) {
+            // A file still being fetched takes the directory's persistence when it completes.
+            if attribute == .persistent && fetches.isUnfinished(id) { continue }
             let after = namespace.modify(id) { inode -> EntryRecord in
                 let before = inode.record
                 let leavesPersistence = before.persistent && !directory.persistent

@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// Lock order (take them in this order, never the other way round):
 ///   `Evictor.pass` < `accessFlush` < `Namespace` < `HandleTable` < `UsageLedger` < `AccessTracker`
-///   < `policies` < `counters` < `Evictor.schedule` < the notification queue < `IndexWriter`'s queue.
+///   < `policies` < `counters` < `FetchTable` < `Evictor.schedule` < the notification queue < `IndexWriter`'s queue.
+/// A fetch's `FetchProgress` and `FetchLimiter` are leaves, never held while another lock is taken.
 /// The ``Namespace`` owns names and metadata; every change to them is made in memory under
 /// its lock and handed, in the same hold, to the ``IndexWriter``, which commits in groups on
 /// its own thread. So no request waits for SQLite but `fsync`, `fsyncdir`, the first write
