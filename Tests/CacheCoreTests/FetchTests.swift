@@ -108,6 +108,7 @@ import Testing
             _ = try engine.lookup(parent: data, name: Array("never-read".utf8))
             engine.shutdown()
         }
+        #expect(try StoreVerifier(storePath: store.path).run(repair: false).problems.isEmpty)
         let engine = try store.open()
         defer { engine.shutdown() }
         let data = try engine.pool("data")

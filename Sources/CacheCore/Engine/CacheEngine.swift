@@ -128,7 +128,12 @@ public final class CacheEngine: Sendable {
                 if inode.record.parent == nil {
                     namespace.log(.delete(inode.id))
                     if inode.record.kind == .file { leftovers.append(inode.id) }
-                } else if inode.record.writing && !fetches.isUnfinished(inode.id) {
+                } else if fetches.isUnfinished(inode.id) {
+                    // Shown by its origin but not all fetched: looked up again next time.
+                    namespace.log(.delete(inode.id))
+                    usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool, persistent: false)
+                    leftovers.append(inode.id)
+                } else if inode.record.writing {
                     var record = inode.record
                     record.writing = false
                     namespace.log(.content(record))

@@ -17,8 +17,10 @@ struct OriginFixture {
     init(in directory: String) throws {
         root = directory + "/origin"
         try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
-        try Self.script(root: root).write(toFile: program, atomically: true, encoding: .utf8)
-        chmod(program, 0o755)
+        // Written by a child process: a descriptor open for writing in this (multi-threaded)
+        // test process could leak into a concurrent fork and make the exec fail with ETXTBSY.
+        let written = try Shell.bash("cat > '\(program)' <<'ORIGIN_SCRIPT'\n\(Self.script(root: root))\nORIGIN_SCRIPT\nchmod 755 '\(program)'")
+        guard written.succeeded else { throw MountError(message: "cannot write \(program): \(written.error)") }
     }
 
     func write(_ name: String, bytes: Int) throws {
