@@ -80,4 +80,18 @@ import Testing
             #expect(try mount.xattr("data", "user.cache.persistent_usage") == "8388608")
         }
     }
+
+    @Test func maxFetchesBoundsConcurrentFetchesPerPool() throws {
+        try withOriginMount("exec", arguments: ["-o", "max_fetches=1"], prepare: { try $0.holdSlowNames() }) {
+            mount, origin in
+            #expect(try mount.mustSucceed("timeout 10 head -c 100 data/slow-1.bin | wc -c") == "100")
+            // The second fetch waits for the first one's slot, so even its first bytes wait.
+            let waiting = try mount.sh("timeout 2 head -c 100 data/slow-2.bin")
+            #expect(waiting.status == 124, "\(waiting)")
+            #expect(try mount.xattr("data/slow-2.bin", "user.cache.fetching") == "0/8388608")
+            try FileManager.default.removeItem(atPath: origin.hold)
+            #expect(try mount.mustSucceed("timeout 20 cat data/slow-1.bin data/slow-2.bin | wc -c") == "16777216")
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "2")
+        }
+    }
 }
