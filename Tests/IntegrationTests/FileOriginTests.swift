@@ -93,6 +93,10 @@ import Testing
                 #expect(!refused.succeeded && refused.error.contains("Invalid argument"), "\(bad)")
             }
             #expect(mount.daemonLog.contains("not supported yet"))
+            let viaCLI = try Shell.run([MountedStore.executable, "set", mount.path("images"), "origin", "ftp://x/"])
+            #expect(viaCLI.status == 1 && viaCLI.error.contains("expected a URL"), "\(viaCLI.error)")
+            let set = try Shell.run([MountedStore.executable, "set", mount.path("images"), "origin", "exec:/bin/true"])
+            #expect(set.succeeded && set.output.contains("origin = exec:/bin/true"), "\(set.error)")
         }
     }
 

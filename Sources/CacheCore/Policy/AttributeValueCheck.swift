@@ -31,6 +31,9 @@ public enum AttributeValueCheck {
             return ValueParsing.flag(value) == true ? nil : "write 1 to run it"
         case .removePool:
             return trimmed.isEmpty ? "expected the name of a pool" : nil
+        case .origin:
+            guard !trimmed.isEmpty, case .failure(let reason) = OriginURL.origin(for: trimmed) else { return nil }
+            return reason.description
         default:
             return "read-only"
         }
