@@ -82,8 +82,8 @@ import Testing
     }
 
     @Test func maxFetchesBoundsConcurrentFetchesPerPool() throws {
-        try withOriginMount("exec", arguments: ["-o", "max_fetches=1"], prepare: { try $0.holdSlowNames() }) {
-            mount, origin in
+        try withOriginMount("exec", prepare: { try $0.holdSlowNames() }) { mount, origin in
+            _ = try mount.mustSucceed("setfattr -n user.cache.max_fetches -v 1 data")
             #expect(try mount.mustSucceed("timeout 10 head -c 100 data/slow-1.bin | wc -c") == "100")
             // The second fetch waits for the first one's slot, so even its first bytes wait.
             let waiting = try mount.sh("timeout 2 head -c 100 data/slow-2.bin")

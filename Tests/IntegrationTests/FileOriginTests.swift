@@ -37,7 +37,9 @@ import Testing
     }
 
     @Test func aNameTheOriginLacksIsENOENTAndRememberedForNegativeTTL() throws {
-        try withOriginMount("file", arguments: ["-o", "negative_ttl=2s"]) { mount, origin in
+        try withOriginMount("file") { mount, origin in
+            #expect(try mount.xattr("data", "user.cache.negative_ttl") == "30")
+            _ = try mount.mustSucceed("setfattr -n user.cache.negative_ttl -v 2s data")
             let first = try mount.sh("cat data/later.txt")
             #expect(!first.succeeded && first.error.contains("No such file"))
             try origin.write("later.txt", bytes: 10)
@@ -92,6 +94,15 @@ import Testing
                 let refused = try mount.sh("setfattr -n user.cache.origin -v '\(bad)' images")
                 #expect(!refused.succeeded && refused.error.contains("Invalid argument"), "\(bad)")
             }
+            for (name, bad) in [("max_fetches", "0"), ("max_fetches", "x"), ("negative_ttl", "soon")] {
+                let refused = try mount.sh("setfattr -n user.cache.\(name) -v '\(bad)' images")
+                #expect(!refused.succeeded && refused.error.contains("Invalid argument"), "\(name)=\(bad)")
+            }
+            _ = try mount.mustSucceed("setfattr -n user.cache.max_fetches -v 8 images")
+            try mount.remount()
+            #expect(try mount.xattr("images", "user.cache.max_fetches") == "8")
+            _ = try mount.mustSucceed("setfattr -x user.cache.max_fetches images")
+            #expect(try mount.xattr("images", "user.cache.max_fetches") == "4")
             #expect(mount.daemonLog.contains("not supported yet"))
             let viaCLI = try Shell.run([MountedStore.executable, "set", mount.path("images"), "origin", "ftp://x/"])
             #expect(viaCLI.status == 1 && viaCLI.error.contains("expected a URL"), "\(viaCLI.error)")

@@ -30,6 +30,8 @@ extension CacheEngine {
         case .maxFiles: return String(policy(of: record).maxFiles)
         case .lowWatermark: return String(policy(of: record).lowWatermarkPercent)
         case .origin: return policy(of: record).origin
+        case .negativeTTL: return String(policy(of: record).negativeTTLSeconds)
+        case .maxFetches: return String(policy(of: record).maxFetches)
         case .fetching: return fetchingValue(of: record.entryID)
         case .minFree: return (try? index.setting(MinFree.settingKey)) ?? MinFree.defaultValue.description
         case .store: return layout.root

@@ -158,6 +158,16 @@ extension CacheEngine {
             let url = text.trimmingCharacters(in: .whitespaces)
             if !url.isEmpty, case .failure(let reason) = OriginURL.origin(for: url) { throw invalid(reason.description) }
             updated.origin = url
+        case .negativeTTL:
+            guard let seconds = ValueParsing.durationSeconds(text) else {
+                throw invalid("expected seconds or a duration such as 30s, 5m (0 = misses are not remembered)")
+            }
+            updated.negativeTTLSeconds = seconds
+        case .maxFetches:
+            guard let count = Int64(text.trimmingCharacters(in: .whitespaces)), (1...256).contains(count) else {
+                throw invalid("expected a number of fetches from 1 to 256")
+            }
+            updated.maxFetches = count
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
@@ -165,7 +175,8 @@ extension CacheEngine {
         let saved = updated
         try writer.perform { db in try IndexStore.savePolicy(saved, for: poolID, in: db) }
         policies.withLock { $0[pool.entryID] = updated }
-        if attribute == .origin { negativeMisses.removeAll() }
+        if attribute == .origin || attribute == .negativeTTL { negativeMisses.removeAll() }
+        if attribute == .maxFetches { fetchLimiter.limitsChanged() }
         evictor.requestEnforcement(of: [pool.entryID])
     }
 
@@ -176,6 +187,7 @@ extension CacheEngine {
             .maxSize: String(defaults.maxSize), .maxAge: String(defaults.maxAgeSeconds),
             .ageBasis: defaults.ageBasis.rawValue, .maxFiles: String(defaults.maxFiles),
             .lowWatermark: String(defaults.lowWatermarkPercent), .origin: "",
+            .negativeTTL: String(defaults.negativeTTLSeconds), .maxFetches: String(defaults.maxFetches),
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolPolicy(attribute, text: text, on: pool)

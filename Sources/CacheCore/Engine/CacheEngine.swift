@@ -87,7 +87,7 @@ public final class CacheEngine: Sendable {
         try StoreInitializer.ensureRootAndPools(index: index, clock: clock, overrides: configuration.poolOverrides)
         try StoreInitializer.applyOrigins(configuration.origins, index: index, clock: clock)
         originSettings = configuration.originSettings
-        fetchLimiter = FetchLimiter(maxPerPool: configuration.originSettings.maxFetches)
+        fetchLimiter = FetchLimiter()
         if let minFree = configuration.minFree {
             try index.setSetting(MinFree.settingKey, minFree.description)
         }

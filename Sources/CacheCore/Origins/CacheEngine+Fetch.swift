@@ -20,7 +20,9 @@ extension CacheEngine {
     /// The fetch thread: waits for a slot under max_fetches, then fetches with retries and
     /// finishes the entry or removes it.
     private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress) {
-        let outcome = fetchLimiter.withSlot(pool: source.pool) { fetchWithRetries(id, source: source, progress: progress) }
+        let outcome = fetchLimiter.withSlot(pool: source.pool, limit: {
+            Int(policies.withLock { $0[source.pool]?.maxFetches } ?? PoolPolicy.defaultMaxFetches)
+        }) { fetchWithRetries(id, source: source, progress: progress) }
         if fetches.isStopping { return }
         switch outcome {
         case .success:

@@ -36,7 +36,7 @@ extension CacheEngine {
         }
         switch found {
         case .missing:
-            negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: originSettings.negativeTTLSeconds)
+            negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: policies.withLock { $0[pool]?.negativeTTLSeconds } ?? PoolPolicy.defaultNegativeTTLSeconds)
             throw CacheError.notFound
         case .directory:
             return try addOriginEntry(parent: parent, name: name, kind: .directory, size: 0, source: nil)

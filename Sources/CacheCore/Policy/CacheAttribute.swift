@@ -5,7 +5,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case lastAccess = "last_access", state, expiresAt = "expires_at", fetching
     // Pool directories.
     case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
-    case lowWatermark = "low_watermark", origin
+    case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
     // Figures on pool directories and on the root.
     case usage, persistentUsage = "persistent_usage", pendingUsage = "pending_usage", files
     case evictedFiles = "evicted_files", evictedBytes = "evicted_bytes", hits, misses
@@ -35,7 +35,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt, .fetching]
         case .directory: return [.persistent, .pinned, .expiration]
         case .pool:
-            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin] + figures + [.oldestAccess]
+            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches]
+                + figures + [.oldestAccess]
         case .root: return figures + [.minFree, .store]
         case .nameOnly: return []
         }
@@ -44,7 +45,9 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     public static func writable(at place: Place) -> Set<CacheAttribute> {
         switch place {
         case .file, .directory: return [.persistent, .pinned, .expiration]
-        case .pool: return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .purge, .clear]
+        case .pool:
+            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches, .purge,
+                    .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }

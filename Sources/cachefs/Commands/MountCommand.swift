@@ -27,8 +27,7 @@ struct MountCommand: ParsableCommand {
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
-            origin=POOL=URL (as --origin), negative_ttl=DURATION (default 30s), max_fetches=N (per pool, \
-            default 4). \
+            origin=POOL=URL (as --origin). \
             Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
             mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
             mount(8): `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, or an /etc/fstab line such as
@@ -83,7 +82,6 @@ struct MountCommand: ParsableCommand {
                 logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
                 commitWindowSeconds: settings.commitSeconds)
             configuration.origins = settings.origins
-            configuration.originSettings = settings.originSettings
             let engine = try CacheEngine(configuration)
             DaemonRecord.write(.starting, store: storePath)
             let metrics = settings.metricsFile.map {

@@ -23,9 +23,8 @@ struct MountSettings {
     var metricsSeconds: Double = 15
     var logLevel: Logger.Level = .info
     var foreground = false
-    /// Read-through pools: `--origin POOL=URL` (`-o origin=POOL=URL`), `negative_ttl`, `max_fetches`.
+    /// Read-through pools: `--origin POOL=URL` (`-o origin=POOL=URL`).
     var origins: [OriginOverride] = []
-    var originSettings = OriginSettings()
 
     init(pools: [String], options: [String], logLevel: String, foreground: Bool = false, origins: [String] = []) throws {
         for text in origins { try addOrigin(text) }
@@ -115,15 +114,6 @@ struct MountSettings {
             metricsSeconds = seconds
         case "pool": pools.append(try Self.pool(value))
         case "origin": try addOrigin(value ?? "")
-        case "negative_ttl":
-            guard let value, let seconds = ValueParsing.durationSeconds(value) else {
-                throw Problem(description: "mount option negative_ttl needs a duration, as in negative_ttl=30s")
-            }
-            originSettings.negativeTTLSeconds = seconds
-        case "max_fetches":
-            let count = try number(value)
-            guard count >= 1, count <= 256 else { throw Problem(description: "max_fetches must be from 1 to 256") }
-            originSettings.maxFetches = Int(count)
         case "log_level": logLevel = try Self.level(value ?? "", option: "log_level")
         case "foreground": foreground = true
         case "min_free":
