@@ -28,6 +28,9 @@ import Testing
             #expect(Int(try mount.xattr("data", "user.cache.hits")) == hitsBefore + 1)
             #expect(try mount.xattr("data/big.bin", "user.cache.state") == "cached")
             #expect(try mount.xattr("data", "user.cache.usage") == String((3 << 20) + 5000))
+            let metrics = try Shell.run([MountedStore.executable, "status", mount.mountpoint, "--format", "prometheus"])
+            #expect(metrics.output.contains("cachefs_pool_origin_requests_total{pool=\"data\"} 2"), "\(metrics.output)")
+            #expect(metrics.output.contains("cachefs_pool_fetched_bytes_total{pool=\"data\"} \((3 << 20) + 5000)"))
             // Fetched files are ordinary cached files: they survive a remount without the origin.
             try mount.remount()
             try FileManager.default.removeItem(atPath: origin.files + "/big.bin")
