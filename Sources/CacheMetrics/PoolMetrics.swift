@@ -36,6 +36,11 @@ public enum PoolMetrics {
             (descriptor("evicted_bytes", unit: "total", "Bytes cachefs removed by itself."), pool.evictedBytes),
             (descriptor("hits", unit: "total", "Opens for reading of files the pool holds."), pool.hits),
             (descriptor("misses", unit: "total", "Lookups of names the pool does not have."), pool.misses),
+            (descriptor("origin_requests", unit: "total", "Fetches from the pool's origin started."),
+             pool.originRequests),
+            (descriptor("fetched_bytes", unit: "total", "Bytes stored from the pool's origin."), pool.fetchedBytes),
+            (descriptor("fetch_errors", unit: "total", "Fetches from the pool's origin that failed."),
+             pool.fetchErrors),
         ]
     }
 

@@ -76,8 +76,9 @@ func cachefsReaddirplus(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int
             if let attributes = item.attributes {
                 entry = Reply.entryParameters(attributes, timeouts: context.timeouts)
             } else {
+                // "." and "..", and names only a pool's origin has: no kernel entry, just the name.
                 entry.attr.st_ino = ino_t(item.id)
-                entry.attr.st_mode = Glibc.S_IFDIR
+                entry.attr.st_mode = mode_t(StatConversion.fileType(item.kind))
             }
             return fuse_add_direntry_plus(request, place, room, cName(item), &entry, off_t(item.nextOffset))
         }

@@ -11,7 +11,8 @@ import Testing
         "cachefs_pool_persistent_bytes": "persistent_usage", "cachefs_pool_pending_bytes": "pending_usage",
         "cachefs_pool_files": "files", "cachefs_pool_evicted_files_total": "evicted_files",
         "cachefs_pool_evicted_bytes_total": "evicted_bytes", "cachefs_pool_hits_total": "hits",
-        "cachefs_pool_misses_total": "misses",
+        "cachefs_pool_misses_total": "misses", "cachefs_pool_origin_requests_total": "origin_requests",
+        "cachefs_pool_fetched_bytes_total": "fetched_bytes", "cachefs_pool_fetch_errors_total": "fetch_errors",
     ]
 
     /// Samples of the text format: `name{labels} value` → value. Every other line must be a

@@ -29,12 +29,16 @@ extension CacheEngine {
         case .ageBasis: return policy(of: record).ageBasis.rawValue
         case .maxFiles: return String(policy(of: record).maxFiles)
         case .lowWatermark: return String(policy(of: record).lowWatermarkPercent)
+        case .origin: return policy(of: record).origin
+        case .negativeTTL: return String(policy(of: record).negativeTTLSeconds)
+        case .maxFetches: return String(policy(of: record).maxFetches)
+        case .fetching: return fetchingValue(of: record.entryID)
         case .minFree: return (try? index.setting(MinFree.settingKey)) ?? MinFree.defaultValue.description
         case .store: return layout.root
         case .oldestAccess:
             return oldestAccess(inPool: record.entryID).map { ValueParsing.formatRFC3339(Timestamp(nanoseconds: $0)) } ?? ""
         case .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits,
-             .misses:
+             .misses, .originRequests, .fetchedBytes, .fetchErrors:
             return String(figure(attribute, pools: record.entryID == WellKnownEntry.root ? nil : [record.entryID]))
         case .purge, .clear, .removePool: return "0"
         }
@@ -110,6 +114,9 @@ extension CacheEngine {
             case .evictedBytes: return total + (counts.evictedBytes[pool] ?? 0)
             case .hits: return total + (counts.hits[pool] ?? 0)
             case .misses: return total + (counts.misses[pool] ?? 0)
+            case .originRequests: return total + (counts.originRequests[pool] ?? 0)
+            case .fetchedBytes: return total + (counts.fetchedBytes[pool] ?? 0)
+            case .fetchErrors: return total + (counts.fetchErrors[pool] ?? 0)
             default: return total
             }
         }

@@ -10,7 +10,8 @@ extension CacheEngine {
                 persistentBytes: figure(.persistentUsage, pools: pools), pendingBytes: figure(.pendingUsage, pools: pools),
                 files: figure(.files, pools: pools), evictedFiles: figure(.evictedFiles, pools: pools),
                 evictedBytes: figure(.evictedBytes, pools: pools), hits: figure(.hits, pools: pools),
-                misses: figure(.misses, pools: pools))
+                misses: figure(.misses, pools: pools), originRequests: figure(.originRequests, pools: pools),
+                fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools))
         }.sorted { $0.pool < $1.pool }
     }
 }

@@ -19,6 +19,10 @@ extension CacheEngine {
             removeFiles([current], as: .expired, reason: "expired; found at open", qualifies: isExpired)
             throw CacheError.stale
         }
+        // A file of an origin pool not fetched yet: the first open starts the one fetch.
+        let fetch = joinFetch(id)
+        // Writes stay local, to a file whose origin bytes are all there.
+        if writable, let fetch { try fetch.waitForCompletion() }
         if writable { try markWriting(id) }
         let fd: Int32
         do {
@@ -53,7 +57,7 @@ extension CacheEngine {
             throw CacheError.stale
         }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
-                                          sizeLimit: sizeLimit(for: opened)))
+                                          sizeLimit: sizeLimit(for: opened), fetch: writable ? nil : fetch))
         if writable && flags & O_TRUNC != 0 {
             do {
                 try truncateAtOpen(id, fd: fd)
@@ -64,7 +68,8 @@ extension CacheEngine {
         }
         if accessMode != O_WRONLY {
             recordAccess(id)
-            countHit(pool: opened.pool)
+            // The open that starts a fetch is the miss's, not a hit.
+            if fetch == nil || fetch?.snapshot.outcome == .complete { countHit(pool: opened.pool) }
         }
         return handle
     }
@@ -89,15 +94,17 @@ extension CacheEngine {
 
     /// The descriptor of an open handle's bytes, for a zero-copy reply; counts as an access
     /// unless `isAccess` is false (the kernel filling a page for a write).
-    public func readDescriptor(_ handle: UInt64, isAccess: Bool = true) throws -> Int32 {
+    /// A file still being fetched answers once the bytes before `offset + size` are stored.
+    public func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> Int32 {
         let file = try handles.get(handle)
+        if let fetch = file.fetch { try fetch.waitForBytes(before: offset + Int64(size)) }
         if isAccess { recordAccess(file.entry) }
         return file.fd
     }
 
     /// The corresponding FUSE operation is `READ` (copying form, used by tests and tools).
     public func read(_ handle: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
-        let fd = try readDescriptor(handle)
+        let fd = try readDescriptor(handle, offset: offset, size: size)
         var bytes = [UInt8](repeating: 0, count: size)
         let count = try bytes.withUnsafeMutableBytes { buffer throws(CacheError) in
             try disk.pread(fd, into: buffer, at: offset)

@@ -195,7 +195,11 @@ extension CacheEngine {
 
     /// The corresponding FUSE operation is `SETATTR`: chmod, chown, truncate and utimens.
     public func setattr(_ id: EntryID, changes: AttributeChanges, handle: UInt64?) throws -> FileAttributes {
-        if changes.size != nil { try markWriting(id) }
+        if changes.size != nil {
+            // A truncation changes a complete file: one still being fetched completes first.
+            if let fetch = joinFetch(id) { try fetch.waitForCompletion() }
+            try markWriting(id)
+        }
         defer { if changes.size != nil { finishWriting(id) } }
         return try namespace.withLock { namespace in
             let current = try namespace.record(id)

@@ -21,7 +21,10 @@ extension CacheEngine {
         if pool != 0 && found == nil {
             counters.withLock { $0.misses[pool, default: 0] += 1 }
         }
-        guard let found else { throw CacheError.notFound }
+        guard let found else {
+            if let fromOrigin = try lookupInOrigin(parent: parent, name: name, pool: pool) { return fromOrigin }
+            throw CacheError.notFound
+        }
         // An expired file is never served, even before the sweep reaches it.
         if found.kind == .file && isExpired(found, at: time) {
             removeFiles([found], as: .expired, reason: "expired; found at lookup", qualifies: isExpired)
@@ -54,7 +57,10 @@ extension CacheEngine {
     /// come first. Offsets are ``ListingCursor``s, so a listing resumes correctly even if
     /// entries are added or removed in between.
     public func readdir(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
-        try namespace.withLock { namespace in try listPage(id, offset: offset, limit: limit, in: &namespace) }
+        let fromOrigin = originNames(in: id)
+        return try namespace.withLock { namespace in
+            try listPage(id, offset: offset, limit: limit, fromOrigin: fromOrigin, in: &namespace)
+        }
     }
 
     /// The corresponding FUSE operation is `READDIRPLUS`: a page of `readdir`, cut where
@@ -62,9 +68,10 @@ extension CacheEngine {
     /// lookup, in the same hold of the namespace as the listing.
     public func readdirPlus(_ id: EntryID, offset: Int64, limit: Int,
                             fits: (DirectoryItem) -> Bool) throws -> [DirectoryItem] {
-        try namespace.withLock { namespace in
+        let fromOrigin = originNames(in: id)
+        return try namespace.withLock { namespace in
             var chosen: [DirectoryItem] = []
-            for item in try listPage(id, offset: offset, limit: limit, in: &namespace) {
+            for item in try listPage(id, offset: offset, limit: limit, fromOrigin: fromOrigin, in: &namespace) {
                 guard fits(item) else { break }
                 chosen.append(item)
                 if let listed = item.listedRecord { namespace.modify(listed.entryID) { $0.lookups += 1 } }
@@ -73,11 +80,18 @@ extension CacheEngine {
         }
     }
 
-    private func listPage(_ id: EntryID, offset: Int64, limit: Int, in namespace: inout NamespaceState) throws
-        -> [DirectoryItem]
-    {
+    /// The pool's own names come first, then those only its origin has (`fromOrigin`).
+    private func listPage(_ id: EntryID, offset: Int64, limit: Int, fromOrigin: [OriginName]?,
+                          in namespace: inout NamespaceState) throws -> [DirectoryItem] {
         let directory = try namespace.record(id)
         guard directory.kind == .directory else { throw CacheError.notDirectory }
+        func originItems(after offset: Int64, limit: Int) -> [DirectoryItem] {
+            guard let fromOrigin, limit > 0 else { return [] }
+            return OriginListing.items(fromOrigin, after: offset, limit: limit) { name in
+                (try? namespace.childID(of: id, named: Data(name))) != nil
+            }
+        }
+        if offset >= OriginListing.firstOffset { return originItems(after: offset, limit: limit) }
         var items: [DirectoryItem] = []
         if offset < 1 {
             items.append(DirectoryItem(name: Array(".".utf8), id: id, kind: .directory, nextOffset: 1))
@@ -87,12 +101,14 @@ extension CacheEngine {
             items.append(DirectoryItem(name: Array("..".utf8), id: parentID, kind: .directory, nextOffset: 2))
         }
         let cursor = offset > 2 ? ListingCursor(offset: offset) : ListingCursor()
-        let children = try namespace.children(of: id, after: cursor, limit: max(limit - items.count, 1))
+        let wanted = max(limit - items.count, 1)
+        let children = try namespace.children(of: id, after: cursor, limit: wanted)
         for child in children {
             items.append(DirectoryItem(name: Array(child.name), id: child.record.entryID, kind: child.record.kind,
                                        nextOffset: child.cursor.offset, attributes: child.record.attributes,
                                        listedRecord: child.record))
         }
+        if children.count < wanted { items += originItems(after: 0, limit: limit - items.count) }
         return items
     }
 

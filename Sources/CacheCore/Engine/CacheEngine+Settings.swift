@@ -16,6 +16,9 @@ extension CacheEngine {
             try removePool(on: id, named: text)
             return
         }
+        // Recovery keeps a persistent file's bytes as they are: a file of an origin pool
+        // becomes persistent only once all of them are stored.
+        if attribute == .persistent, let fetch = joinFetch(id) { try fetch.waitForCompletion() }
         try namespace.withLock { namespace in
             let current = try namespace.record(id)
             // A file removed (evicted, say) since the kernel looked it up keeps no flags: the
@@ -94,6 +97,8 @@ extension CacheEngine {
         let beneath = try namespace.subtree(of: directory.entryID)
         var changed: [IndexChange] = []
         for id in [directory.entryID] + beneath.map(\.entryID) {
+            // A file still being fetched takes the directory's persistence when it completes.
+            if attribute == .persistent && fetches.isUnfinished(id) { continue }
             let after = namespace.modify(id) { inode -> EntryRecord in
                 let before = inode.record
                 let leavesPersistence = before.persistent && !directory.persistent
@@ -149,6 +154,20 @@ extension CacheEngine {
                 throw invalid("expected a percentage from 1 to 100")
             }
             updated.lowWatermarkPercent = percent
+        case .origin:
+            let url = text.trimmingCharacters(in: .whitespaces)
+            if !url.isEmpty, case .failure(let reason) = OriginURL.origin(for: url) { throw invalid(reason.description) }
+            updated.origin = url
+        case .negativeTTL:
+            guard let seconds = ValueParsing.durationSeconds(text) else {
+                throw invalid("expected seconds or a duration such as 30s, 5m (0 = misses are not remembered)")
+            }
+            updated.negativeTTLSeconds = seconds
+        case .maxFetches:
+            guard let count = Int64(text.trimmingCharacters(in: .whitespaces)), (1...256).contains(count) else {
+                throw invalid("expected a number of fetches from 1 to 256")
+            }
+            updated.maxFetches = count
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
@@ -156,6 +175,8 @@ extension CacheEngine {
         let saved = updated
         try writer.perform { db in try IndexStore.savePolicy(saved, for: poolID, in: db) }
         policies.withLock { $0[pool.entryID] = updated }
+        if attribute == .origin || attribute == .negativeTTL { negativeMisses.removeAll() }
+        if attribute == .maxFetches { fetchLimiter.limitsChanged() }
         evictor.requestEnforcement(of: [pool.entryID])
     }
 
@@ -165,7 +186,8 @@ extension CacheEngine {
         let values: [CacheAttribute: String] = [
             .maxSize: String(defaults.maxSize), .maxAge: String(defaults.maxAgeSeconds),
             .ageBasis: defaults.ageBasis.rawValue, .maxFiles: String(defaults.maxFiles),
-            .lowWatermark: String(defaults.lowWatermarkPercent),
+            .lowWatermark: String(defaults.lowWatermarkPercent), .origin: "",
+            .negativeTTL: String(defaults.negativeTTLSeconds), .maxFetches: String(defaults.maxFetches),
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolPolicy(attribute, text: text, on: pool)

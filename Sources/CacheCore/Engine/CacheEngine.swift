@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// Lock order (take them in this order, never the other way round):
 ///   `Evictor.pass` < `accessFlush` < `Namespace` < `HandleTable` < `UsageLedger` < `AccessTracker`
-///   < `policies` < `counters` < `Evictor.schedule` < the notification queue < `IndexWriter`'s queue.
+///   < `policies` < `counters` < `FetchTable` < `Evictor.schedule` < the notification queue < `IndexWriter`'s queue.
+/// A fetch's `FetchProgress` and `FetchLimiter` are leaves, never held while another lock is taken.
 /// The ``Namespace`` owns names and metadata; every change to them is made in memory under
 /// its lock and handed, in the same hold, to the ``IndexWriter``, which commits in groups on
 /// its own thread. So no request waits for SQLite but `fsync`, `fsyncdir`, the first write
@@ -52,6 +53,11 @@ public final class CacheEngine: Sendable {
     let durability: BackgroundWorker
     /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
     let ids: Mutex<IDReservation>
+    /// Read-through pools: fetches not finished, names origins lack, the per-pool bound.
+    let fetches = FetchTable()
+    let negativeMisses = NegativeCache()
+    let fetchLimiter: FetchLimiter
+    let originSettings: OriginSettings
 
     public init(_ configuration: EngineConfiguration) throws {
         layout = StoreLayout(root: configuration.storePath)
@@ -79,6 +85,9 @@ public final class CacheEngine: Sendable {
         let recoveryChanged = try Recovery(index: index, layout: layout, disk: disk, logger: logger)
             .run(afterPowerLoss: powerLost, afterUncleanStop: previousStop == "0")
         try StoreInitializer.ensureRootAndPools(index: index, clock: clock, overrides: configuration.poolOverrides)
+        try StoreInitializer.applyOrigins(configuration.origins, index: index, clock: clock)
+        originSettings = configuration.originSettings
+        fetchLimiter = FetchLimiter()
         if let minFree = configuration.minFree {
             try index.setSetting(MinFree.settingKey, minFree.description)
         }
@@ -107,6 +116,7 @@ public final class CacheEngine: Sendable {
 
     /// Flushes everything and closes what is still open; the store reopens cleanly after.
     public func shutdown() {
+        fetches.stopAll()
         evictor.stop()
         durability.stop()
         var leftovers: [EntryID] = []
@@ -118,6 +128,11 @@ public final class CacheEngine: Sendable {
                 if inode.record.parent == nil {
                     namespace.log(.delete(inode.id))
                     if inode.record.kind == .file { leftovers.append(inode.id) }
+                } else if fetches.isUnfinished(inode.id) {
+                    // Shown by its origin but not all fetched: looked up again next time.
+                    namespace.log(.delete(inode.id))
+                    usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool, persistent: false)
+                    leftovers.append(inode.id)
                 } else if inode.record.writing {
                     var record = inode.record
                     record.writing = false
@@ -146,6 +161,7 @@ public final class CacheEngine: Sendable {
     /// Stops the threads without saving anything, leaving the store as `kill -9` would
     /// (for tests): what the index writer had not committed is lost.
     func simulateCrash() {
+        fetches.stopAll()
         evictor.stop()
         durability.stop()
         writer.abandon()

@@ -22,6 +22,9 @@ public struct EngineConfiguration: Sendable {
     public var commitWindowSeconds: Double
     /// Size at which events.jsonl is rotated.
     public var eventLogMaxBytes: Int64
+    /// `--origin POOL=URL` options; persisted with the pool's policy.
+    public var origins: [OriginOverride] = []
+    public var originSettings = OriginSettings()
 
     public init(storePath: String, poolOverrides: [PoolOverride] = [], minFree: MinFree? = nil,
                 clock: any WallClock = SystemClock(), disk: any Disk = PosixDisk(),

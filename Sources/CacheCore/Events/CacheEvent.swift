@@ -14,6 +14,8 @@ public enum CacheEventKind: String, Sendable, Codable {
     case deleted
     /// A cached file that alone exceeded its pool's max_size was refused and removed.
     case refused
+    /// A file being fetched from the pool's origin failed (after retries) and was dropped.
+    case fetchFailed = "fetch_failed"
     /// A pool went over one of its limits.
     case overLimit = "over_limit"
 }

@@ -28,7 +28,7 @@ extension CacheEngine {
                 touch(parent, at: time.nanoseconds, in: &namespace)
             }
             // Counted with the usage change, so evicted_files never lags files and usage.
-            if kind != .deleted {
+            if kind != .deleted && kind != .fetchFailed {
                 counters.withLock { counters in
                     for item in removed {
                         counters.evictedFiles[item.record.pool, default: 0] += 1

@@ -7,6 +7,9 @@ struct PoolCounters: Sendable, Codable, Equatable {
     var misses: [EntryID: Int64] = [:]
     var evictedFiles: [EntryID: Int64] = [:]
     var evictedBytes: [EntryID: Int64] = [:]
+    var originRequests: [EntryID: Int64] = [:]
+    var fetchedBytes: [EntryID: Int64] = [:]
+    var fetchErrors: [EntryID: Int64] = [:]
 
     static let settingKey = "counters"
 
@@ -21,5 +24,19 @@ struct PoolCounters: Sendable, Codable, Equatable {
     /// The JSON the counters are saved as, in the `setting` table.
     var encoded: String {
         String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
+
+extension PoolCounters {
+    /// Counters saved before a figure existed read it as zero.
+    init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        hits = try values.decodeIfPresent([EntryID: Int64].self, forKey: .hits) ?? [:]
+        misses = try values.decodeIfPresent([EntryID: Int64].self, forKey: .misses) ?? [:]
+        evictedFiles = try values.decodeIfPresent([EntryID: Int64].self, forKey: .evictedFiles) ?? [:]
+        evictedBytes = try values.decodeIfPresent([EntryID: Int64].self, forKey: .evictedBytes) ?? [:]
+        originRequests = try values.decodeIfPresent([EntryID: Int64].self, forKey: .originRequests) ?? [:]
+        fetchedBytes = try values.decodeIfPresent([EntryID: Int64].self, forKey: .fetchedBytes) ?? [:]
+        fetchErrors = try values.decodeIfPresent([EntryID: Int64].self, forKey: .fetchErrors) ?? [:]
     }
 }

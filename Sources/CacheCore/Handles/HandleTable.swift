@@ -9,6 +9,9 @@ public struct OpenFile: Sendable {
     public var pool: EntryID
     /// Persistent files may outgrow the pool's max_size; cached ones may not.
     public var sizeLimit: Int64?
+    /// The fetch from the pool's origin that was storing the bytes when the file was
+    /// opened: reads wait on it for their range.
+    var fetch: FetchProgress?
 }
 
 /// Open handles by FUSE file handle number. Guarded by its own mutex, held only briefly.

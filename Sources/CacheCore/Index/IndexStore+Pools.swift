@@ -10,7 +10,8 @@ extension IndexStore {
                 policies[row["id"]] = PoolPolicy(
                     maxSize: row["max_size"], maxAgeSeconds: row["max_age"],
                     ageBasis: AgeBasis(rawValue: row["age_basis"]) ?? .access,
-                    maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"])
+                    maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"], origin: row["origin"],
+                    negativeTTLSeconds: row["negative_ttl"], maxFetches: row["max_fetches"])
             }
             return policies
         }
@@ -22,10 +23,12 @@ extension IndexStore {
 
     static func savePolicy(_ policy: PoolPolicy, for poolID: EntryID, in db: Database) throws {
         try db.execute(sql: """
-            INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
+                negative_ttl, max_fetches)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [poolID, policy.maxSize, policy.maxAgeSeconds, policy.ageBasis.rawValue,
-                             policy.maxFiles, policy.lowWatermarkPercent])
+                             policy.maxFiles, policy.lowWatermarkPercent, policy.origin, policy.negativeTTLSeconds,
+                             policy.maxFetches])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its policy.

@@ -94,6 +94,15 @@ enum Schema {
                     WHERE expiration > 0 AND \(evictable);
                 """)
         }
+        // Read-through pools: the origin URL of a pool (empty for none), how long a miss of the
+        // origin is remembered, and how many fetches from it may run at once.
+        migrator.registerMigration("v4-origin") { db in
+            try db.execute(sql: """
+                ALTER TABLE pool ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+                ALTER TABLE pool ADD COLUMN negative_ttl INTEGER NOT NULL DEFAULT \(PoolPolicy.defaultNegativeTTLSeconds);
+                ALTER TABLE pool ADD COLUMN max_fetches INTEGER NOT NULL DEFAULT \(PoolPolicy.defaultMaxFetches);
+                """)
+        }
         return migrator
     }
 }

@@ -11,9 +11,17 @@ public struct PoolFigures: Sendable, Equatable {
     public var evictedBytes: Int64
     public var hits: Int64
     public var misses: Int64
+    /// Read-through pools: fetches started, bytes stored from the origin, failed fetches.
+    public var originRequests: Int64
+    public var fetchedBytes: Int64
+    public var fetchErrors: Int64
 
     public init(pool: String, usageBytes: Int64, limitBytes: Int64, persistentBytes: Int64, pendingBytes: Int64,
-                files: Int64, evictedFiles: Int64, evictedBytes: Int64, hits: Int64, misses: Int64) {
+                files: Int64, evictedFiles: Int64, evictedBytes: Int64, hits: Int64, misses: Int64,
+                originRequests: Int64 = 0, fetchedBytes: Int64 = 0, fetchErrors: Int64 = 0) {
+        self.originRequests = originRequests
+        self.fetchedBytes = fetchedBytes
+        self.fetchErrors = fetchErrors
         self.pool = pool
         self.usageBytes = usageBytes
         self.limitBytes = limitBytes

@@ -31,6 +31,13 @@ public enum AttributeValueCheck {
             return ValueParsing.flag(value) == true ? nil : "write 1 to run it"
         case .removePool:
             return trimmed.isEmpty ? "expected the name of a pool" : nil
+        case .negativeTTL:
+            return ValueParsing.durationSeconds(value) != nil ? nil : "expected seconds or a duration such as 30s, 5m"
+        case .maxFetches:
+            return Int64(trimmed).map { (1...256).contains($0) } == true ? nil : "expected a number of fetches from 1 to 256"
+        case .origin:
+            guard !trimmed.isEmpty, case .failure(let reason) = OriginURL.origin(for: trimmed) else { return nil }
+            return reason.description
         default:
             return "read-only"
         }

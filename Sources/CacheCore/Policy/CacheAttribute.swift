@@ -2,14 +2,15 @@
 public enum CacheAttribute: String, CaseIterable, Sendable {
     // Files and directories inside a pool.
     case persistent, pinned, expiration
-    case lastAccess = "last_access", state, expiresAt = "expires_at"
+    case lastAccess = "last_access", state, expiresAt = "expires_at", fetching
     // Pool directories.
     case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
-    case lowWatermark = "low_watermark"
+    case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
     // Figures on pool directories and on the root.
     case usage, persistentUsage = "persistent_usage", pendingUsage = "pending_usage", files
     case evictedFiles = "evicted_files", evictedBytes = "evicted_bytes", hits, misses
     case pinnedFiles = "pinned_files", oldestAccess = "oldest_access"
+    case originRequests = "origin_requests", fetchedBytes = "fetched_bytes", fetchErrors = "fetch_errors"
     // The root only.
     case minFree = "min_free", store
     // Actions on pool directories and the root.
@@ -31,10 +32,11 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     /// Attributes that exist at a place, in the order `getfattr -d` lists them.
     public static func readable(at place: Place) -> [CacheAttribute] {
         switch place {
-        case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt]
+        case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt, .fetching]
         case .directory: return [.persistent, .pinned, .expiration]
         case .pool:
-            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark] + figures + [.oldestAccess]
+            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches]
+                + figures + [.oldestAccess]
         case .root: return figures + [.minFree, .store]
         case .nameOnly: return []
         }
@@ -43,7 +45,9 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     public static func writable(at place: Place) -> Set<CacheAttribute> {
         switch place {
         case .file, .directory: return [.persistent, .pinned, .expiration]
-        case .pool: return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .purge, .clear]
+        case .pool:
+            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches, .purge,
+                    .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }
@@ -51,5 +55,6 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
 
     static let figures: [CacheAttribute] = [
         .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits, .misses,
+        .originRequests, .fetchedBytes, .fetchErrors,
     ]
 }

@@ -12,9 +12,22 @@ public struct PoolPolicy: Sendable, Equatable {
     public var maxFiles: Int64
     /// Percent of max_size (and max_files) the evictor brings a pool down to once over.
     public var lowWatermarkPercent: Int64
+    /// The `user.cache.origin` URL of a read-through pool; empty for none.
+    public var origin: String
+    /// How long a name the origin lacks is answered ENOENT without asking it again.
+    public var negativeTTLSeconds: Int64
+    /// Concurrent fetches from the origin; further fetches wait for a slot.
+    public var maxFetches: Int64
+
+    public static let defaultNegativeTTLSeconds: Int64 = 30
+    public static let defaultMaxFetches: Int64 = 4
 
     public init(maxSize: Int64 = 25 << 20, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
-                maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = 90) {
+                maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = 90, origin: String = "",
+                negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches) {
+        self.origin = origin
+        self.negativeTTLSeconds = negativeTTLSeconds
+        self.maxFetches = maxFetches
         self.maxSize = maxSize
         self.maxAgeSeconds = maxAgeSeconds
         self.ageBasis = ageBasis

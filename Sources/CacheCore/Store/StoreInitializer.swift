@@ -45,6 +45,23 @@ enum StoreInitializer {
         try index.countSubdirectories(of: WellKnownEntry.root)
     }
 
+    /// `--origin POOL=URL` options: each pool (created if needed) gets the origin, persisted.
+    static func applyOrigins(_ origins: [OriginOverride], index: IndexStore, clock: any WallClock) throws {
+        for origin in origins {
+            let name = Data(origin.pool.utf8)
+            if try index.child(of: WellKnownEntry.root, named: name) == nil {
+                let record = EntryRecord.directory(name: name, parent: WellKnownEntry.root, pool: 0, mode: 0o755,
+                                                   uid: getuid(), gid: getgid(), now: clock.now().nanoseconds)
+                _ = try index.insertPool(record, policy: PoolPolicy())
+                try index.countSubdirectories(of: WellKnownEntry.root)
+            }
+            guard let pool = try index.child(of: WellKnownEntry.root, named: name) else { continue }
+            var policy = try index.poolPolicies()[pool.entryID] ?? PoolPolicy()
+            policy.origin = origin.url
+            try index.savePolicy(policy, for: pool.entryID)
+        }
+    }
+
     /// A `--pool` option creates the pool if needed and persists its limits.
     private static func apply(_ override: PoolOverride, index: IndexStore, now: Int64) throws {
         let name = Data(override.name.utf8)

@@ -26,7 +26,8 @@ struct MountCommand: ParsableCommand {
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
-            pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground. \
+            pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
+            origin=POOL=URL (as --origin). \
             Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
             mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
             mount(8): `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, or an /etc/fstab line such as
@@ -48,6 +49,9 @@ struct MountCommand: ParsableCommand {
 
     @Option(name: .customLong("pool"), help: "NAME=SIZE[,AGE]: create or change a pool; persisted.")
     var pools: [String] = []
+
+    @Option(name: .customLong("origin"), help: "POOL=URL: the pool reads through to this origin (file:///DIR); persisted.")
+    var origins: [String] = []
 
     @Option(name: .customShort("o"), help: "Mount options, comma-separated (listed above).")
     var options: [String] = []
@@ -73,10 +77,12 @@ struct MountCommand: ParsableCommand {
         do {
             try MountPreflight.check(store: storePath, mountpoint: mountPath)
             let notifier = LateBoundNotifier()
-            let engine = try CacheEngine(EngineConfiguration(
+            var configuration = EngineConfiguration(
                 storePath: storePath, poolOverrides: settings.pools, minFree: settings.minFree, notifier: notifier,
                 logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
-                commitWindowSeconds: settings.commitSeconds))
+                commitWindowSeconds: settings.commitSeconds)
+            configuration.origins = settings.origins
+            let engine = try CacheEngine(configuration)
             DaemonRecord.write(.starting, store: storePath)
             let metrics = settings.metricsFile.map {
                 DaemonMetrics(path: absolute($0), interval: settings.metricsSeconds, engine: engine, logger: logger)
@@ -125,7 +131,8 @@ struct MountCommand: ParsableCommand {
 
     private func parsedSettings() throws -> MountSettings {
         do {
-            return try MountSettings(pools: pools, options: options, logLevel: logLevel, foreground: foreground)
+            return try MountSettings(pools: pools, options: options, logLevel: logLevel, foreground: foreground,
+                                     origins: origins)
         } catch let error as MountSettings.Problem {
             throw ValidationError(error.description)
         }

@@ -50,7 +50,9 @@ struct SetCommand: ParsableCommand {
         commandName: "set", abstract: "Change a pool's policy (persisted in the store).",
         discussion: """
             Keys: max_size (25M, 1G, bytes), max_age (90s, 15m, 12h, 7d), age_basis (access|modification), \
-            max_files, low_watermark (percent); on the mount root: min_free (1G or 5%).
+            max_files, low_watermark (percent), origin (file:///DIR or exec:/PROGRAM; see README, \
+            "Read-through pools"), negative_ttl (30s), max_fetches (1 to 256); on the mount root: \
+            min_free (1G or 5%).
             Examples:
               cachefs set ~/cache/data max_size 100M
               cachefs set ~/cache/avatars max_age 7d

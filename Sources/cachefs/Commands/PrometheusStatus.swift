@@ -11,7 +11,8 @@ enum PrometheusStatus {
             PoolFigures(pool: pool.name, usageBytes: pool.usage, limitBytes: pool.maxSize,
                         persistentBytes: pool.persistentUsage, pendingBytes: pool.pendingUsage, files: pool.files,
                         evictedFiles: pool.evictedFiles, evictedBytes: pool.evictedBytes, hits: pool.hits,
-                        misses: pool.misses)
+                        misses: pool.misses, originRequests: pool.originRequests, fetchedBytes: pool.fetchedBytes,
+                        fetchErrors: pool.fetchErrors)
         }, in: registry)
         return registry.emitToString()
     }

@@ -36,6 +36,9 @@ struct StatusCommand: ParsableCommand {
         var evictedBytes: Int64
         var hits: Int64
         var misses: Int64
+        var originRequests: Int64
+        var fetchedBytes: Int64
+        var fetchErrors: Int64
         var oldestAccess: String
 
         enum CodingKeys: String, CodingKey {
@@ -43,7 +46,8 @@ struct StatusCommand: ParsableCommand {
             case maxSize = "max_size", maxFiles = "max_files", persistentUsage = "persistent_usage"
             case pendingUsage = "pending_usage", pinnedFiles = "pinned_files", maxAge = "max_age"
             case ageBasis = "age_basis", evictedFiles = "evicted_files", evictedBytes = "evicted_bytes"
-            case oldestAccess = "oldest_access"
+            case oldestAccess = "oldest_access", originRequests = "origin_requests", fetchedBytes = "fetched_bytes"
+            case fetchErrors = "fetch_errors"
         }
     }
 
@@ -86,7 +90,8 @@ struct StatusCommand: ParsableCommand {
             pendingUsage: try number("pending_usage"), pinnedFiles: try number("pinned_files"),
             maxAge: try number("max_age"), ageBasis: try Xattr.get(path, "user.cache.age_basis"),
             evictedFiles: try number("evicted_files"), evictedBytes: try number("evicted_bytes"),
-            hits: try number("hits"), misses: try number("misses"),
+            hits: try number("hits"), misses: try number("misses"), originRequests: try number("origin_requests"),
+            fetchedBytes: try number("fetched_bytes"), fetchErrors: try number("fetch_errors"),
             oldestAccess: try Xattr.get(path, "user.cache.oldest_access"))
     }
 

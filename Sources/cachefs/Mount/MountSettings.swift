@@ -23,8 +23,11 @@ struct MountSettings {
     var metricsSeconds: Double = 15
     var logLevel: Logger.Level = .info
     var foreground = false
+    /// Read-through pools: `--origin POOL=URL` (`-o origin=POOL=URL`).
+    var origins: [OriginOverride] = []
 
-    init(pools: [String], options: [String], logLevel: String, foreground: Bool = false) throws {
+    init(pools: [String], options: [String], logLevel: String, foreground: Bool = false, origins: [String] = []) throws {
+        for text in origins { try addOrigin(text) }
         for text in pools {
             guard let override = PoolOverride.parse(text) else {
                 throw Problem(description: "bad --pool '\(text)': expected NAME=SIZE[,AGE], e.g. data=100M or avatars=5M,7d")
@@ -54,6 +57,13 @@ struct MountSettings {
             throw Problem(description: "bad mount option pool=\(text ?? ""): expected pool=NAME:SIZE[:AGE], e.g. pool=data:100M or pool=avatars:5M:7d")
         }
         return override
+    }
+
+    private mutating func addOrigin(_ text: String) throws {
+        switch OriginOverride.parse(text) {
+        case .success(let origin): origins.append(origin)
+        case .failure(let reason): throw Problem(description: "bad origin '\(text)': \(reason)")
+        }
     }
 
     private mutating func apply(_ option: String) throws {
@@ -103,6 +113,7 @@ struct MountSettings {
             guard seconds >= 0.1 else { throw Problem(description: "metrics_interval must be at least 0.1 seconds") }
             metricsSeconds = seconds
         case "pool": pools.append(try Self.pool(value))
+        case "origin": try addOrigin(value ?? "")
         case "log_level": logLevel = try Self.level(value ?? "", option: "log_level")
         case "foreground": foreground = true
         case "min_free":

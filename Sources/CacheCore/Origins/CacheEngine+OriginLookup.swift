@@ -1,0 +1,104 @@
+import Foundation
+import Glibc
+
+/// Read-through pools: a name the pool lacks is asked of the pool's origin. A file the origin
+/// has appears at once with the origin's size, as an entry marked `writing` (so recovery
+/// drops it after a crash) and a `pending` slot in the ``FetchTable``; its first open starts
+/// the one fetch, which stores the bytes as they arrive while readers wait for their range.
+extension CacheEngine {
+    /// The origin of `pool`, if it has one.
+    func origin(ofPool pool: EntryID) -> (any Origin)? {
+        guard let url = policies.withLock({ $0[pool]?.origin }), !url.isEmpty else { return nil }
+        switch OriginURL.origin(for: url) {
+        case .success(let origin): return origin
+        case .failure(let reason):
+            logger.error("origin \(url) of pool \(pool) cannot be used: \(reason)")
+            return nil
+        }
+    }
+
+    /// LOOKUP of a name the pool lacks: the origin's file or directory, added to the pool, or
+    /// nil when the pool has no origin. Throws ENOENT for a name the origin lacks (and
+    /// remembers that for negative_ttl), EFBIG for a file larger than the pool, EIO when the
+    /// origin cannot answer.
+    func lookupInOrigin(parent: EntryID, name: [UInt8], pool: EntryID) throws -> FileAttributes? {
+        guard pool != 0, let origin = origin(ofPool: pool) else { return nil }
+        let time = now
+        if negativeMisses.contains(parent: parent, name: name, at: time) { throw CacheError.notFound }
+        let path = try namespace.withLock { try originPath(of: parent, in: &$0) } + [name]
+        let found: OriginEntry
+        do {
+            found = try origin.lookup(path)
+        } catch {
+            countFetchError(pool: pool)
+            logger.error("origin lookup of \(display(path)) failed: \(error)")
+            throw CacheError.io(EIO)
+        }
+        switch found {
+        case .missing:
+            negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: policies.withLock { $0[pool]?.negativeTTLSeconds } ?? PoolPolicy.defaultNegativeTTLSeconds)
+            throw CacheError.notFound
+        case .directory:
+            return try addOriginEntry(parent: parent, name: name, kind: .directory, size: 0, source: nil)
+        case .file(let size):
+            let source = FetchSource(origin: origin, path: path, pool: pool, size: size)
+            return try addOriginEntry(parent: parent, name: name, kind: .file, size: size, source: source)
+        }
+    }
+
+    /// The path below the pool of a directory in it, as the origin names it.
+    func originPath(of directory: EntryID, in namespace: inout NamespaceState) throws -> [[UInt8]] {
+        var components: [[UInt8]] = []
+        var current = try namespace.record(directory)
+        while !current.isPool, let parent = current.parent, components.count < 4096 {
+            components.append(Array(current.name))
+            current = try namespace.record(parent)
+        }
+        return components.reversed()
+    }
+
+    private func addOriginEntry(parent: EntryID, name: [UInt8], kind: EntryKind, size: Int64,
+                                source: FetchSource?) throws -> FileAttributes {
+        let id = try takeID()
+        // Empty bytes, so the file opens before its fetch starts; made before the namespace
+        // lock as `create` does (recovery clears bytes of ids whose row never committed).
+        if kind == .file {
+            disk.close(try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600))
+        }
+        let added = Result { try namespace.withLock { namespace -> (attributes: FileAttributes, isNew: Bool) in
+            let parentRecord = try directory(parent, in: &namespace)
+            // Another lookup (or a create) added the name meanwhile.
+            if let existing = try namespace.child(of: parent, named: Data(name)) {
+                namespace.modify(existing.entryID) { $0.lookups += 1 }
+                return (existing.attributes, false)
+            }
+            if kind == .file, !parentRecord.persistent, let limit = sizeLimit(for: parentRecord), size > limit {
+                throw CacheError.fileTooLarge
+            }
+            let time = now.nanoseconds
+            let owner = Caller(uid: parentRecord.uid, gid: parentRecord.gid, pid: 0)
+            var created = newRecord(id, kind: kind, name: Data(name), in: parentRecord,
+                                    mode: kind == .directory ? 0o755 : 0o644, caller: owner, at: time)
+            if kind == .file {
+                // Incomplete until the fetch ends; persistence (which recovery would keep
+                // torn) is taken from the directory only then.
+                created.size = size
+                created.writing = true
+                created.durable = false
+                created.persistent = false
+            }
+            namespace.add(created)
+            namespace.log(.insert(created))
+            touch(parent, at: time, in: &namespace, subdirectories: kind == .directory ? 1 : 0)
+            namespace.modify(id) { $0.lookups += 1 }
+            if let source {
+                usage.addFile(1, bytes: size, pool: created.pool, persistent: false)
+                fetches.addPending(id, source: source)
+                if isOverLimit(created.pool) { evictor.requestEnforcement(of: [created.pool]) }
+            }
+            return (created.attributes, true)
+        } }
+        if kind == .file, (try? added.get().isNew) != true { unlinkBytes(of: [id]) }
+        return try added.get().attributes
+    }
+}

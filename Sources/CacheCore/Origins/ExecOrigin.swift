@@ -1,0 +1,84 @@
+import Foundation
+import Glibc
+
+/// `exec:/path/to/program`: a program the daemon runs for each name, with the name's path
+/// below the pool as its last argument. `PROGRAM --size NAME` prints the size in bytes;
+/// `PROGRAM NAME` writes the bytes to standard output. Exit 0 means found, 44 not found,
+/// anything else a failure (retried). The program's stderr is the daemon's (its log).
+///
+/// Run with Foundation's `Process` on the fetch's own thread: the daemon is thread-based
+/// and blocking, and swift-subprocess's async API would put the pipe reads on the two
+/// threads of the cooperative pool.
+struct ExecOrigin: Origin {
+    let program: String
+    static let notFoundStatus: Int32 = 44
+    static let chunkSize = 64 << 10
+
+    func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry {
+        var output = Data()
+        let status = try run(["--size", name(path)]) { chunk in
+            output.append(contentsOf: chunk)
+            return output.count < 4096
+        }
+        if status == Self.notFoundStatus { return .missing }
+        guard status == 0 else { throw .failed("\(program) --size exited with \(status)") }
+        let text = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let size = Int64(text), size >= 0 else {
+            throw .failed("\(program) --size printed '\(text.prefix(80))', not a size in bytes")
+        }
+        return .file(size: size)
+    }
+
+    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int64 {
+        var delivered: Int64 = 0
+        let status = try run([name(path)]) { chunk in
+            delivered += Int64(chunk.count)
+            return receive(chunk)
+        }
+        if status == Self.notFoundStatus { throw .notFound }
+        guard status == 0 else { throw .failed("\(program) exited with \(status)") }
+        return delivered
+    }
+
+    private func name(_ path: [[UInt8]]) -> String {
+        path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
+    }
+
+    /// Runs the program, handing its standard output to `receive` as it comes; when
+    /// `receive` answers false the program is killed. Returns its exit status.
+    private func run(_ arguments: [String], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        process.standardError = FileHandle.standardError
+        do {
+            try process.run()
+        } catch {
+            throw .failed("cannot run \(program): \(error)")
+        }
+        let fd = output.fileHandleForReading.fileDescriptor
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var readError: Int32 = 0
+        while true {
+            let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                readError = errno
+                break
+            }
+            if count == 0 { break }
+            if !receive(UnsafeRawBufferPointer(rebasing: buffer[..<count])) {
+                process.terminate()
+                break
+            }
+        }
+        try? output.fileHandleForReading.close()
+        process.waitUntilExit()
+        if readError != 0 { throw .failed("reading from \(program): \(String(cString: strerror(readError)))") }
+        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+
+/// What a fetch needs to know, fixed at the lookup that showed the file.
+struct FetchSource: Sendable {
+    let origin: any Origin
+    let path: [[UInt8]]
+    let pool: EntryID
+    let size: Int64
+}
+
+/// Files of origin pools whose bytes are not all stored yet, by entry id: each waits for its
+/// first open (`pending`) or is being fetched (`running`). The one owner of fetch state; its
+/// lock guards memory only and is never held across I/O.
+final class FetchTable: Sendable {
+    enum Slot: Sendable {
+        case pending(FetchSource)
+        case running(FetchProgress, FetchSource)
+    }
+
+    private struct State {
+        var slots: [EntryID: Slot] = [:]
+        var stopping = false
+    }
+
+    private let state = Mutex(State())
+    /// Fetch threads still running, so shutdown can wait for them.
+    private let running = ConditionLock(0)
+
+    func addPending(_ id: EntryID, source: FetchSource) {
+        state.withLock { $0.slots[id] = .pending(source) }
+    }
+
+    /// The fetch of `id` if its bytes are not all stored: the one already running, or a new
+    /// one (with its source) that the caller must start. Single-flight: of many concurrent
+    /// callers exactly one gets a source.
+    func claim(_ id: EntryID) -> (progress: FetchProgress, startWith: FetchSource?)? {
+        state.withLock { state in
+            switch state.slots[id] {
+            case nil: return nil
+            case .running(let progress, _): return (progress, nil)
+            case .pending(let source):
+                let progress = FetchProgress(total: source.size)
+                state.slots[id] = .running(progress, source)
+                return (progress, source)
+            }
+        }
+    }
+
+    func progress(of id: EntryID) -> FetchProgress? {
+        state.withLock { state in
+            if case .running(let progress, _) = state.slots[id] { return progress }
+            return nil
+        }
+    }
+
+    /// Whether `id`'s bytes are incomplete (so it must never be marked finished).
+    func isUnfinished(_ id: EntryID) -> Bool {
+        state.withLock { $0.slots[id] != nil }
+    }
+
+    func remove(_ id: EntryID) {
+        state.withLock { _ = $0.slots.removeValue(forKey: id) }
+    }
+
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// Runs `body` on a thread of its own, counted so `stopAll` can wait for it.
+    func runThread(name: String, _ body: @escaping @Sendable () -> Void) {
+        running.withLock { $0 += 1 }
+        let thread = Thread { [running] in
+            body()
+            running.withLock { $0 -= 1 }
+            running.broadcast()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Asks every fetch to stop and waits until their threads ended; what they fetched
+    /// stays marked unfinished, so the next mount drops it.
+    func stopAll() {
+        state.withLock { $0.stopping = true }
+        running.withLock(waitingUntil: { $0 == 0 }) { _ in }
+    }
+}

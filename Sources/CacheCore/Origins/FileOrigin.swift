@@ -1,0 +1,86 @@
+import Glibc
+
+/// `file:///DIR`: a directory tree (a slow disk, an NFS mount); a name maps to the same
+/// relative path. Read in chunks, so readers of a large file are served as it arrives.
+struct FileOrigin: Origin {
+    let root: String
+    static let chunkSize = 256 << 10
+
+    func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry {
+        var info = stat()
+        let result = withPath(path) { stat($0, &info) }
+        guard result == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return .missing }
+            throw .failed("stat: \(String(cString: strerror(code)))")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: return .directory
+        case S_IFREG: return .file(size: Int64(info.st_size))
+        default: return .missing
+        }
+    }
+
+    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int64 {
+        let fd = withPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { throw .notFound }
+            throw .failed("open: \(String(cString: strerror(code)))")
+        }
+        defer { close(fd) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var delivered: Int64 = 0
+        while true {
+            let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .failed("read: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return delivered }
+            delivered += Int64(count)
+            guard receive(UnsafeRawBufferPointer(rebasing: buffer[..<count])) else { return delivered }
+        }
+    }
+
+    func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? {
+        guard let directory = withPath(path, { opendir($0) }) else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return [] }
+            throw .failed("opendir: \(String(cString: strerror(code)))")
+        }
+        defer { closedir(directory) }
+        var names: [OriginName] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if name == [0x2e] || name == [0x2e, 0x2e] { continue }
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_DIR): names.append(OriginName(name: name, kind: .directory))
+            case Int32(DT_REG): names.append(OriginName(name: name, kind: .file))
+            case Int32(DT_UNKNOWN), Int32(DT_LNK):
+                // Resolved as a lookup would: a symlink to a file shows as that file.
+                switch try lookup(path + [name]) {
+                case .directory: names.append(OriginName(name: name, kind: .directory))
+                case .file: names.append(OriginName(name: name, kind: .file))
+                case .missing: break
+                }
+            default: break
+            }
+        }
+        return names.sorted { $0.name.lexicographicallyPrecedes($1.name) }
+    }
+
+    /// The origin path of `path` as a C string; names are bytes, so none is re-encoded.
+    private func withPath<T>(_ path: [[UInt8]], _ body: (UnsafePointer<CChar>) -> T) -> T {
+        var bytes = Array(root.utf8)
+        for component in path {
+            bytes.append(0x2f)
+            bytes.append(contentsOf: component)
+        }
+        bytes.append(0)
+        return bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+        }
+    }
+}

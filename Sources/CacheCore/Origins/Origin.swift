@@ -1,0 +1,40 @@
+/// What an origin says about a path.
+public enum OriginEntry: Sendable, Equatable {
+    case file(size: Int64)
+    case directory
+    case missing
+}
+
+/// Why an origin could not answer.
+public enum OriginFailure: Error, Sendable, Equatable {
+    /// The origin does not have the path (ENOENT to the reader; never retried).
+    case notFound
+    /// The bytes delivered differ from the size announced at lookup (never retried).
+    case sizeMismatch(announced: Int64, delivered: Int64)
+    /// Anything else: worth retrying.
+    case failed(String)
+}
+
+/// A place a read-through pool fetches what it does not hold. Paths are relative to the
+/// origin's root, one component per name, as bytes. Both calls block: `lookup` runs on the
+/// request thread of a LOOKUP, `fetch` on the fetch's own thread.
+public protocol Origin: Sendable {
+    func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry
+
+    /// Delivers the bytes in order to `receive`; when `receive` answers false nobody wants
+    /// them any more and the fetch stops early. Returns the number of bytes delivered.
+    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int64
+
+    /// The names in a directory of the origin, or nil if this kind of origin cannot list.
+    func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]?
+}
+
+extension Origin {
+    func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? { nil }
+}
+
+/// A name an origin listed.
+public struct OriginName: Sendable, Equatable {
+    public var name: [UInt8]
+    public var kind: EntryKind
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Glibc
+
+/// The `user.cache.origin` value of a pool: parsed and checked once when it is set, again
+/// when a pool's origin is first used after a mount.
+public enum OriginURL {
+    /// The origin a URL names, or why it cannot be one (the caller answers EINVAL).
+    public static func origin(for text: String) -> Result<any Origin, OriginURLError> {
+        let url = text.trimmingCharacters(in: .whitespaces)
+        if url.hasPrefix("file://") {
+            let path = String(url.dropFirst("file://".count))
+            guard path.hasPrefix("/") else { return .failure(.init("a file:// origin needs an absolute path: file:///DIR")) }
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                return .failure(.init("\(path) is not a directory"))
+            }
+            let root = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+            return .success(FileOrigin(root: root))
+        }
+        if url.hasPrefix("exec:") {
+            let program = String(url.dropFirst("exec:".count))
+            guard program.hasPrefix("/") else { return .failure(.init("an exec: origin needs an absolute path: exec:/PROGRAM")) }
+            guard access(program, X_OK) == 0 else { return .failure(.init("\(program) is not an executable program")) }
+            return .success(ExecOrigin(program: program))
+        }
+        for scheme in ["http://", "https://", "s3://"] where url.hasPrefix(scheme) {
+            return .failure(.init("\(scheme) origins are not supported yet (file:// and exec: are)"))
+        }
+        return .failure(.init("expected a URL such as file:///srv/images"))
+    }
+}
+
+public struct OriginURLError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A `--origin POOL=URL` mount option.
+public struct OriginOverride: Sendable, Equatable {
+    public var pool: String
+    public var url: String
+
+    /// Parses `POOL=URL`, checking the URL as `user.cache.origin` does.
+    public static func parse(_ text: String) -> Result<OriginOverride, OriginURLError> {
+        guard let equals = text.firstIndex(of: "=") else { return .failure(.init("expected POOL=URL")) }
+        let pool = String(text[..<equals])
+        guard PoolOverride.isValidPoolName(pool) else { return .failure(.init("\(pool) is not a pool name")) }
+        let url = String(text[text.index(after: equals)...])
+        return OriginURL.origin(for: url).map { _ in OriginOverride(pool: pool, url: url) }
+    }
+}

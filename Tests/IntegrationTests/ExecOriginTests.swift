@@ -1,0 +1,97 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A pool whose origin is a program (`exec:`), a shell script: found, exit 44, failures
+/// retried then EIO, a short delivery, early reads, and a fetch cut by kill -9.
+@Suite struct ExecOriginTests {
+    @Test func foundNotFoundAndFailuresAsTheProgramSays() throws {
+        try withOriginMount("exec", prepare: { try $0.write("hello.txt", bytes: 12345) }) { mount, origin in
+            #expect(try mount.mustSucceed("cmp data/hello.txt '\(origin.files)/hello.txt' && echo same") == "same")
+            let missing = try mount.sh("cat data/missing.txt")
+            #expect(!missing.succeeded && missing.error.contains("No such file"))
+            // Exit 1 is retried (3 tries), then the reader gets EIO and nothing is kept.
+            let broken = try mount.sh("cat data/broken.txt")
+            #expect(!broken.succeeded && broken.error.contains("Input/output error"))
+            #expect(origin.fetchCalls() == 1 + 3)
+            #expect(try mount.xattr("data", "user.cache.fetch_errors") == "1")
+            #expect(mount.daemonLog.contains("origin.sh: broken on purpose"))
+            // Fewer bytes than announced: EIO, nothing stored, not retried.
+            let short = try mount.sh("cat data/short.bin")
+            #expect(!short.succeeded && short.error.contains("Input/output error"))
+            #expect(origin.fetchCalls() == 1 + 3 + 1)
+            #expect(try mount.xattr("data", "user.cache.fetch_errors") == "2")
+            #expect(try mount.mustSucceed("ls data | tr '\\n' ' '") == "hello.txt")
+            #expect(try mount.xattr("data", "user.cache.usage") == "12345")
+            let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
+            #expect(events.contains("\"fetch_failed\"") && events.contains("short.bin"))
+        }
+    }
+
+    @Test func aReaderWaitsOnlyForItsRangeAndTheFetchShowsItsProgress() throws {
+        try withOriginMount("exec", prepare: { try $0.holdSlowNames() }) {
+            mount, origin in
+            let start = Date()
+            #expect(try mount.mustSucceed("timeout 10 head -c 100 data/slow.bin | wc -c") == "100")
+            #expect(Date().timeIntervalSince(start) < 5)
+            #expect(try mount.xattr("data/slow.bin", "user.cache.fetching") == "1048576/8388608")
+            try FileManager.default.removeItem(atPath: origin.hold)
+            #expect(try mount.mustSucceed("timeout 20 wc -c < data/slow.bin") == "8388608")
+            #expect(try mount.mustSucceed("cmp data/slow.bin <(head -c 8388608 /dev/zero) && echo same") == "same")
+            #expect(try mount.xattr("data/slow.bin", "user.cache.fetching") == "")
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "1")
+        }
+    }
+
+    @Test func aFetchCutByKillIsNeverServedAfterRemount() throws {
+        try withOriginMount("exec", prepare: { try $0.holdSlowNames() }) {
+            mount, origin in
+            let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
+            defer { close(quiet) }
+            let reader = try ChildProcess(["cat", mount.path("data/slow.bin")], stdin: quiet, stdout: quiet, stderr: quiet)
+            #expect(Shell.waitUntil(seconds: 10) {
+                (try? mount.sh("getfattr --only-values -n user.cache.fetching data/slow.bin").output)?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "1048576/8388608"
+            })
+            try mount.crash()
+            reader.wait()
+            try FileManager.default.removeItem(atPath: origin.hold)
+            try mount.mount()
+            #expect(try mount.mustSucceed("ls data | wc -l") == "0")
+            #expect(try mount.xattr("data", "user.cache.usage") == "0")
+            let objects = try Shell.bash("find '\(mount.store)/objects' -type f | wc -l").output
+            #expect(objects.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+            // Opened again, it is fetched whole.
+            #expect(try mount.mustSucceed("timeout 20 wc -c < data/slow.bin") == "8388608")
+        }
+    }
+
+    @Test func aFileBeingFetchedBecomesPersistentOnlyOnceComplete() throws {
+        try withOriginMount("exec", prepare: { try $0.holdSlowNames() }) { mount, origin in
+            #expect(try mount.mustSucceed("timeout 10 head -c 100 data/slow.bin | wc -c") == "100")
+            // Waits for the fetch (the origin goes on after a second), so a crash can never
+            // keep a torn persistent file.
+            _ = try mount.mustSucceed("""
+                (sleep 1; rm -f '\(origin.hold)') &
+                setfattr -n user.cache.persistent -v 1 data/slow.bin; status=$?; wait; exit $status
+                """)
+            #expect(try mount.xattr("data/slow.bin", "user.cache.fetching") == "")
+            #expect(try mount.xattr("data/slow.bin", "user.cache.state") == "persistent")
+            #expect(try mount.xattr("data", "user.cache.persistent_usage") == "8388608")
+        }
+    }
+
+    @Test func maxFetchesBoundsConcurrentFetchesPerPool() throws {
+        try withOriginMount("exec", prepare: { try $0.holdSlowNames() }) { mount, origin in
+            _ = try mount.mustSucceed("setfattr -n user.cache.max_fetches -v 1 data")
+            #expect(try mount.mustSucceed("timeout 10 head -c 100 data/slow-1.bin | wc -c") == "100")
+            // The second fetch waits for the first one's slot, so even its first bytes wait.
+            let waiting = try mount.sh("timeout 2 head -c 100 data/slow-2.bin")
+            #expect(waiting.status == 124, "\(waiting)")
+            #expect(try mount.xattr("data/slow-2.bin", "user.cache.fetching") == "0/8388608")
+            try FileManager.default.removeItem(atPath: origin.hold)
+            #expect(try mount.mustSucceed("timeout 20 cat data/slow-1.bin data/slow-2.bin | wc -c") == "16777216")
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "2")
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A folder beside a test's store that serves as the origin of its `data` pool: `files/`
+/// for a `file://` origin, and `origin.sh`, an `exec:` program over the same files whose
+/// names choose how it behaves (see `script`). Created before the first mount.
+struct OriginFixture {
+    let root: String
+    var files: String { root + "/files" }
+    var program: String { root + "/origin.sh" }
+    /// While this file exists, `slow*` names stop after their first MiB.
+    var hold: String { root + "/hold" }
+    /// One line per fetch the program served.
+    var calls: String { root + "/calls" }
+
+    init(in directory: String) throws {
+        root = directory + "/origin"
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        // Written by a child process: a descriptor open for writing in this (multi-threaded)
+        // test process could leak into a concurrent fork and make the exec fail with ETXTBSY.
+        let written = try Shell.bash("cat > '\(program)' <<'ORIGIN_SCRIPT'\n\(Self.script(root: root))\nORIGIN_SCRIPT\nchmod 755 '\(program)'")
+        guard written.succeeded else { throw MountError(message: "cannot write \(program): \(written.error)") }
+    }
+
+    func write(_ name: String, bytes: Int) throws {
+        let path = files + "/" + name
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        let result = try Shell.bash("head -c \(bytes) /dev/urandom > '\(path)'")
+        guard result.succeeded else { throw MountError(message: "cannot write \(path): \(result.error)") }
+    }
+
+    func holdSlowNames() throws {
+        guard FileManager.default.createFile(atPath: hold, contents: nil) else {
+            throw MountError(message: "cannot create \(hold)")
+        }
+    }
+
+    func fetchCalls() -> Int {
+        ((try? String(contentsOfFile: calls, encoding: .utf8)) ?? "").split(separator: "\n").count
+    }
+
+    /// `missing*` exits 44, `broken*` announces 5 bytes and exits 1, `short*` announces 1000
+    /// and writes 10, `slow*` announces 8 MiB and holds after the first MiB while `hold`
+    /// exists; anything else is served from `files/`.
+    static func script(root: String) -> String {
+        """
+        #!/bin/bash
+        mode=fetch
+        if [ "$1" = --size ]; then mode=size; shift; fi
+        name=$1
+        echo "origin.sh: $mode $name" >&2
+        [ $mode = fetch ] && echo "$name" >> '\(root)/calls'
+        case "$name" in
+          missing*) exit 44 ;;
+          broken*) [ $mode = size ] && { echo 5; exit 0; }; echo "origin.sh: broken on purpose" >&2; exit 1 ;;
+          short*) [ $mode = size ] && { echo 1000; exit 0; }; head -c 10 /dev/zero; exit 0 ;;
+          slow*)
+            [ $mode = size ] && { echo 8388608; exit 0; }
+            head -c 1048576 /dev/zero
+            while [ -e '\(root)/hold' ]; do sleep 0.05; done
+            head -c 7340032 /dev/zero; exit 0 ;;
+          *)
+            [ -f '\(root)/files/'"$name" ] || exit 44
+            [ $mode = size ] && { stat -c %s '\(root)/files/'"$name"; exit 0; }
+            cat '\(root)/files/'"$name" ;;
+        esac
+        """
+    }
+}
+
+/// Runs `body` against a mount whose `data` pool reads through to `origin` (`file` or
+/// `exec`); `prepare` fills the origin before the mount.
+func withOriginMount(_ scheme: String, arguments: [String] = [], prepare: (OriginFixture) throws -> Void = { _ in },
+                     _ body: (MountedStore, OriginFixture) throws -> Void) throws {
+    var fixture: OriginFixture?
+    let mounted = try MountedStore(arguments: arguments) { store in
+        let origin = try OriginFixture(in: store.directory)
+        try prepare(origin)
+        let url = scheme == "file" ? "file://" + origin.files : "exec:" + origin.program
+        store.extraArguments += ["--origin", "data=" + url]
+        fixture = origin
+    }
+    do {
+        try body(mounted, fixture!)
+    } catch {
+        Issue.record("daemon log:\n\(mounted.daemonLog)")
+        throw error
+    }
+}
