@@ -9,6 +9,12 @@ import Synchronization
 public protocol KernelNotifier: Sendable {
     /// The name `name` in directory `parent`, which pointed at `child`, is gone.
     func deleted(parent: EntryID, child: EntryID, name: [UInt8])
+    /// The attributes of `id` the kernel holds are stale (cachefs moved its atime).
+    func attributesChanged(_ id: EntryID)
+}
+
+extension KernelNotifier {
+    public func attributesChanged(_ id: EntryID) {}
 }
 
 /// A notifier that tells nobody: for tools that open a store without a mount.
@@ -30,5 +36,9 @@ public final class LateBoundNotifier: KernelNotifier {
 
     public func deleted(parent: EntryID, child: EntryID, name: [UInt8]) {
         target.withLock { $0 }?.deleted(parent: parent, child: child, name: name)
+    }
+
+    public func attributesChanged(_ id: EntryID) {
+        target.withLock { $0 }?.attributesChanged(id)
     }
 }

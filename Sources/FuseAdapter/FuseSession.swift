@@ -175,11 +175,20 @@ public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
         let cName = name.map { CChar(bitPattern: $0) }
         let result = fuse_lowlevel_notify_delete(session, fuse_ino_t(parent), fuse_ino_t(child), cName, cName.count)
         guard result == -ENOENT else {
-            report(result, of: "notify_delete", parent: parent)
+            report(result, of: "notify_delete", inode: parent)
             return
         }
         report(fuse_lowlevel_notify_inval_inode(session, fuse_ino_t(parent), 0, 0), of: "notify_inval_inode",
-               parent: parent)
+               inode: parent)
+    }
+
+    /// A negative offset drops only the kernel's cached attributes, not its pages.
+    public func attributesChanged(_ id: EntryID) {
+        guard !ended.load(ordering: .acquiring) else { return }
+        let result = fuse_lowlevel_notify_inval_inode(session, fuse_ino_t(id), -1, 0)
+        // ENOENT: the kernel holds no inode for it, so nothing is stale.
+        guard result != -ENOENT else { return }
+        report(result, of: "notify_inval_inode (attributes)", inode: id)
     }
 
     /// No notification after this: the mount is going away.
@@ -190,8 +199,8 @@ public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
     /// A failed notification leaves a stale name in the kernel until its timeout. At
     /// unmount the connection is gone (ENOTCONN, or EBADF for one sent as it closed), which
     /// needs no word.
-    private func report(_ result: Int32, of call: String, parent: EntryID) {
+    private func report(_ result: Int32, of call: String, inode: EntryID) {
         guard result != 0, result != -ENOTCONN, result != -EBADF else { return }
-        logger.warning("\(call) for directory \(parent) failed: \(String(cString: strerror(-result)))")
+        logger.warning("\(call) for inode \(inode) failed: \(String(cString: strerror(-result)))")
     }
 }

@@ -24,7 +24,7 @@ extension CacheEngine {
         try freeingSpace(extra: allocates ? length : 0) { () throws(CacheError) in
             try disk.fallocate(file.fd, mode: mode, offset: offset, length: length)
         }
-        // As on ext4: preallocating beyond the end (KEEP_SIZE alone) leaves the times alone.
-        noteContentChanged(file, growingTo: keepsSize ? nil : end, movesTimes: mode != FALLOC_FL_KEEP_SIZE)
+        // As on ext4, every mode moves ctime and mtime, even one that allocates nothing new.
+        noteContentChanged(file, growingTo: keepsSize ? nil : end)
     }
 }

@@ -36,7 +36,7 @@ extension CacheEngine {
         // Counted open under the namespace lock, so a removal sees either a closed file
         // (and discards it) or an open one (and keeps its bytes for this handle).
         let time = now.nanoseconds
-        let opened = namespace.withLock { namespace -> EntryRecord? in
+        let (opened, movedAccessTime) = namespace.withLock { namespace -> (EntryRecord?, Bool) in
             var movedAccessTime = false
             let opened = namespace.modify(id) { inode -> EntryRecord? in
                 guard inode.record.parent != nil || inode.keptUntilUnreferenced else { return nil }
@@ -49,13 +49,16 @@ extension CacheEngine {
                 return inode.record
             } ?? nil
             if movedAccessTime, let opened, opened.parent != nil { namespace.log(.content(opened)) }
-            return opened
+            return (opened, movedAccessTime)
         }
         guard let opened else {
             disk.close(fd)
             if writable { finishWriting(id) }
             throw CacheError.stale
         }
+        // The kernel serves stat from its cached attributes: a read from its page cache
+        // never reaches the daemon, so it is told the atime moved.
+        if movedAccessTime { evictor.notifications.enqueue([.attributes(id)]) }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
                                           sizeLimit: sizeLimit(for: opened), fetch: writable ? nil : fetch))
         if writable && flags & O_TRUNC != 0 {
@@ -141,16 +144,14 @@ extension CacheEngine {
     /// its size move. The growth is counted in the same hold of the namespace that changes
     /// the size, so a flag change or a removal between the two can never count it in the
     /// wrong place; crossing the pool's limit wakes the evictor.
-    func noteContentChanged(_ file: OpenFile, growingTo end: Int64?, movesTimes: Bool = true) {
+    func noteContentChanged(_ file: OpenFile, growingTo end: Int64?) {
         let time = now.nanoseconds
         let blocks = try? disk.allocatedBlocks(file.fd)
         let countedAsCached = namespace.withLock { namespace in
             namespace.modify(file.entry) { inode -> Bool in
                 if let blocks { inode.record.blocks = blocks }
-                if movesTimes {
-                    inode.record.mtime = time
-                    inode.record.ctime = time
-                }
+                inode.record.mtime = time
+                inode.record.ctime = time
                 inode.record.durable = false
                 let growth = max((end ?? 0) - inode.record.size, 0)
                 inode.record.size += growth

@@ -27,7 +27,7 @@ extension CacheEngine {
         writer.flush()
         logger.info("removed pool \(text) and its policy")
         evictor.notifications.enqueue([
-            PendingNotification(parent: WellKnownEntry.root, child: removed.entryID, name: Array(removed.name)),
+            PendingNotification.deleted(parent: WellKnownEntry.root, child: removed.entryID, name: Array(removed.name)),
         ])
     }
 }

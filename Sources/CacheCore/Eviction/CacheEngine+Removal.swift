@@ -48,7 +48,7 @@ extension CacheEngine {
         // The kernel made a user's own removal itself; only cachefs's removals need telling.
         guard kind != .deleted else { return (removed.count, bytes) }
         evictor.notifications.enqueue(removed.flatMap { item in
-            item.names.map { PendingNotification(parent: $0.parent, child: item.record.entryID, name: Array($0.name)) }
+            item.names.map { PendingNotification.deleted(parent: $0.parent, child: item.record.entryID, name: Array($0.name)) }
         })
         return (removed.count, bytes)
     }

@@ -1,10 +1,11 @@
 import Synchronization
 
-/// A removal the kernel must hear about.
-struct PendingNotification: Sendable {
-    var parent: EntryID
-    var child: EntryID
-    var name: [UInt8]
+/// A change the kernel must hear about.
+enum PendingNotification: Sendable {
+    /// A name cachefs removed.
+    case deleted(parent: EntryID, child: EntryID, name: [UInt8])
+    /// Attributes the kernel may hold cached, changed by cachefs (atime at an open).
+    case attributes(EntryID)
 }
 
 /// Tells the kernel about removals cachefs made itself, from a thread of its own
@@ -43,7 +44,10 @@ final class KernelNotifications: Sendable {
             return taken
         }
         for item in pending where !stopping.load(ordering: .acquiring) {
-            notifier.deleted(parent: item.parent, child: item.child, name: item.name)
+            switch item {
+            case .deleted(let parent, let child, let name): notifier.deleted(parent: parent, child: child, name: name)
+            case .attributes(let id): notifier.attributesChanged(id)
+            }
         }
     }
 }
