@@ -138,8 +138,11 @@ extension CacheEngine {
     /// replaces leaves a `deleted` event.
     public func rename(parent: EntryID, name: [UInt8], newParent: EntryID, newName: [UInt8],
                        flags: RenameFlags) throws {
-        guard !flags.contains(.exchange) else { throw CacheError.io(EINVAL) }
         try validate(newName)
+        if flags.contains(.exchange) {
+            guard !flags.contains(.noReplace) else { throw CacheError.io(EINVAL) }
+            return try exchange(LinkName(parent: parent, name: Data(name)), LinkName(parent: newParent, name: Data(newName)))
+        }
         let time = now
         let source = LinkName(parent: parent, name: Data(name))
         let destination = LinkName(parent: newParent, name: Data(newName))
@@ -276,7 +279,7 @@ extension CacheEngine {
         if let touched, touched.parent != nil { namespace.log(.update(touched)) }
     }
 
-    private func refuseMoveIntoItself(_ moved: EntryID, destination: EntryID,
+    func refuseMoveIntoItself(_ moved: EntryID, destination: EntryID,
                                       in namespace: inout NamespaceState) throws {
         var current: EntryID? = destination
         while let id = current, id != WellKnownEntry.root, id != 0 {

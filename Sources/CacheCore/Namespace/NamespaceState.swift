@@ -216,6 +216,39 @@ struct NamespaceState: Sendable {
         directories[destination.parent]?.insert(id, named: destination.name)
     }
 
+    /// Swaps what two names name (RENAME_EXCHANGE) and logs the index changes: both names
+    /// leave the index before either is written again, so no unique name is held twice.
+    mutating func exchange(_ first: LinkName, of firstID: EntryID, with second: LinkName, of secondID: EntryID,
+                           at time: Int64) {
+        func release(_ name: LinkName, of id: EntryID) {
+            if inodes[id]?.links.contains(name) == true { log(.deleteLink(name)) } else { log(.detach(id, ctime: time)) }
+        }
+        release(first, of: firstID)
+        release(second, of: secondID)
+        rename(first, of: firstID, to: second, at: time)
+        rename(second, of: secondID, to: first, at: time)
+        directories[first.parent]?.insert(secondID, named: first.name)
+        directories[second.parent]?.insert(firstID, named: second.name)
+        for id in [firstID, secondID] {
+            guard let inode = inodes[id] else { continue }
+            log(.update(inode.record))
+            for link in inode.links where link == first || link == second { log(.insertLink(link, entry: id)) }
+        }
+    }
+
+    /// Gives one name of an inode another in memory only (a link, or the record's own).
+    private mutating func rename(_ name: LinkName, of id: EntryID, to destination: LinkName, at time: Int64) {
+        guard var inode = inodes[id] else { return }
+        if let position = inode.links.firstIndex(of: name) {
+            inode.links[position] = destination
+        } else {
+            inode.record.parent = destination.parent
+            inode.record.name = destination.name
+        }
+        inode.record.ctime = time
+        inodes[id] = inode
+    }
+
     /// Drops a nameless inode nobody references any more.
     mutating func dropIfUnreferenced(_ id: EntryID) {
         guard let inode = inodes[id], inode.record.parent == nil, !inode.isReferenced else { return }
