@@ -5,14 +5,9 @@ import Testing
 /// `STORE/daemon.log`: bounded by rotation, and more detailed at debug and trace.
 @Suite struct DaemonLogTests {
     @Test func theLogIsRotatedAndTraceShowsRequestsAndDebugEvictionDecisions() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-log-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: base + "/mnt", withIntermediateDirectories: true)
-        defer {
-            _ = try? Shell.run(["fusermount3", "-u", base + "/mnt"])
-            _ = try? Shell.run(["fusermount3", "-uz", base + "/mnt"])
-            _ = Shell.waitUntil(seconds: 30) { (try? Shell.run(["flock", "-n", base + "/store/lock", "true"]).succeeded) == true }
-            try? FileManager.default.removeItem(atPath: base)
-        }
+        let scratch = try ScratchMount(prefix: "cachefs-log")
+        defer { scratch.finish() }
+        let base = scratch.base
         let limit = 65536
         let result = try Shell.bash("""
             set -e

@@ -106,14 +106,9 @@ import Testing
     }
 
     @Test func unmountAndMountAtOnceWaitsForTheDaemonThatIsFlushing() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-again-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: base + "/mnt", withIntermediateDirectories: true)
-        defer {
-            _ = try? Shell.run(["fusermount3", "-u", base + "/mnt"])
-            _ = try? Shell.run(["fusermount3", "-uz", base + "/mnt"])
-            _ = Shell.waitUntil(seconds: 30) { (try? Shell.run(["flock", "-n", base + "/store/lock", "true"]).succeeded) == true }
-            try? FileManager.default.removeItem(atPath: base)
-        }
+        let scratch = try ScratchMount(prefix: "cachefs-again")
+        defer { scratch.finish() }
+        let base = scratch.base
         let result = try Shell.bash("""
             set -e
             cd '\(base)'
@@ -129,14 +124,9 @@ import Testing
     }
 
     @Test func theStoreGetsItsMissingParentsAndAMissingMountpointSaysWhatToDo() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-fresh-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: base + "/mnt", withIntermediateDirectories: true)
-        defer {
-            _ = try? Shell.run(["fusermount3", "-u", base + "/mnt"])
-            _ = try? Shell.run(["fusermount3", "-uz", base + "/mnt"])
-            _ = Shell.waitUntil(seconds: 30) { (try? Shell.run(["flock", "-n", base + "/home/.cache/store/lock", "true"]).succeeded) == true }
-            try? FileManager.default.removeItem(atPath: base)
-        }
+        let scratch = try ScratchMount(prefix: "cachefs-fresh", store: "home/.cache/store")
+        defer { scratch.finish() }
+        let base = scratch.base
         let missing = try cachefs("mount", base + "/home/.cache/store", base + "/nothere")
         #expect(missing.error == "cachefs: mountpoint \(base)/nothere does not exist (create it first: mkdir -p \(base)/nothere)\n")
         let mounted = try cachefs("mount", base + "/home/.cache/store", base + "/mnt", "-o", "min_free=0")
