@@ -60,21 +60,12 @@ struct ExecOrigin: Origin {
             throw .failed("cannot run \(program): \(error)")
         }
         let fd = output.fileHandleForReading.fileDescriptor
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
+        let (_, ending) = DescriptorStream.deliver(fd, chunkSize: Self.chunkSize, to: receive)
         var readError: Int32 = 0
-        while true {
-            let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                readError = errno
-                break
-            }
-            if count == 0 { break }
-            if !receive(UnsafeRawBufferPointer(rebasing: buffer[..<count])) {
-                process.terminate()
-                break
-            }
+        switch ending {
+        case .end: break
+        case .stopped: process.terminate()
+        case .failed(let code): readError = code
         }
         try? output.fileHandleForReading.close()
         process.waitUntilExit()

@@ -29,19 +29,9 @@ struct FileOrigin: Origin {
             throw .failed("open: \(String(cString: strerror(code)))")
         }
         defer { close(fd) }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var delivered: Int64 = 0
-        while true {
-            let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .failed("read: \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { return delivered }
-            delivered += Int64(count)
-            guard receive(UnsafeRawBufferPointer(rebasing: buffer[..<count])) else { return delivered }
-        }
+        let (delivered, ending) = DescriptorStream.deliver(fd, chunkSize: Self.chunkSize, to: receive)
+        if case .failed(let code) = ending { throw .failed("read: \(String(cString: strerror(code)))") }
+        return delivered
     }
 
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? {
