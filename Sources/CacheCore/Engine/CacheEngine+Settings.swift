@@ -125,49 +125,24 @@ extension CacheEngine {
     }
 
     func setPoolPolicy(_ attribute: CacheAttribute, text: String, on pool: EntryRecord) throws {
+        // What a value may be is one rule, shared with the CLI, which checks before it writes.
+        if let problem = AttributeValueCheck.problem(with: text, for: attribute, now: now) {
+            throw CacheError.invalidXattrValue(name: attribute.fullName, reason: problem)
+        }
         var updated = policy(of: pool)
-        let invalid = { (reason: String) in CacheError.invalidXattrValue(name: attribute.fullName, reason: reason) }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        // Each value parses, having passed the check; `??` keeps the old one otherwise.
         switch attribute {
-        case .maxSize:
-            guard let bytes = ValueParsing.byteSize(text), bytes >= 0 else {
-                throw invalid("expected bytes or a size such as 25M, 25MiB, 1G")
-            }
-            updated.maxSize = bytes
-        case .maxAge:
-            guard let seconds = ValueParsing.durationSeconds(text) else {
-                throw invalid("expected seconds or a duration such as 90s, 15m, 12h, 7d")
-            }
-            updated.maxAgeSeconds = seconds
-        case .ageBasis:
-            guard let basis = AgeBasis(rawValue: text.trimmingCharacters(in: .whitespaces)) else {
-                throw invalid("expected access or modification")
-            }
-            updated.ageBasis = basis
-        case .maxFiles:
-            guard let count = Int64(text.trimmingCharacters(in: .whitespaces)), count >= 0 else {
-                throw invalid("expected a whole number of files, 0 for unlimited")
-            }
-            updated.maxFiles = count
+        case .maxSize: updated.maxSize = ValueParsing.byteSize(text) ?? updated.maxSize
+        case .maxAge: updated.maxAgeSeconds = ValueParsing.durationSeconds(text) ?? updated.maxAgeSeconds
+        case .ageBasis: updated.ageBasis = AgeBasis(rawValue: trimmed) ?? updated.ageBasis
+        case .maxFiles: updated.maxFiles = Int64(trimmed) ?? updated.maxFiles
         case .lowWatermark:
-            guard let percent = Int64(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "%", with: "")),
-                  (1...100).contains(percent) else {
-                throw invalid("expected a percentage from 1 to 100")
-            }
-            updated.lowWatermarkPercent = percent
-        case .origin:
-            let url = text.trimmingCharacters(in: .whitespaces)
-            if !url.isEmpty, case .failure(let reason) = OriginURL.origin(for: url) { throw invalid(reason.description) }
-            updated.origin = url
-        case .negativeTTL:
-            guard let seconds = ValueParsing.durationSeconds(text) else {
-                throw invalid("expected seconds or a duration such as 30s, 5m (0 = misses are not remembered)")
-            }
-            updated.negativeTTLSeconds = seconds
-        case .maxFetches:
-            guard let count = Int64(text.trimmingCharacters(in: .whitespaces)), (1...256).contains(count) else {
-                throw invalid("expected a number of fetches from 1 to 256")
-            }
-            updated.maxFetches = count
+            updated.lowWatermarkPercent = Int64(trimmed.replacingOccurrences(of: "%", with: ""))
+                ?? updated.lowWatermarkPercent
+        case .origin: updated.origin = trimmed
+        case .negativeTTL: updated.negativeTTLSeconds = ValueParsing.durationSeconds(text) ?? updated.negativeTTLSeconds
+        case .maxFetches: updated.maxFetches = Int64(trimmed) ?? updated.maxFetches
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
