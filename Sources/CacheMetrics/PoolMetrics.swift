@@ -17,6 +17,16 @@ public enum PoolMetrics {
                 counter.reset()
                 counter.increment(by: max(value, 0))
             }
+            // Time to first byte as a summary's sum and count: rate(sum) / rate(count) is the
+            // average over any window.
+            let ttfbSum = registry.makeCounter(descriptor: descriptor(
+                "fetch_ttfb", unit: "seconds_sum", "Sum of the times to first byte of fetches from the origin."), labels: labels)
+            ttfbSum.reset()
+            ttfbSum.increment(by: Double(max(pool.fetchTTFBMillisecondsTotal, 0)) / 1000)
+            let ttfbCount = registry.makeCounter(descriptor: descriptor(
+                "fetch_ttfb", unit: "seconds_count", "Fetches from the origin that stored a first byte."), labels: labels)
+            ttfbCount.reset()
+            ttfbCount.increment(by: max(pool.fetchTTFBCount, 0))
         }
     }
 

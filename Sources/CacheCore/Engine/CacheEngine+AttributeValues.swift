@@ -38,7 +38,7 @@ extension CacheEngine {
         case .oldestAccess:
             return oldestAccess(inPool: record.entryID).map { ValueParsing.formatRFC3339(Timestamp(nanoseconds: $0)) } ?? ""
         case .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits,
-             .misses, .originRequests, .fetchedBytes, .fetchErrors:
+             .misses, .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount:
             return String(figure(attribute, pools: record.entryID == WellKnownEntry.root ? nil : [record.entryID]))
         case .purge, .clear, .removePool: return "0"
         }
@@ -97,8 +97,13 @@ extension CacheEngine {
         policies.withLock { $0[record.pool] } ?? PoolPolicy()
     }
 
-    /// A figure summed over `pools`, or over every pool when nil.
+    /// A figure summed over `pools`, or over every pool when nil; `fetch_ttfb_ms` is the
+    /// average time to first byte of their fetches (0 before the first).
     func figure(_ attribute: CacheAttribute, pools: [EntryID]?) -> Int64 {
+        if attribute == .fetchTTFB {
+            let count = figure(.fetchTTFBCount, pools: pools)
+            return count == 0 ? 0 : figure(.fetchTTFBTotal, pools: pools) / count
+        }
         let ids = pools ?? Array(policies.withLock { $0.keys })
         let counts = counters.withLock { $0 }
         let time = now.nanoseconds
@@ -117,6 +122,8 @@ extension CacheEngine {
             case .originRequests: return total + (counts.originRequests[pool] ?? 0)
             case .fetchedBytes: return total + (counts.fetchedBytes[pool] ?? 0)
             case .fetchErrors: return total + (counts.fetchErrors[pool] ?? 0)
+            case .fetchTTFBTotal: return total + (counts.firstByteMicroseconds[pool] ?? 0) / 1000
+            case .fetchTTFBCount: return total + (counts.firstBytes[pool] ?? 0)
             default: return total
             }
         }

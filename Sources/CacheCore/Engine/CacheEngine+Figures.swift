@@ -11,7 +11,9 @@ extension CacheEngine {
                 files: figure(.files, pools: pools), evictedFiles: figure(.evictedFiles, pools: pools),
                 evictedBytes: figure(.evictedBytes, pools: pools), hits: figure(.hits, pools: pools),
                 misses: figure(.misses, pools: pools), originRequests: figure(.originRequests, pools: pools),
-                fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools))
+                fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools),
+                fetchTTFBMillisecondsTotal: figure(.fetchTTFBTotal, pools: pools),
+                fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
         }.sorted { $0.pool < $1.pool }
     }
 }

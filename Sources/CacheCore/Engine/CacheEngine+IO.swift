@@ -20,7 +20,7 @@ extension CacheEngine {
             throw CacheError.stale
         }
         // A file of an origin pool not fetched yet: the first open starts the one fetch.
-        let fetch = joinFetch(id)
+        let fetch = try joinFetch(id)
         // Writes stay local, to a file whose origin bytes are all there.
         if writable, let fetch { try fetch.waitForCompletion() }
         if writable { try markWriting(id) }

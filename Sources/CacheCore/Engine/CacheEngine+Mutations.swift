@@ -200,7 +200,7 @@ extension CacheEngine {
     public func setattr(_ id: EntryID, changes: AttributeChanges, handle: UInt64?) throws -> FileAttributes {
         if changes.size != nil {
             // A truncation changes a complete file: one still being fetched completes first.
-            if let fetch = joinFetch(id) { try fetch.waitForCompletion() }
+            if let fetch = try joinFetch(id) { try fetch.waitForCompletion() }
             try markWriting(id)
         }
         defer { if changes.size != nil { finishWriting(id) } }

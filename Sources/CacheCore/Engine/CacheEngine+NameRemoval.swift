@@ -32,18 +32,20 @@ extension CacheEngine {
     }
 
     /// What the last name leaving changes, logged before the name goes: the size leaves the
-    /// pool's usage (into pending while the bytes are kept) and the row becomes nameless.
+    /// pool's usage (into pending while the bytes are kept) and the row becomes nameless. A
+    /// file of an origin pool whose fetch never started was never counted (`countsInUsage`).
     private func retireLastName(of id: EntryID, keepWhileKernelHolds: Bool, at time: Int64,
                                 in namespace: inout NamespaceState) -> EntryID? {
         // The size is read in the same hold that takes the name, so a write counts its
         // growth either before (here subtracted) or after (as pending).
         let kept = namespace.modify(id) { inode -> Bool in
             let kept = inode.openHandles > 0 || (keepWhileKernelHolds && inode.lookups > 0)
-            if inode.record.kind == .file {
+            if inode.record.kind == .file && countsInUsage(inode.record) {
                 usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool,
                               persistent: inode.record.persistent)
                 if kept { usage.addPending(inode.record.size, pool: inode.record.pool) }
             }
+            if !kept { fetches.dropIfPending(id) }
             inode.keptUntilUnreferenced = kept
             return kept
         } ?? false
@@ -57,7 +59,10 @@ extension CacheEngine {
         guard let inode = namespace.inodes[id], inode.record.parent == nil, !inode.isReferenced else { return nil }
         namespace.dropIfUnreferenced(id)
         guard inode.keptUntilUnreferenced else { return nil }
-        if inode.record.kind == .file { usage.addPending(-inode.record.size, pool: inode.record.pool) }
+        if inode.record.kind == .file && countsInUsage(inode.record) {
+            usage.addPending(-inode.record.size, pool: inode.record.pool)
+        }
+        fetches.dropIfPending(id)
         return id
     }
 

@@ -18,7 +18,7 @@ extension CacheEngine {
         }
         // Recovery keeps a persistent file's bytes as they are: a file of an origin pool
         // becomes persistent only once all of them are stored.
-        if attribute == .persistent, let fetch = joinFetch(id) { try fetch.waitForCompletion() }
+        if attribute == .persistent, let fetch = try joinFetch(id) { try fetch.waitForCompletion() }
         try namespace.withLock { namespace in
             let current = try namespace.record(id)
             // A file removed (evicted, say) since the kernel looked it up keeps no flags: the

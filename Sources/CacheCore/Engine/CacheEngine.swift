@@ -131,7 +131,9 @@ public final class CacheEngine: Sendable {
                 } else if fetches.isUnfinished(inode.id) {
                     // Shown by its origin but not all fetched: looked up again next time.
                     namespace.log(.delete(inode.id))
-                    usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool, persistent: false)
+                    if countsInUsage(inode.record) {
+                        usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool, persistent: false)
+                    }
                     leftovers.append(inode.id)
                 } else if inode.record.writing {
                     var record = inode.record

@@ -58,9 +58,10 @@ extension CacheEngine {
         EntryPath.of(entry) { try? namespace.record($0) }
     }
 
-    /// Whether a file may be chosen by size, age, pressure or clear: cached and unpinned.
+    /// Whether a file may be chosen by size, age, pressure or clear: cached, unpinned and
+    /// whole (not being written or fetched, as `Schema.evictable` says for the index).
     func isEvictable(_ record: EntryRecord, at time: Timestamp) -> Bool {
-        !record.persistent && !PinState(storedValue: record.pinnedUntil).isActive(at: time)
+        !record.persistent && !record.writing && !PinState(storedValue: record.pinnedUntil).isActive(at: time)
     }
 
     /// Whether age policy says the file is gone.

@@ -10,6 +10,9 @@ struct PoolCounters: Sendable, Codable, Equatable {
     var originRequests: [EntryID: Int64] = [:]
     var fetchedBytes: [EntryID: Int64] = [:]
     var fetchErrors: [EntryID: Int64] = [:]
+    /// Fetches that stored a first byte, and the sum of their times to first byte.
+    var firstBytes: [EntryID: Int64] = [:]
+    var firstByteMicroseconds: [EntryID: Int64] = [:]
 
     static let settingKey = "counters"
 
@@ -38,5 +41,7 @@ extension PoolCounters {
         originRequests = try values.decodeIfPresent([EntryID: Int64].self, forKey: .originRequests) ?? [:]
         fetchedBytes = try values.decodeIfPresent([EntryID: Int64].self, forKey: .fetchedBytes) ?? [:]
         fetchErrors = try values.decodeIfPresent([EntryID: Int64].self, forKey: .fetchErrors) ?? [:]
+        firstBytes = try values.decodeIfPresent([EntryID: Int64].self, forKey: .firstBytes) ?? [:]
+        firstByteMicroseconds = try values.decodeIfPresent([EntryID: Int64].self, forKey: .firstByteMicroseconds) ?? [:]
     }
 }

@@ -2,10 +2,15 @@ import GRDB
 
 /// The index's tables, created and upgraded by GRDB migrations.
 enum Schema {
-    /// The rows the evictor may choose: named, cached (not persistent), unpinned files.
-    /// Every victim query repeats this condition so SQLite uses the partial indexes, which
-    /// makes choosing the next victim O(log n). Pin leases are reset to 0 when they end.
-    static let evictable = "kind = 2 AND persistent = 0 AND pinned_until = 0 AND parent IS NOT NULL"
+    /// The rows the evictor may choose: named, cached (not persistent), unpinned, whole files
+    /// (not `writing`: being written, or an origin's file not all fetched, which may hold no
+    /// bytes at all). Every victim query repeats this condition so SQLite uses the partial
+    /// indexes, which makes choosing the next victim O(log n). Pin leases are reset to 0 when
+    /// they end.
+    static let evictable = "kind = 2 AND persistent = 0 AND pinned_until = 0 AND parent IS NOT NULL AND writing = 0"
+
+    /// The condition of the evictable indexes v1 and v3 created (migrations never change).
+    private static let evictableBeforeV5 = "kind = 2 AND persistent = 0 AND pinned_until = 0 AND parent IS NOT NULL"
 
     /// When a file with an expiration of its own expires, by each age basis. Queries must
     /// spell these exactly as the indexes do for SQLite to use them.
@@ -41,10 +46,10 @@ enum Schema {
                 CREATE UNIQUE INDEX entry_by_name ON entry(parent, name) WHERE parent IS NOT NULL;
                 CREATE INDEX entry_children ON entry(parent);
                 CREATE INDEX entry_unfinished ON entry(id) WHERE writing = 1 OR parent IS NULL;
-                CREATE INDEX entry_lru ON entry(pool, last_access) WHERE \(evictable);
-                CREATE INDEX entry_global_lru ON entry(last_access) WHERE \(evictable);
-                CREATE INDEX entry_by_mtime ON entry(pool, mtime) WHERE \(evictable);
-                CREATE INDEX entry_own_expiry ON entry(expiration) WHERE expiration > 0 AND \(evictable);
+                CREATE INDEX entry_lru ON entry(pool, last_access) WHERE \(evictableBeforeV5);
+                CREATE INDEX entry_global_lru ON entry(last_access) WHERE \(evictableBeforeV5);
+                CREATE INDEX entry_by_mtime ON entry(pool, mtime) WHERE \(evictableBeforeV5);
+                CREATE INDEX entry_own_expiry ON entry(expiration) WHERE expiration > 0 AND \(evictableBeforeV5);
                 CREATE INDEX entry_leases ON entry(pinned_until) WHERE pinned_until > 0;
                 CREATE INDEX entry_pinned ON entry(pool) WHERE pinned_until != 0 AND kind = 2;
                 CREATE TABLE xattr(
@@ -89,9 +94,9 @@ enum Schema {
         migrator.registerMigration("v3-expiry") { db in
             try db.execute(sql: """
                 CREATE INDEX entry_own_expiry_by_access ON entry(pool, \(ownExpiryByAccess))
-                    WHERE expiration > 0 AND \(evictable);
+                    WHERE expiration > 0 AND \(evictableBeforeV5);
                 CREATE INDEX entry_own_expiry_by_mtime ON entry(pool, \(ownExpiryByModification))
-                    WHERE expiration > 0 AND \(evictable);
+                    WHERE expiration > 0 AND \(evictableBeforeV5);
                 """)
         }
         // Read-through pools: the origin URL of a pool (empty for none), how long a miss of the
@@ -101,6 +106,26 @@ enum Schema {
                 ALTER TABLE pool ADD COLUMN origin TEXT NOT NULL DEFAULT '';
                 ALTER TABLE pool ADD COLUMN negative_ttl INTEGER NOT NULL DEFAULT \(PoolPolicy.defaultNegativeTTLSeconds);
                 ALTER TABLE pool ADD COLUMN max_fetches INTEGER NOT NULL DEFAULT \(PoolPolicy.defaultMaxFetches);
+                """)
+        }
+        // Files marked `writing` (an origin's files shown but not fetched, or being fetched or
+        // written) are no victims: the evictable indexes leave them out.
+        migrator.registerMigration("v5-evictable-whole-files") { db in
+            try db.execute(sql: """
+                DROP INDEX entry_lru;
+                DROP INDEX entry_global_lru;
+                DROP INDEX entry_by_mtime;
+                DROP INDEX entry_own_expiry;
+                DROP INDEX entry_own_expiry_by_access;
+                DROP INDEX entry_own_expiry_by_mtime;
+                CREATE INDEX entry_lru ON entry(pool, last_access) WHERE \(evictable);
+                CREATE INDEX entry_global_lru ON entry(last_access) WHERE \(evictable);
+                CREATE INDEX entry_by_mtime ON entry(pool, mtime) WHERE \(evictable);
+                CREATE INDEX entry_own_expiry ON entry(expiration) WHERE expiration > 0 AND \(evictable);
+                CREATE INDEX entry_own_expiry_by_access ON entry(pool, \(ownExpiryByAccess))
+                    WHERE expiration > 0 AND \(evictable);
+                CREATE INDEX entry_own_expiry_by_mtime ON entry(pool, \(ownExpiryByModification))
+                    WHERE expiration > 0 AND \(evictable);
                 """)
         }
         return migrator

@@ -15,10 +15,16 @@ public struct PoolFigures: Sendable, Equatable {
     public var originRequests: Int64
     public var fetchedBytes: Int64
     public var fetchErrors: Int64
+    /// Times to first byte of the pool's fetches: their sum in milliseconds, and how many.
+    public var fetchTTFBMillisecondsTotal: Int64
+    public var fetchTTFBCount: Int64
 
     public init(pool: String, usageBytes: Int64, limitBytes: Int64, persistentBytes: Int64, pendingBytes: Int64,
                 files: Int64, evictedFiles: Int64, evictedBytes: Int64, hits: Int64, misses: Int64,
-                originRequests: Int64 = 0, fetchedBytes: Int64 = 0, fetchErrors: Int64 = 0) {
+                originRequests: Int64 = 0, fetchedBytes: Int64 = 0, fetchErrors: Int64 = 0,
+                fetchTTFBMillisecondsTotal: Int64 = 0, fetchTTFBCount: Int64 = 0) {
+        self.fetchTTFBMillisecondsTotal = fetchTTFBMillisecondsTotal
+        self.fetchTTFBCount = fetchTTFBCount
         self.originRequests = originRequests
         self.fetchedBytes = fetchedBytes
         self.fetchErrors = fetchErrors

@@ -6,8 +6,13 @@ import Glibc
 /// or dropped. Readers wait on its ``FetchProgress`` for the range they ask for.
 extension CacheEngine {
     /// OPEN of a file whose bytes are not all stored: the fetch in flight, started now by
-    /// the first opener (single-flight). Nil for any other file.
-    func joinFetch(_ id: EntryID) -> FetchProgress? {
+    /// the first opener (single-flight). Nil for any other file. A file not fetched yet that
+    /// is larger than its pool's `max_size` now (lowered since the lookup) is EFBIG.
+    func joinFetch(_ id: EntryID) throws(CacheError) -> FetchProgress? {
+        if let size = fetches.pendingSize(of: id), let record = try? record(id),
+           let limit = sizeLimit(for: record), size > limit {
+            throw CacheError.fileTooLarge
+        }
         guard let claimed = fetches.claim(id) else { return nil }
         if let source = claimed.startWith {
             counters.withLock { $0.originRequests[source.pool, default: 0] += 1 }
@@ -17,29 +22,59 @@ extension CacheEngine {
         return claimed.progress
     }
 
-    /// The fetch thread: waits for a slot under max_fetches, then fetches with retries and
-    /// finishes the entry or removes it.
+    /// The fetch thread: waits for a slot under max_fetches, then (the fetch starts) counts
+    /// the file against its pool, fetches with retries and finishes the entry or removes it.
     private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress) {
         let outcome = fetchLimiter.withSlot(pool: source.pool, limit: {
             Int(policies.withLock { $0[source.pool]?.maxFetches } ?? PoolPolicy.defaultMaxFetches)
-        }) { fetchWithRetries(id, source: source, progress: progress) }
+        }) { () -> Result<Void, FetchEnd> in
+            countFetchedFile(id, pool: source.pool)
+            return fetchWithRetries(id, source: source, progress: progress)
+        }
         if fetches.isStopping { return }
         switch outcome {
         case .success:
             finishFetchedFile(id, source: source)
             fetches.remove(id)
             progress.finish(.complete)
+            enforceLimitsAfterWrite(in: source.pool)
         case .failure(let failure):
             let error: CacheError = failure == .notFound ? .notFound : .io(EIO)
             progress.finish(.failed(error))
-            fetches.remove(id)
-            if failure == .cancelled { return }
-            countFetchError(pool: source.pool)
-            logger.error("fetch of \(display(source.path)) failed: \(failure)")
-            if let record = try? record(id) {
-                removeFiles([record], as: .fetchFailed, reason: "fetch from the origin failed: \(failure)")
+            if failure != .cancelled {
+                countFetchError(pool: source.pool)
+                logger.error("fetch of \(display(source.path)) failed: \(failure)")
+                // Removed while its slot is still in the table: an open meanwhile joins the
+                // failed fetch, never opens the partial bytes as a complete file.
+                if let record = try? record(id) {
+                    removeFiles([record], as: .fetchFailed, reason: "fetch from the origin failed: \(failure)")
+                }
             }
+            fetches.remove(id)
         }
+    }
+
+    /// The fetch starts: from now the file counts against its pool at its announced size,
+    /// so the evictor makes room before the bytes arrive and the limit holds while they do.
+    /// (A file that lost its name meanwhile but is still open counts as pending usage.)
+    private func countFetchedFile(_ id: EntryID, pool: EntryID) {
+        let named = namespace.withLock { namespace -> Bool in
+            guard let inode = namespace.inodes[id], !fetches.isStopping,
+                  inode.record.parent != nil || inode.keptUntilUnreferenced, fetches.markCounted(id) else { return false }
+            guard inode.record.parent != nil else {
+                usage.addPending(inode.record.size, pool: inode.record.pool)
+                return false
+            }
+            usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
+            return true
+        }
+        if named && isOverLimit(pool) { evictor.requestEnforcement(of: [pool]) }
+    }
+
+    /// Whether a file's size is in its pool's usage (see ``FetchTable``): any file but one of
+    /// an origin pool whose fetch has not started. Call inside `namespace.withLock`.
+    func countsInUsage(_ record: EntryRecord) -> Bool {
+        !record.writing || fetches.countsInUsage(record.entryID)
     }
 
     enum FetchEnd: Error, Equatable, CustomStringConvertible {
@@ -58,13 +93,23 @@ extension CacheEngine {
         }
     }
 
+    /// Time to first byte is measured from here (the slot is taken: waiting for another
+    /// fetch's slot is cachefs's doing, not the origin's) to the first byte stored, retries
+    /// included, once per fetch.
     private func fetchWithRetries(_ id: EntryID, source: FetchSource, progress: FetchProgress) -> Result<Void, FetchEnd> {
+        let started = ContinuousClock.now
+        var firstByteTimed = false
+        let timeFirstByte = { [self] in
+            guard !firstByteTimed else { return }
+            firstByteTimed = true
+            countFirstByte(after: ContinuousClock.now - started, pool: source.pool)
+        }
         // The `writing` mark of the entry commits before its first byte is stored.
         writer.flush()
         var delay = originSettings.firstRetryDelaySeconds
         var attempt = 1
         while true {
-            let result = fetchOnce(id, source: source, progress: progress)
+            let result = fetchOnce(id, source: source, progress: progress, stored: timeFirstByte)
             guard case .failure(.failed(let reason)) = result, attempt < originSettings.attempts,
                   !fetches.isStopping else { return result }
             logger.warning("fetch of \(display(source.path)) failed (attempt \(attempt)): \(reason); retrying")
@@ -75,7 +120,8 @@ extension CacheEngine {
         }
     }
 
-    private func fetchOnce(_ id: EntryID, source: FetchSource, progress: FetchProgress) -> Result<Void, FetchEnd> {
+    private func fetchOnce(_ id: EntryID, source: FetchSource, progress: FetchProgress,
+                           stored storedChunk: () -> Void) -> Result<Void, FetchEnd> {
         let fd: Int32
         do {
             fd = try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
@@ -98,6 +144,7 @@ extension CacheEngine {
                     }
                     stored += Int64(written)
                     fetchedBytes(Int64(written), pool: source.pool)
+                    storedChunk()
                 } catch {
                     storeError = error
                     return false
@@ -159,6 +206,15 @@ extension CacheEngine {
 
     private func fetchedBytes(_ count: Int64, pool: EntryID) {
         counters.withLock { $0.fetchedBytes[pool, default: 0] += count }
+    }
+
+    private func countFirstByte(after elapsed: Duration, pool: EntryID) {
+        let (seconds, attoseconds) = elapsed.components
+        let microseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        counters.withLock { counters in
+            counters.firstBytes[pool, default: 0] += 1
+            counters.firstByteMicroseconds[pool, default: 0] += microseconds
+        }
     }
 
     func countFetchError(pool: EntryID) {

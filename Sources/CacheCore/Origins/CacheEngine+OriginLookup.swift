@@ -3,8 +3,9 @@ import Glibc
 
 /// Read-through pools: a name the pool lacks is asked of the pool's origin. A file the origin
 /// has appears at once with the origin's size, as an entry marked `writing` (so recovery
-/// drops it after a crash) and a `pending` slot in the ``FetchTable``; its first open starts
-/// the one fetch, which stores the bytes as they arrive while readers wait for their range.
+/// drops it after a crash and no pass picks it as a victim) and a `pending` slot in the
+/// ``FetchTable``, counted in no usage figure; its first open starts the one fetch, which
+/// stores the bytes as they arrive while readers wait for their range.
 extension CacheEngine {
     /// The origin of `pool`, if it has one.
     func origin(ofPool pool: EntryID) -> (any Origin)? {
@@ -91,11 +92,8 @@ extension CacheEngine {
             namespace.log(.insert(created))
             touch(parent, at: time, in: &namespace, subdirectories: kind == .directory ? 1 : 0)
             namespace.modify(id) { $0.lookups += 1 }
-            if let source {
-                usage.addFile(1, bytes: size, pool: created.pool, persistent: false)
-                fetches.addPending(id, source: source)
-                if isOverLimit(created.pool) { evictor.requestEnforcement(of: [created.pool]) }
-            }
+            // Not counted against the pool until its fetch starts: a lookup stores nothing.
+            if let source { fetches.addPending(id, source: source) }
             return (created.attributes, true)
         } }
         if kind == .file, (try? added.get().isNew) != true { unlinkBytes(of: [id]) }

@@ -12,10 +12,14 @@ struct FetchSource: Sendable {
 /// Files of origin pools whose bytes are not all stored yet, by entry id: each waits for its
 /// first open (`pending`) or is being fetched (`running`). The one owner of fetch state; its
 /// lock guards memory only and is never held across I/O.
+///
+/// A file counts against its pool only from the start of its fetch (`counted`, set when the
+/// fetch took its `max_fetches` slot): one shown by a lookup, or waiting for a slot, holds no
+/// bytes, so it is in no figure and frees nothing when it goes.
 final class FetchTable: Sendable {
     enum Slot: Sendable {
         case pending(FetchSource)
-        case running(FetchProgress, FetchSource)
+        case running(FetchProgress, FetchSource, counted: Bool)
     }
 
     private struct State {
@@ -38,10 +42,10 @@ final class FetchTable: Sendable {
         state.withLock { state in
             switch state.slots[id] {
             case nil: return nil
-            case .running(let progress, _): return (progress, nil)
+            case .running(let progress, _, _): return (progress, nil)
             case .pending(let source):
                 let progress = FetchProgress(total: source.size)
-                state.slots[id] = .running(progress, source)
+                state.slots[id] = .running(progress, source, counted: false)
                 return (progress, source)
             }
         }
@@ -49,8 +53,43 @@ final class FetchTable: Sendable {
 
     func progress(of id: EntryID) -> FetchProgress? {
         state.withLock { state in
-            if case .running(let progress, _) = state.slots[id] { return progress }
+            if case .running(let progress, _, _) = state.slots[id] { return progress }
             return nil
+        }
+    }
+
+    /// The announced size of `id` if its fetch has not been claimed yet.
+    func pendingSize(of id: EntryID) -> Int64? {
+        state.withLock { state in
+            if case .pending(let source) = state.slots[id] { return source.size }
+            return nil
+        }
+    }
+
+    /// Whether `id`'s size is in its pool's usage: true for any file but one whose fetch has
+    /// not started yet.
+    func countsInUsage(_ id: EntryID) -> Bool {
+        state.withLock { state in
+            switch state.slots[id] {
+            case nil, .running(_, _, counted: true): return true
+            case .pending, .running(_, _, counted: false): return false
+            }
+        }
+    }
+
+    /// The fetch of `id` starts counting against its pool; false if it already did or is gone.
+    func markCounted(_ id: EntryID) -> Bool {
+        state.withLock { state in
+            guard case .running(let progress, let source, counted: false) = state.slots[id] else { return false }
+            state.slots[id] = .running(progress, source, counted: true)
+            return true
+        }
+    }
+
+    /// Forgets `id` if nobody ever opened it (its entry is leaving).
+    func dropIfPending(_ id: EntryID) {
+        state.withLock { state in
+            if case .pending = state.slots[id] { state.slots[id] = nil }
         }
     }
 

@@ -11,6 +11,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case evictedFiles = "evicted_files", evictedBytes = "evicted_bytes", hits, misses
     case pinnedFiles = "pinned_files", oldestAccess = "oldest_access"
     case originRequests = "origin_requests", fetchedBytes = "fetched_bytes", fetchErrors = "fetch_errors"
+    case fetchTTFB = "fetch_ttfb_ms", fetchTTFBTotal = "fetch_ttfb_ms_total", fetchTTFBCount = "fetch_ttfb_count"
     // The root only.
     case minFree = "min_free", store
     // Actions on pool directories and the root.
@@ -55,6 +56,6 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
 
     static let figures: [CacheAttribute] = [
         .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits, .misses,
-        .originRequests, .fetchedBytes, .fetchErrors,
+        .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount,
     ]
 }

@@ -12,7 +12,8 @@ enum PrometheusStatus {
                         persistentBytes: pool.persistentUsage, pendingBytes: pool.pendingUsage, files: pool.files,
                         evictedFiles: pool.evictedFiles, evictedBytes: pool.evictedBytes, hits: pool.hits,
                         misses: pool.misses, originRequests: pool.originRequests, fetchedBytes: pool.fetchedBytes,
-                        fetchErrors: pool.fetchErrors)
+                        fetchErrors: pool.fetchErrors, fetchTTFBMillisecondsTotal: pool.fetchTTFBTotal,
+                        fetchTTFBCount: pool.fetchTTFBCount)
         }, in: registry)
         return registry.emitToString()
     }

@@ -39,6 +39,9 @@ struct StatusCommand: ParsableCommand {
         var originRequests: Int64
         var fetchedBytes: Int64
         var fetchErrors: Int64
+        var fetchTTFB: Int64
+        var fetchTTFBTotal: Int64
+        var fetchTTFBCount: Int64
         var oldestAccess: String
 
         enum CodingKeys: String, CodingKey {
@@ -47,7 +50,8 @@ struct StatusCommand: ParsableCommand {
             case pendingUsage = "pending_usage", pinnedFiles = "pinned_files", maxAge = "max_age"
             case ageBasis = "age_basis", evictedFiles = "evicted_files", evictedBytes = "evicted_bytes"
             case oldestAccess = "oldest_access", originRequests = "origin_requests", fetchedBytes = "fetched_bytes"
-            case fetchErrors = "fetch_errors"
+            case fetchErrors = "fetch_errors", fetchTTFB = "fetch_ttfb_ms", fetchTTFBTotal = "fetch_ttfb_ms_total"
+            case fetchTTFBCount = "fetch_ttfb_count"
         }
     }
 
@@ -92,6 +96,8 @@ struct StatusCommand: ParsableCommand {
             evictedFiles: try number("evicted_files"), evictedBytes: try number("evicted_bytes"),
             hits: try number("hits"), misses: try number("misses"), originRequests: try number("origin_requests"),
             fetchedBytes: try number("fetched_bytes"), fetchErrors: try number("fetch_errors"),
+            fetchTTFB: try number("fetch_ttfb_ms"), fetchTTFBTotal: try number("fetch_ttfb_ms_total"),
+            fetchTTFBCount: try number("fetch_ttfb_count"),
             oldestAccess: try Xattr.get(path, "user.cache.oldest_access"))
     }
 
