@@ -81,6 +81,26 @@ import Testing
         }
     }
 
+    @Test func timeToFirstByteIsAtLeastTheOriginsDelay() throws {
+        try withOriginMount("exec") { mount, _ in
+            #expect(try mount.xattr("data", "user.cache.fetch_ttfb_ms") == "0")
+            #expect(try mount.mustSucceed("cat data/sleepy-1.bin | wc -c") == "1000")
+            #expect(try mount.mustSucceed("cat data/sleepy-2.bin | wc -c") == "1000")
+            #expect(try mount.xattr("data", "user.cache.fetch_ttfb_count") == "2")
+            let average = Int(try mount.xattr("data", "user.cache.fetch_ttfb_ms")) ?? -1
+            let total = Int(try mount.xattr("data", "user.cache.fetch_ttfb_ms_total")) ?? -1
+            #expect(average >= 500, "\(average)")
+            #expect(total >= 1000 && total / 2 == average, "\(total) \(average)")
+            // A hit fetches nothing, so it is not timed.
+            _ = try mount.mustSucceed("cat data/sleepy-1.bin > /dev/null")
+            #expect(try mount.xattr("data", "user.cache.fetch_ttfb_count") == "2")
+            let metrics = try Shell.run([MountedStore.executable, "status", mount.mountpoint, "--format", "prometheus"])
+            let samples = MetricsTests.parse(metrics.output)
+            #expect(samples["cachefs_pool_fetch_ttfb_seconds_count{pool=\"data\"}"] == 2, "\(metrics.output)")
+            #expect(samples["cachefs_pool_fetch_ttfb_seconds_sum{pool=\"data\"}"] == Double(total) / 1000)
+        }
+    }
+
     @Test func maxFetchesBoundsConcurrentFetchesPerPool() throws {
         try withOriginMount("exec", prepare: { try $0.holdSlowNames() }) { mount, origin in
             _ = try mount.mustSucceed("setfattr -n user.cache.max_fetches -v 1 data")

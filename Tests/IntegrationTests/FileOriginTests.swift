@@ -78,6 +78,39 @@ import Testing
         }
     }
 
+    @Test func listingAndStatOfAnOriginLargerThanThePoolEvictNothing() throws {
+        try withOriginMount("file", arguments: ["--pool", "data=1M"], prepare: { origin in
+            for index in 1...40 { try origin.write("o-\(index)", bytes: 100_000) }
+        }) { mount, origin in
+            _ = try mount.mustSucceed("cat data/o-1 data/o-2 > /dev/null; head -c 100000 /dev/urandom > data/local")
+            #expect(try mount.xattr("data", "user.cache.usage") == "300000")
+            // Four megabytes shown, four times the pool: nothing is fetched, counted or evicted.
+            #expect(try mount.mustSucceed("ls -l data | grep -c ' 100000 '") == "41")
+            _ = try mount.mustSucceed("stat data/* > /dev/null")
+            #expect(try mount.mustSucceed("stat -c '%s %b' data/o-40") == "100000 0")
+            #expect(try mount.xattr("data", "user.cache.usage") == "300000")
+            #expect(try mount.xattr("data", "user.cache.files") == "3")
+            #expect(try mount.xattr("data", "user.cache.evicted_files") == "0")
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "2")
+            // du counts what is stored: 300 kB, none of the files only shown.
+            let stored = Int(try mount.mustSucceed("du -s --block-size=1000 data | cut -f1")) ?? -1
+            #expect(stored >= 300 && stored < 320, "\(stored)")
+            #expect(try mount.mustSucceed("cmp data/o-1 '\(origin.files)/o-1' && cmp data/o-2 '\(origin.files)/o-2' && echo same") == "same")
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "2")
+            #expect(try mount.mustSucceed("wc -c < data/local") == "100000")
+            // Reading fetches, and what is fetched counts.
+            _ = try mount.mustSucceed("for i in 3 4 5 6 7; do cmp data/o-$i '\(origin.files)/o-'$i || exit 1; done")
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "7")
+            #expect(try mount.xattr("data", "user.cache.usage") == "800000")
+            #expect(try mount.xattr("data", "user.cache.files") == "8")
+            #expect(try mount.xattr("data", "user.cache.fetch_ttfb_count") == "7")
+            #expect(try mount.xattr("data", "user.cache.evicted_files") == "0")
+            #expect(try mount.unmount() == 0)
+            let verify = try Shell.run([MountedStore.executable, "verify", mount.store])
+            #expect(verify.succeeded, "\(verify.output) \(verify.error)")
+        }
+    }
+
     @Test func writesStayLocalAndTheOriginIsAPersistedPoolXattr() throws {
         try withOriginMount("file", prepare: { try $0.write("a.txt", bytes: 10) }) { mount, origin in
             #expect(try mount.xattr("data", "user.cache.origin") == "file://" + origin.files)

@@ -13,7 +13,11 @@ import Testing
         "cachefs_pool_evicted_bytes_total": "evicted_bytes", "cachefs_pool_hits_total": "hits",
         "cachefs_pool_misses_total": "misses", "cachefs_pool_origin_requests_total": "origin_requests",
         "cachefs_pool_fetched_bytes_total": "fetched_bytes", "cachefs_pool_fetch_errors_total": "fetch_errors",
+        "cachefs_pool_fetch_ttfb_seconds_count": "fetch_ttfb_count",
     ]
+
+    /// Metrics in seconds of attributes in milliseconds.
+    static let poolFiguresInMilliseconds = ["cachefs_pool_fetch_ttfb_seconds_sum": "fetch_ttfb_ms_total"]
 
     /// Samples of the text format: `name{labels} value` → value. Every other line must be a
     /// `# HELP` or `# TYPE` comment.
@@ -37,6 +41,13 @@ import Testing
                 let expected = try mount.xattr(pool, "user.cache." + attribute)
                 let shown = samples[metric + "{pool=\"\(pool)\"}"]
                 if shown.map({ String(Int64($0)) }) != expected { wrong.append("\(metric) \(pool): \(shown as Any) != \(expected)") }
+            }
+            for (metric, attribute) in poolFiguresInMilliseconds {
+                let expected = try mount.xattr(pool, "user.cache." + attribute)
+                let shown = samples[metric + "{pool=\"\(pool)\"}"]
+                if shown.map({ String(Int64(($0 * 1000).rounded())) }) != expected {
+                    wrong.append("\(metric) \(pool): \(shown as Any) s != \(expected) ms")
+                }
             }
         }
         return wrong

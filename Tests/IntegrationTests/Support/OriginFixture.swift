@@ -43,7 +43,8 @@ struct OriginFixture {
 
     /// `missing*` exits 44, `broken*` announces 5 bytes and exits 1, `short*` announces 1000
     /// and writes 10, `slow*` announces 8 MiB and holds after the first MiB while `hold`
-    /// exists; anything else is served from `files/`.
+    /// exists, `sleepy*` sleeps half a second before it writes 1000 bytes; anything else is
+    /// served from `files/`.
     static func script(root: String) -> String {
         """
         #!/bin/bash
@@ -56,6 +57,7 @@ struct OriginFixture {
           missing*) exit 44 ;;
           broken*) [ $mode = size ] && { echo 5; exit 0; }; echo "origin.sh: broken on purpose" >&2; exit 1 ;;
           short*) [ $mode = size ] && { echo 1000; exit 0; }; head -c 10 /dev/zero; exit 0 ;;
+          sleepy*) [ $mode = size ] && { echo 1000; exit 0; }; sleep 0.5; head -c 1000 /dev/zero; exit 0 ;;
           slow*)
             [ $mode = size ] && { echo 8388608; exit 0; }
             head -c 1048576 /dev/zero
