@@ -50,6 +50,7 @@ extension CacheEngine {
 
     func state(of record: EntryRecord, at time: Timestamp) -> FileState {
         if record.parent == nil { return .pending }
+        if !countsInUsage(record) { return .origin }
         if record.persistent { return .persistent }
         if PinState(storedValue: record.pinnedUntil).isActive(at: time) { return .pinned }
         return .cached

@@ -89,7 +89,8 @@ extension CacheEngine {
 
 /// What `user.cache.state` reports for a file.
 public enum FileState: String, Sendable {
-    case cached, pinned, persistent, pending
+    /// `origin`: shown by its pool's origin, its fetch not started (nothing stored or counted).
+    case cached, pinned, persistent, pending, origin
 }
 
 /// setxattr(2) flags (from <sys/xattr.h>, which Glibc's module does not export).

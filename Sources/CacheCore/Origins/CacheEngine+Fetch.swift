@@ -72,7 +72,8 @@ extension CacheEngine {
     }
 
     /// Whether a file's size is in its pool's usage (see ``FetchTable``): any file but one of
-    /// an origin pool whose fetch has not started. Call inside `namespace.withLock`.
+    /// an origin pool whose fetch has not started. Usage changes that depend on it are made
+    /// inside `namespace.withLock`, as the fetch's start is.
     func countsInUsage(_ record: EntryRecord) -> Bool {
         !record.writing || fetches.countsInUsage(record.entryID)
     }
