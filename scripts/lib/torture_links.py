@@ -1,6 +1,5 @@
 """Links phase of scripts/torture: kill -9 during bursts of link, symlink and rename."""
 
-import json
 import os
 import random
 import subprocess
@@ -8,82 +7,42 @@ import sys
 
 import link_workload
 import torture_support as S
+from torture_kill_cycles import KillCycles
 from torture_phases import aux_fs
-from torture_support import log
 
 BURSTS = 3
 
 
-class LinkCycles:
+class LinkCycles(KillCycles):
     """Per cycle: mount a store whose 512 KiB pool is kept under its limit by the evictor,
     run three link_workload bursts in one directory tree, kill -9 the daemon at a random
     moment, remount, and check that every file's st_nlink equals the names found for its
     inode, every directory's is 2 + its subdirectories, usage equals the sizes of the
     distinct inodes, files their number, the daemon exits 0 at unmount and `cachefs verify` says clean."""
 
+    label = "links"
+    worker = "burst"
+
     def __init__(self, ctx):
-        self.ctx, self.res, self.wd = ctx, ctx.results, ctx.wd
-        self.rng = random.Random(ctx.seed * 31 + 7)
-        self.cycles_run = 0
+        fs = aux_fs(ctx)
+        super().__init__(ctx, random.Random(ctx.seed * 31 + 7),
+                         S.Daemon(ctx.binary, os.path.join(fs, "links-store"),
+                                  os.path.join(ctx.workdir, "aux", "mnt-links"),
+                                  ["--pool", "data=512K", "-o", "min_free=0,sweep_interval=1"],
+                                  os.path.join(ctx.logdir, "links-daemon.log"), "links"))
         self.calls = {}
         self.evicted_files = 0
-        fs = aux_fs(ctx)
-        self.daemon = S.Daemon(ctx.binary, os.path.join(fs, "links-store"),
-                               os.path.join(ctx.workdir, "aux", "mnt-links"),
-                               ["--pool", "data=512K", "-o", "min_free=0,sweep_interval=1"],
-                               os.path.join(ctx.logdir, "links-daemon.log"), "links")
 
-    def run(self, cycles):
-        for cycle in range(1, cycles + 1):
-            if self.ctx.abort.is_set():
-                break
-            try:
-                problems = self.cycle()
-            except (OSError, S.MountFailed) as error:
-                problems = [f"ERROR {type(error).__name__}: {error}"]
-                self.daemon.force_abort()
-            self.res.check(f"links cycle {cycle}", problems, None)
-            self.cycles_run += 1
-
-    def cycle(self):
-        d = self.daemon
-        d.start()
-        base = os.path.join(d.mnt, "data", "burst")
+    def start_workers(self, mnt):
+        base = os.path.join(mnt, "data", "burst")
         with self.wd.op("links: mkdir"):
             os.makedirs(base, exist_ok=True)
-        bursts = [subprocess.Popen([sys.executable, link_workload.__file__, "burst", base, "30",
-                                    str(self.rng.randrange(1 << 30))],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                  for _ in range(BURSTS)]
-        self.ctx.abort.wait(self.rng.uniform(0.5, 2.5))
-        problems = []
-        stuck = d.kill9()
-        if stuck:
-            self.res.note("daemon stuck after SIGKILL (known issue, connection aborted)")
-        for burst in bursts:
-            try:
-                output, _ = burst.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                burst.kill()
-                output, _ = burst.communicate()
-                problems.append("HANG a burst still ran 15 s after the daemon was killed")
-            problems += self.burst_problems(output)
-        d.lazy_unmount()
-        d.start()
-        problems += self.check(os.path.join(d.mnt, "data"))
-        rc, message = d.unmount()
-        if rc != 0:
-            problems.append(f"UNMOUNT daemon exit {rc} {message}")
-        ok, _, out = S.verify_store(self.ctx.binary, d.store)
-        if not ok:
-            problems.append(f"VERIFY {out}")
-        return problems
+        return [subprocess.Popen([sys.executable, link_workload.__file__, "burst", base, "30",
+                                  str(self.rng.randrange(1 << 30))],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                for _ in range(BURSTS)]
 
-    def burst_problems(self, output):
-        try:
-            summary = json.loads(output.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            return [f"ERROR burst output unreadable: {output[-500:]}"]
+    def worker_problems(self, summary):
         for name, count in summary["calls"].items():
             self.calls[name] = self.calls.get(name, 0) + count
         problems = []
@@ -96,7 +55,10 @@ class LinkCycles:
                 problems.append(f"ERROR burst {call} x{count}")
         return problems
 
-    def check(self, pool, tries=5):
+    def check(self, mnt):
+        return self.check_pool(os.path.join(mnt, "data"))
+
+    def check_pool(self, pool, tries=5):
         """Link counts and usage; retried while the evictor changes the figures under the walk."""
         problems = []
         for _ in range(tries):

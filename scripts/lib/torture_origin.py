@@ -1,7 +1,6 @@
 """Origin phase of scripts/torture: kill -9 while read-through pools fetch."""
 
 import hashlib
-import json
 import os
 import random
 import subprocess
@@ -9,6 +8,7 @@ import sys
 
 import origin_workload
 import torture_support as S
+from torture_kill_cycles import KillCycles
 from torture_phases import aux_fs
 
 READERS = 3
@@ -35,7 +35,7 @@ done
 """
 
 
-class OriginCycles:
+class OriginCycles(KillCycles):
     """Per cycle: mount a store with two read-through pools of one origin folder (`data`:
     file://, `slow`: a throttled exec: program), each smaller than the origin, so fetched files
     are evicted and fetched again; run reader processes (origin_workload.py: whole files,
@@ -45,21 +45,18 @@ class OriginCycles:
     stored files (the names only shown count nothing), a file not held is fetched whole again,
     the daemon exits 0 at unmount and `cachefs verify` says clean."""
 
+    label = "origin"
+    worker = "reader"
     POOLS = ("data", "slow")
 
     def __init__(self, ctx):
-        self.ctx, self.res, self.wd = ctx, ctx.results, ctx.wd
-        self.rng = random.Random(ctx.seed * 17 + 3)
-        self.cycles_run = 0
-        self.calls = {}
-        self.cut = 0
-        self.files_compared = 0
+        rng = random.Random(ctx.seed * 17 + 3)
         root = os.path.join(ctx.workdir, "origin")
         self.files = os.path.join(root, "files")
         os.makedirs(self.files)
         self.expected = {}
         for index, size in enumerate(SIZES):
-            data = self.rng.randbytes(size)
+            data = rng.randbytes(size)
             name = f"f{index:02d}-{size}"
             with open(os.path.join(self.files, name), "wb") as f:
                 f.write(data)
@@ -68,62 +65,23 @@ class OriginCycles:
         with open(program, "w") as f:
             f.write(SLOW_ORIGIN.format(files=self.files))
         os.chmod(program, 0o755)
-        self.daemon = S.Daemon(ctx.binary, os.path.join(aux_fs(ctx), "origin-store"),
-                               os.path.join(ctx.workdir, "aux", "mnt-origin"),
-                               ["--pool", "data=6M", "--pool", "slow=6M",
-                                "--origin", f"data=file://{self.files}", "--origin", f"slow=exec:{program}",
-                                "-o", "min_free=0,sweep_interval=1"],
-                               os.path.join(ctx.logdir, "origin-daemon.log"), "origin")
+        super().__init__(ctx, rng, S.Daemon(
+            ctx.binary, os.path.join(aux_fs(ctx), "origin-store"), os.path.join(ctx.workdir, "aux", "mnt-origin"),
+            ["--pool", "data=6M", "--pool", "slow=6M", "--origin", f"data=file://{self.files}",
+             "--origin", f"slow=exec:{program}", "-o", "min_free=0,sweep_interval=1"],
+            os.path.join(ctx.logdir, "origin-daemon.log"), "origin"))
+        self.calls = {}
+        self.cut = 0
+        self.files_compared = 0
 
-    def run(self, cycles):
-        for cycle in range(1, cycles + 1):
-            if self.ctx.abort.is_set():
-                break
-            try:
-                problems = self.cycle()
-            except (OSError, S.MountFailed) as error:
-                problems = [f"ERROR {type(error).__name__}: {error}"]
-                self.daemon.force_abort()
-            self.res.check(f"origin cycle {cycle}", problems, None)
-            self.cycles_run += 1
+    def start_workers(self, mnt):
+        pools = [os.path.join(mnt, pool) for pool in self.POOLS]
+        return [subprocess.Popen([sys.executable, origin_workload.__file__, "read", self.files, "30",
+                                  str(self.rng.randrange(1 << 30))] + pools,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                for _ in range(READERS)]
 
-    def cycle(self):
-        d = self.daemon
-        d.start()
-        pools = [os.path.join(d.mnt, pool) for pool in self.POOLS]
-        readers = [subprocess.Popen([sys.executable, origin_workload.__file__, "read", self.files, "30",
-                                     str(self.rng.randrange(1 << 30))] + pools,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                   for _ in range(READERS)]
-        self.ctx.abort.wait(self.rng.uniform(0.5, 2.5))
-        problems = []
-        stuck = d.kill9()
-        if stuck:
-            self.res.note("daemon stuck after SIGKILL (known issue, connection aborted)")
-        for reader in readers:
-            try:
-                output, _ = reader.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                reader.kill()
-                output, _ = reader.communicate()
-                problems.append("HANG a reader still ran 15 s after the daemon was killed")
-            problems += self.reader_problems(output)
-        d.lazy_unmount()
-        d.start()
-        problems += self.check(d.mnt)
-        rc, message = d.unmount()
-        if rc != 0:
-            problems.append(f"UNMOUNT daemon exit {rc} {message}")
-        ok, _, out = S.verify_store(self.ctx.binary, d.store)
-        if not ok:
-            problems.append(f"VERIFY {out}")
-        return problems
-
-    def reader_problems(self, output):
-        try:
-            summary = json.loads(output.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            return [f"ERROR reader output unreadable: {output[-500:]}"]
+    def worker_problems(self, summary):
         for name, count in summary["calls"].items():
             self.calls[name] = self.calls.get(name, 0) + count
         self.cut += summary["cut"]
