@@ -115,6 +115,37 @@ import Testing
         #expect(try engine.text(data, "user.cache.usage") == "5000")
     }
 
+    @Test func aFileRemovedWhileItsFetchWaitsForASlotLeavesNoBytesBehind() throws {
+        let origin = try origin(files: 1, size: 5000)
+        let store = try TestStore()
+        let engine = try open(store, clock: ManualClock(), maxSize: 1_000_000)
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        try setOrigin(engine, data, origin)
+        try engine.setxattr(data, name: "user.cache.max_fetches", value: Array("1".utf8), flags: 0)
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            engine.fetchLimiter.withSlot(pool: data, limit: { 1 }) {
+                held.signal()
+                release.wait()
+            }
+        }
+        held.wait()
+        let shown = try engine.lookup(parent: data, name: Array("o-1".utf8))
+        engine.release(try engine.open(shown.id, flags: O_RDONLY))
+        engine.forget(shown.id, count: 1)
+        try engine.unlink(parent: data, name: Array("o-1".utf8))
+        engine.waitForIndex()
+        #expect(!store.hasObject(shown.id))
+        release.signal()
+        waitForFetches(engine, [shown.id])
+        #expect(!store.hasObject(shown.id))
+        #expect(try engine.text(data, "user.cache.fetch_errors") == "0")
+        #expect(try engine.text(data, "user.cache.usage") == "0")
+        #expect(try engine.text(data, "user.cache.pending_usage") == "0")
+    }
+
     @Test func aShownFileLargerThanThePoolIsNowIsEFBIGAtOpenWithoutFetching() throws {
         let origin = try origin(files: 2, size: 5000)
         let store = try TestStore()

@@ -125,7 +125,11 @@ extension CacheEngine {
                            stored storedChunk: () -> Void) -> Result<Void, FetchEnd> {
         let fd: Int32
         do {
-            fd = try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
+            // The lookup created the bytes; gone, they went with the file (never recreated:
+            // they would have no entry).
+            fd = try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_TRUNC, mode: 0)
+        } catch .io(ENOENT) {
+            return .failure(.cancelled)
         } catch {
             return .failure(.failed("cannot store the bytes: \(error)"))
         }
