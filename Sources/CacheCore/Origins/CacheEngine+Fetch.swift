@@ -110,7 +110,7 @@ extension CacheEngine {
         var delay = originSettings.firstRetryDelaySeconds
         var attempt = 1
         while true {
-            let result = fetchOnce(id, source: source, progress: progress, stored: timeFirstByte)
+            let result = fetchOnce(id, source: source, progress: progress, chunkStored: timeFirstByte)
             guard case .failure(.failed(let reason)) = result, attempt < originSettings.attempts,
                   !fetches.isStopping else { return result }
             logger.warning("fetch of \(display(source.path)) failed (attempt \(attempt)): \(reason); retrying")
@@ -122,7 +122,7 @@ extension CacheEngine {
     }
 
     private func fetchOnce(_ id: EntryID, source: FetchSource, progress: FetchProgress,
-                           stored storedChunk: () -> Void) -> Result<Void, FetchEnd> {
+                           chunkStored: () -> Void) -> Result<Void, FetchEnd> {
         let fd: Int32
         do {
             // The lookup created the bytes; gone, they went with the file (never recreated:
@@ -149,7 +149,7 @@ extension CacheEngine {
                     }
                     stored += Int64(written)
                     fetchedBytes(Int64(written), pool: source.pool)
-                    storedChunk()
+                    chunkStored()
                 } catch {
                     storeError = error
                     return false
