@@ -146,6 +146,33 @@ import Testing
         #expect(try engine.text(data, "user.cache.pending_usage") == "0")
     }
 
+    @Test func aFileFetchedIntoAPersistentDirectoryEvictsNothingForItself() throws {
+        let origin = try TestStore()
+        try FileManager.default.createDirectory(atPath: origin.path + "/keep", withIntermediateDirectories: true)
+        let bytes = Data((0..<2_000_000).map { UInt8(truncatingIfNeeded: $0) })
+        #expect(FileManager.default.createFile(atPath: origin.path + "/keep/big", contents: bytes))
+        let store = try TestStore()
+        let engine = try open(store, clock: ManualClock(), maxSize: 1_000_000)
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        for index in 1...5 {
+            try engine.writeFile("local-\(index)", in: data, content: Array(repeating: 3, count: 100_000))
+        }
+        let keep = try engine.mkdir(parent: data, name: Array("keep".utf8), mode: 0o755, caller: tester)
+        try engine.setxattr(keep.id, name: "user.cache.persistent", value: Array("1".utf8), flags: 0)
+        try setOrigin(engine, data, origin)
+        // Twice the pool, but persistent once complete: no EFBIG, and no room made for it.
+        let big = try engine.lookup(parent: keep.id, name: Array("big".utf8))
+        #expect(try engine.readAll(big.id).count == 2_000_000)
+        waitForFetches(engine, [big.id])
+        engine.evictor.enforceLimits(of: data, in: engine)
+        #expect(try engine.text(big.id, "user.cache.state") == "persistent")
+        #expect(try engine.text(data, "user.cache.persistent_usage") == "2000000")
+        #expect(try engine.text(data, "user.cache.usage") == "500000")
+        #expect(try engine.text(data, "user.cache.files") == "6")
+        #expect(try engine.text(data, "user.cache.evicted_files") == "0")
+    }
+
     @Test func aShownFileLargerThanThePoolIsNowIsEFBIGAtOpenWithoutFetching() throws {
         let origin = try origin(files: 2, size: 5000)
         let store = try TestStore()

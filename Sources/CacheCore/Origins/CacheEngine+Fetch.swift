@@ -7,11 +7,16 @@ import Glibc
 extension CacheEngine {
     /// OPEN of a file whose bytes are not all stored: the fetch in flight, started now by
     /// the first opener (single-flight). Nil for any other file. A file not fetched yet that
-    /// is larger than its pool's `max_size` now (lowered since the lookup) is EFBIG.
+    /// is larger than its pool's `max_size` now (lowered since the lookup) is EFBIG, unless
+    /// it will be persistent.
     func joinFetch(_ id: EntryID) throws(CacheError) -> FetchProgress? {
-        if let size = fetches.pendingSize(of: id), let record = try? record(id),
-           let limit = sizeLimit(for: record), size > limit {
-            throw CacheError.fileTooLarge
+        if let size = fetches.pendingSize(of: id) {
+            let tooLarge = namespace.withLock { namespace -> Bool in
+                guard let record = namespace.inodes[id]?.record, !inheritsPersistence(record, in: &namespace),
+                      let limit = sizeLimit(for: record) else { return false }
+                return size > limit
+            }
+            if tooLarge { throw CacheError.fileTooLarge }
         }
         guard let claimed = fetches.claim(id) else { return nil }
         if let source = claimed.startWith {
@@ -56,11 +61,14 @@ extension CacheEngine {
 
     /// The fetch starts: from now the file counts against its pool at its announced size,
     /// so the evictor makes room before the bytes arrive and the limit holds while they do.
-    /// (A file that lost its name meanwhile but is still open counts as pending usage.)
+    /// (A file that lost its name meanwhile but is still open counts as pending usage.) A
+    /// file that will be persistent (its directory is) counts nowhere until it is complete:
+    /// it would only make the evictor free room that persistent files do not take.
     private func countFetchedFile(_ id: EntryID, pool: EntryID) {
         let named = namespace.withLock { namespace -> Bool in
             guard let inode = namespace.inodes[id], !fetches.isStopping,
-                  inode.record.parent != nil || inode.keptUntilUnreferenced, fetches.markCounted(id) else { return false }
+                  inode.record.parent != nil || inode.keptUntilUnreferenced,
+                  !inheritsPersistence(inode.record, in: &namespace), fetches.markCounted(id) else { return false }
             guard inode.record.parent != nil else {
                 usage.addPending(inode.record.size, pool: inode.record.pool)
                 return false
@@ -69,6 +77,11 @@ extension CacheEngine {
             return true
         }
         if named && isOverLimit(pool) { evictor.requestEnforcement(of: [pool]) }
+    }
+
+    /// Whether a file of an origin pool becomes persistent when complete: its directory is.
+    private func inheritsPersistence(_ record: EntryRecord, in namespace: inout NamespaceState) -> Bool {
+        record.parent.flatMap { try? namespace.record($0) }?.persistent ?? false
     }
 
     /// Whether a file's size is in its pool's usage (see ``FetchTable``): any file but one of
@@ -194,17 +207,22 @@ extension CacheEngine {
     }
 
     /// The bytes are all stored: the entry becomes an ordinary cached file (persistent if its
-    /// directory is), to be synced by the durability worker like any closed file.
+    /// directory is), to be synced by the durability worker like any closed file. One not
+    /// counted yet (it was to be persistent when its fetch started) counts from now.
     private func finishFetchedFile(_ id: EntryID, source: FetchSource) {
         let time = now.nanoseconds
         namespace.withLock { namespace in
             guard let inode = namespace.inodes[id], inode.record.parent != nil else { return }
-            let inheritsPersistence = inode.record.parent.flatMap { try? namespace.record($0) }?.persistent ?? false
+            let becomesPersistent = inheritsPersistence(inode.record, in: &namespace)
+            if fetches.markCounted(id) {
+                usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
+            }
+            // A change of persistence moves the counted file between the figures.
             _ = try? update(id, in: &namespace) { record in
                 record.writing = false
                 record.blocks = (source.size + 4095) / 4096 * 8
                 record.lastAccess = time
-                if inheritsPersistence { record.persistent = true }
+                if becomesPersistent { record.persistent = true }
             }
         }
     }
