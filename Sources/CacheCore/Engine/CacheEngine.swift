@@ -57,6 +57,8 @@ public final class CacheEngine: Sendable {
     let fetches = FetchTable()
     let negativeMisses = NegativeCache()
     let fetchLimiter: FetchLimiter
+    /// The HTTP client of http(s) origins, started by their first request.
+    let httpTransport = HTTPTransport()
     let originSettings: OriginSettings
 
     public init(_ configuration: EngineConfiguration) throws {
@@ -116,7 +118,7 @@ public final class CacheEngine: Sendable {
 
     /// Flushes everything and closes what is still open; the store reopens cleanly after.
     public func shutdown() {
-        fetches.stopAll()
+        fetches.stopAll(interrupting: httpTransport.shutdown)
         evictor.stop()
         durability.stop()
         var leftovers: [EntryID] = []
@@ -161,7 +163,7 @@ public final class CacheEngine: Sendable {
     /// Stops the threads without saving anything, leaving the store as `kill -9` would
     /// (for tests): what the index writer had not committed is lost.
     func simulateCrash() {
-        fetches.stopAll()
+        fetches.stopAll(interrupting: httpTransport.shutdown)
         evictor.stop()
         durability.stop()
         writer.abandon()

@@ -15,6 +15,16 @@ public enum OriginFailure: Error, Sendable, Equatable {
     case failed(String)
 }
 
+extension OriginFailure: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .notFound: return "the origin does not have it"
+        case .sizeMismatch(let announced, let delivered): return "\(delivered) bytes delivered, \(announced) announced"
+        case .failed(let reason): return reason
+        }
+    }
+}
+
 /// A place a read-through pool fetches what it does not hold. Paths are relative to the
 /// origin's root, one component per name, as bytes. Both calls block: `lookup` runs on the
 /// request thread of a LOOKUP, `fetch` on the fetch's own thread.
