@@ -25,6 +25,14 @@ import Testing
             // HTTP cannot list: a pool shows what it has cached.
             #expect(try mount.mustSucceed("ls data | tr '\\n' ' '") == "a.bin sub dir")
             #expect(try mount.xattr("data/a.bin", "user.cache.state") == "cached")
+            // The version fetched is kept with the entry, read-only, across a remount.
+            let version = try origin.version(of: "a.bin")
+            try mount.remount()
+            #expect(try mount.xattr("data/a.bin", "user.cache.etag") == version.etag)
+            #expect(try mount.xattr("data/a.bin", "user.cache.last_modified") == version.lastModified)
+            let refused = try mount.sh("setfattr -n user.cache.etag -v x data/a.bin")
+            #expect(!refused.succeeded, "\(refused)")
+            #expect(try mount.mustSucceed("getfattr -d -m - data/a.bin | grep -c etag") == "1")
         }
     }
 

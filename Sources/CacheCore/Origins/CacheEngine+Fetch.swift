@@ -25,8 +25,8 @@ extension CacheEngine {
         }) { fetchWithRetries(id, source: source, progress: progress) }
         if fetches.isStopping { return }
         switch outcome {
-        case .success:
-            finishFetchedFile(id, source: source)
+        case .success(let delivery):
+            finishFetchedFile(id, source: source, version: delivery)
             fetches.remove(id)
             progress.finish(.complete)
         case .failure(let failure):
@@ -58,7 +58,7 @@ extension CacheEngine {
         }
     }
 
-    private func fetchWithRetries(_ id: EntryID, source: FetchSource, progress: FetchProgress) -> Result<Void, FetchEnd> {
+    private func fetchWithRetries(_ id: EntryID, source: FetchSource, progress: FetchProgress) -> Result<OriginDelivery, FetchEnd> {
         // The `writing` mark of the entry commits before its first byte is stored.
         writer.flush()
         var delay = originSettings.firstRetryDelaySeconds
@@ -75,7 +75,7 @@ extension CacheEngine {
         }
     }
 
-    private func fetchOnce(_ id: EntryID, source: FetchSource, progress: FetchProgress) -> Result<Void, FetchEnd> {
+    private func fetchOnce(_ id: EntryID, source: FetchSource, progress: FetchProgress) -> Result<OriginDelivery, FetchEnd> {
         let fd: Int32
         do {
             fd = try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
@@ -86,8 +86,9 @@ extension CacheEngine {
         var stored: Int64 = 0
         var storeError: CacheError?
         var cancelled = false
+        let delivery: OriginDelivery
         do throws(OriginFailure) {
-            _ = try source.origin.fetch(source.path) { chunk in
+            delivery = try source.origin.fetch(source.path) { chunk in
                 guard stored + Int64(chunk.count) <= source.size else {
                     stored += Int64(chunk.count)
                     return false
@@ -119,7 +120,7 @@ extension CacheEngine {
         guard stored == source.size else {
             return .failure(.wrongSize("the origin delivered \(stored) bytes, \(source.size) announced"))
         }
-        return .success(())
+        return .success(delivery)
     }
 
     private func writeAll(_ fd: Int32, _ chunk: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
@@ -143,7 +144,7 @@ extension CacheEngine {
 
     /// The bytes are all stored: the entry becomes an ordinary cached file (persistent if its
     /// directory is), to be synced by the durability worker like any closed file.
-    private func finishFetchedFile(_ id: EntryID, source: FetchSource) {
+    private func finishFetchedFile(_ id: EntryID, source: FetchSource, version: OriginDelivery) {
         let time = now.nanoseconds
         namespace.withLock { namespace in
             guard let inode = namespace.inodes[id], inode.record.parent != nil else { return }
@@ -154,6 +155,7 @@ extension CacheEngine {
                 record.lastAccess = time
                 if inheritsPersistence { record.persistent = true }
             }
+            writer.enqueue([.action { db in try IndexStore.setOriginVersion(id, etag: version.etag, lastModified: version.lastModified, in: db) }])
         }
     }
 

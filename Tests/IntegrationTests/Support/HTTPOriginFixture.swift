@@ -74,6 +74,20 @@ final class HTTPOriginFixture {
         guard result.succeeded else { throw MountError(message: "cannot write the pattern: \(result.error)") }
     }
 
+    /// The `ETag` and `Last-Modified` the server sends for a file, as its script makes them.
+    func version(of name: String) throws -> (etag: String, lastModified: String) {
+        let script = """
+            import os, sys, email.utils
+            info = os.stat(sys.argv[1])
+            print('"%x-%x"' % (info.st_mtime_ns, info.st_size))
+            print(email.utils.formatdate(int(info.st_mtime), usegmt=True))
+            """
+        let result = try Shell.run(["python3", "-c", script, files + "/" + name])
+        let lines = result.output.split(separator: "\n").map(String.init)
+        guard result.succeeded, lines.count == 2 else { throw MountError(message: "cannot stat \(name): \(result.error)") }
+        return (lines[0], lines[1])
+    }
+
     deinit { stop() }
 }
 

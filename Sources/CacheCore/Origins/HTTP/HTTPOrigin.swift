@@ -25,11 +25,13 @@ struct HTTPOrigin: Origin {
         }
     }
 
-    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int64 {
+    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
         let url = self.url(of: path)
         let response = try transport.get(url, receive: receive)
         switch response.status {
-        case 200: return response.delivered
+        case 200:
+            return OriginDelivery(bytes: response.delivered, etag: response.headers.first(name: "etag"),
+                                  lastModified: response.headers.first(name: "last-modified"))
         case 404, 410: throw .notFound
         default: throw .failed("GET \(url) answered \(response.status)")
         }
