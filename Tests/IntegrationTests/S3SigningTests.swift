@@ -19,7 +19,7 @@ import Testing
         try Data("hello s3\n".utf8).write(to: URL(fileURLWithPath: files + "/a.txt"))
         try Data("encoded key\n".utf8).write(to: URL(fileURLWithPath: files + "/sub dir/ü b+c.txt"))
         try Data((0..<1000).map { UInt8($0 % 251) }).write(to: URL(fileURLWithPath: files + "/big.bin"))
-        let server = try S3OriginServer(bucket: "origin-bucket", upload: files, prefix: "pre/", logIn: directory)
+        let server = try S3OriginServer(bucket: "origin-bucket", upload: files, prefix: "pre/", session: true, logIn: directory)
         defer { server.stop() }
         try await body(server, files)
     }
@@ -92,6 +92,29 @@ import Testing
             let missing = try await send(.object("GET", path("nothing.txt"), at: try location(), on: try endpoint(server)), signer(server))
             #expect(missing.status == 404)
             #expect(S3ErrorResponse.parse(missing.body)?.code == "NoSuchKey")
+        }
+    }
+
+    @Test func temporaryCredentialsSignWithTheirSessionToken() async throws {
+        try await withServer { server, _ in
+            let session = try #require(server.session)
+            let request = S3Request.object("GET", path("a.txt"), at: try location(), on: try endpoint(server))
+            let withToken = SignatureV4(credentials: AWSCredentials(accessKeyID: session.accessKeyID, secretAccessKey: session.secretAccessKey,
+                                                                    sessionToken: session.token), region: server.region)
+            let accepted = try await send(request, withToken)
+            #expect(accepted.status == 200)
+            #expect(String(decoding: accepted.body, as: UTF8.self) == "hello s3\n")
+            var withoutToken = withToken
+            withoutToken.credentials.sessionToken = nil
+            let tokenless = try await send(request, withoutToken)
+            #expect(tokenless.status == 403)
+            #expect(S3ErrorResponse.parse(tokenless.body)?.code == "InvalidAccessKeyId")
+            var wrongToken = withToken
+            wrongToken.credentials.sessionToken = "not-the-token"
+            let refused = try await send(request, wrongToken)
+            // 400, as AWS answers a bad token.
+            #expect(refused.status == 400)
+            #expect(S3ErrorResponse.parse(refused.body)?.code == "InvalidToken")
         }
     }
 

@@ -3,7 +3,8 @@
 
 Run with the interpreter of the test venv (scripts/lib/install-deps.sh makes it):
     $CACHEFS_TEST_VENV/bin/python scripts/lib/s3_origin_server.py \\
-        --bucket photos [--upload DIR [--prefix pre/]] [--auth] [--log FILE] [--until-stdin-closes]
+        --bucket photos [--upload DIR [--prefix pre/]] [--auth [--session]] [--log FILE]
+        [--until-stdin-closes]
 
 Once the bucket and files are in place it prints one JSON line on stdout and serves until
 SIGTERM or SIGINT (or, with --until-stdin-closes, until its standard input closes, so a test
@@ -14,7 +15,9 @@ that dies takes the server with it):
 moto checks no signature by default. With --auth it makes an IAM user allowed s3:*, prints
 that user's keys, then turns moto's checks on: a request signed with another secret gets 403
 SignatureDoesNotMatch, an unknown access key 403 InvalidAccessKeyId. Without --auth the keys
-printed are placeholders and any signature is accepted.
+printed are placeholders and any signature is accepted. With --session it also assumes a role
+allowed s3:* and prints temporary keys: "session_access_key_id", "session_secret_access_key",
+"session_token" (a request signed with them must carry the token, else 403 InvalidToken).
 
 --upload puts every file under DIR in the bucket, its key PREFIX + its path relative to DIR.
 --log appends "METHOD URI" for each S3 request served after the setup, the URI as sent
@@ -34,6 +37,8 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from werkzeug.serving import make_server
 
 REGION = "us-east-1"
+ALLOW_S3 = json.dumps({"Version": "2012-10-17",
+                       "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]})
 
 
 def serve(log_path, logging_on):
@@ -58,6 +63,7 @@ def main():
     parser.add_argument("--upload", metavar="DIR")
     parser.add_argument("--prefix", default="")
     parser.add_argument("--auth", action="store_true")
+    parser.add_argument("--session", action="store_true")
     parser.add_argument("--log", metavar="FILE")
     parser.add_argument("--until-stdin-closes", action="store_true")
     args = parser.parse_args()
@@ -79,12 +85,20 @@ def main():
     if args.auth:
         iam = boto3.client("iam", **setup)
         iam.create_user(UserName="cachefs")
-        iam.put_user_policy(UserName="cachefs", PolicyName="s3", PolicyDocument=json.dumps({
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}],
-        }))
+        iam.put_user_policy(UserName="cachefs", PolicyName="s3", PolicyDocument=ALLOW_S3)
         created = iam.create_access_key(UserName="cachefs")["AccessKey"]
         keys = {"access_key_id": created["AccessKeyId"], "secret_access_key": created["SecretAccessKey"]}
+        if args.session:
+            iam.create_role(RoleName="cachefs-role", AssumeRolePolicyDocument=json.dumps({
+                "Version": "2012-10-17",
+                "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}],
+            }))
+            iam.put_role_policy(RoleName="cachefs-role", PolicyName="s3", PolicyDocument=ALLOW_S3)
+            role = iam.get_role(RoleName="cachefs-role")["Role"]["Arn"]
+            session = boto3.client("sts", **setup).assume_role(RoleArn=role, RoleSessionName="cachefs")["Credentials"]
+            keys.update({"session_access_key_id": session["AccessKeyId"],
+                         "session_secret_access_key": session["SecretAccessKey"],
+                         "session_token": session["SessionToken"]})
         # From now on every request must carry a valid signature by a known key.
         urllib.request.urlopen(urllib.request.Request(endpoint + "/moto-api/reset-auth", data=b"0", method="POST",
                                                       headers={"Content-Type": "text/plain"}))

@@ -11,6 +11,8 @@ final class S3OriginServer {
     let region: String
     let accessKeyID: String
     let secretAccessKey: String
+    /// With `session`: temporary keys of an assumed role and their session token.
+    let session: (accessKeyID: String, secretAccessKey: String, token: String)?
     /// One line `METHOD URI` per S3 request served, the URI as sent (percent-encoded).
     let requestLog: String
     private let child: ChildProcess
@@ -19,8 +21,9 @@ final class S3OriginServer {
     private let errors: OutputFile
 
     /// `upload`'s files go in the bucket under `prefix`. With `auth`, moto checks every
-    /// signature and only `accessKeyID`/`secretAccessKey` are accepted.
-    init(bucket: String, upload: String? = nil, prefix: String = "", auth: Bool = true, logIn directory: String) throws {
+    /// signature and only `accessKeyID`/`secretAccessKey` (and `session`) are accepted.
+    init(bucket: String, upload: String? = nil, prefix: String = "", auth: Bool = true, session: Bool = false,
+         logIn directory: String) throws {
         let venv = ProcessInfo.processInfo.environment["CACHEFS_TEST_VENV"] ?? "/opt/cachefs-test-venv"
         guard access(venv + "/bin/python", X_OK) == 0 else {
             throw MountError(message: "\(venv)/bin/python is missing: run scripts/lib/install-deps.sh (it installs moto)")
@@ -31,6 +34,7 @@ final class S3OriginServer {
                          "--log", requestLog, "--until-stdin-closes"]
         if let upload { arguments += ["--upload", upload] }
         if auth { arguments.append("--auth") }
+        if session { arguments.append("--session") }
         var ends: [Int32] = [0, 0]
         // Glibc's module has no pipe2; if a concurrent spawn inherits an end in between,
         // `stop` still ends the server with a signal.
@@ -70,6 +74,12 @@ final class S3OriginServer {
         self.region = region
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
+        if let key = info["session_access_key_id"] as? String, let secret = info["session_secret_access_key"] as? String,
+           let token = info["session_token"] as? String {
+            self.session = (key, secret, token)
+        } else {
+            self.session = nil
+        }
     }
 
     func requests() -> [String] {
@@ -91,8 +101,10 @@ final class S3OriginServer {
 
 /// Runs `body` with a fresh S3 server, stopped afterwards also when `body` throws.
 func withS3OriginServer<T>(bucket: String, upload: String? = nil, prefix: String = "", auth: Bool = true,
-                           logIn directory: String, _ body: (S3OriginServer) throws -> T) throws -> T {
-    let server = try S3OriginServer(bucket: bucket, upload: upload, prefix: prefix, auth: auth, logIn: directory)
+                           session: Bool = false, logIn directory: String,
+                           _ body: (S3OriginServer) throws -> T) throws -> T {
+    let server = try S3OriginServer(bucket: bucket, upload: upload, prefix: prefix, auth: auth, session: session,
+                                    logIn: directory)
     defer { server.stop() }
     return try body(server)
 }
