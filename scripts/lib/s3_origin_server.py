@@ -17,7 +17,8 @@ that user's keys, then turns moto's checks on: a request signed with another sec
 SignatureDoesNotMatch, an unknown access key 403 InvalidAccessKeyId. Without --auth the keys
 printed are placeholders and any signature is accepted. With --session it also assumes a role
 allowed s3:* and prints temporary keys: "session_access_key_id", "session_secret_access_key",
-"session_token" (a request signed with them must carry the token, else 403 InvalidToken).
+"session_token" (signed without the token: 403 InvalidAccessKeyId; a wrong token: 400
+InvalidToken). moto does not check the request's date against its clock.
 
 --upload puts every file under DIR in the bucket, its key PREFIX + its path relative to DIR.
 --log appends "METHOD URI" for each S3 request served after the setup, the URI as sent
