@@ -4,10 +4,11 @@ import Testing
 /// How http(s) origin URLs are checked and how names become request URLs.
 @Suite struct HTTPOriginURLTests {
     @Test func eachSegmentIsPercentEncodedKeepingOnlyUnreservedCharacters() {
-        #expect(URLPathEncoding.encode(Array("Aa0-._~".utf8)) == "Aa0-._~")
-        #expect(URLPathEncoding.encode(Array("a b%c?d#e/f+g".utf8)) == "a%20b%25c%3Fd%23e%2Ff%2Bg")
-        #expect(URLPathEncoding.encode(Array("é".utf8)) == "%C3%A9")
-        #expect(URLPathEncoding.encode([0xFF, 0x00, 0x0A]) == "%FF%00%0A")
+        let origin = HTTPOrigin(base: "http://h/", transport: HTTPTransport())
+        #expect(origin.url(of: [Array("Aa0-._~".utf8)]) == "http://h/Aa0-._~")
+        #expect(origin.url(of: [Array("a b%c?d#e/f+g".utf8)]) == "http://h/a%20b%25c%3Fd%23e%2Ff%2Bg")
+        #expect(origin.url(of: [Array("é".utf8)]) == "http://h/%C3%A9")
+        #expect(origin.url(of: [[0xFF, 0x00, 0x0A]]) == "http://h/%FF%00%0A")
     }
 
     @Test func aNameIsAppendedToTheBaseOneEncodedSegmentPerComponent() {

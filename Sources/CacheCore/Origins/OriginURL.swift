@@ -7,11 +7,11 @@ public enum OriginURL {
     /// Whether a URL names an origin, or why it cannot be one (the caller answers EINVAL).
     /// Nothing is contacted: an unreachable server is an error of the lookups, not of the URL.
     public static func check(_ text: String) -> Result<Void, OriginURLError> {
-        origin(for: text, transport: HTTPTransport()).map { _ in () }
+        origin(for: text, context: .forChecking()).map { _ in () }
     }
 
-    /// The origin a URL names; `transport` carries its HTTP requests, if any.
-    static func origin(for text: String, transport: HTTPTransport) -> Result<any Origin, OriginURLError> {
+    /// The origin a URL names, sending its requests (if any) through `context`.
+    static func origin(for text: String, context: OriginContext) -> Result<any Origin, OriginURLError> {
         let url = text.trimmingCharacters(in: .whitespaces)
         if url.hasPrefix("file://") {
             let path = String(url.dropFirst("file://".count))
@@ -30,12 +30,12 @@ public enum OriginURL {
             return .success(ExecOrigin(program: program))
         }
         if url.hasPrefix("http://") || url.hasPrefix("https://") {
-            return httpBase(url).map { HTTPOrigin(base: $0, transport: transport) }
+            return httpBase(url).map { HTTPOrigin(base: $0, transport: context.transport) }
         }
         if url.hasPrefix("s3://") {
-            return .failure(.init("s3:// origins are not supported yet (file://, http(s):// and exec: are)"))
+            return S3Location.parse(url).map { S3Origin(location: $0, access: context.s3, transport: context.transport) }
         }
-        return .failure(.init("expected a URL such as file:///srv/images or https://example.com/files/"))
+        return .failure(.init("expected a URL such as file:///srv/images, https://example.com/files/ or s3://bucket/prefix/"))
     }
 }
 

@@ -38,34 +38,6 @@ struct HTTPOrigin: Origin {
     }
 
     func url(of path: [[UInt8]]) -> String {
-        base + path.map(URLPathEncoding.encode).joined(separator: "/")
-    }
-}
-
-/// Percent-encoding of one path segment (RFC 3986): the unreserved characters stay, every
-/// other byte becomes `%XX`, so `/`, `?`, `#`, `%` and non-UTF-8 bytes in a name are data.
-public enum URLPathEncoding {
-    public static func encode(_ segment: [UInt8]) -> String {
-        var encoded = ""
-        encoded.reserveCapacity(segment.count)
-        for byte in segment {
-            if isUnreserved(byte) {
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            }
-        }
-        return encoded
-    }
-
-    static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "_"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
+        base + path.map { S3Encoding.encode($0) }.joined(separator: "/")
     }
 }

@@ -1,6 +1,7 @@
 /// Percent-encoding as AWS Signature V4 and S3 want it: every byte outside the unreserved
 /// set `A-Z a-z 0-9 - . _ ~` becomes `%XX` (upper-case hex), once. The same text goes on the
-/// wire and into the canonical request, so the server's view and the signature agree.
+/// wire and into the canonical request, so the server's view and the signature agree. The
+/// segments of an http(s) origin's URLs are encoded the same way.
 public enum S3Encoding {
     /// `keepingSlash` is for object keys in a path: S3 keeps `/` as is there; query names and
     /// values encode it as `%2F`.
