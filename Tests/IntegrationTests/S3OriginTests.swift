@@ -42,6 +42,9 @@ import Testing
             #expect(server.requests().contains("GET /origin-bucket/pre/sub%20dir/%C3%BC%20b%2Bc.txt"), "\(server.requests())")
             #expect(try mount.xattr("data/a.bin", "user.cache.etag").hasPrefix("\""))
             #expect(try mount.xattr("data", "user.cache.origin") == "s3://origin-bucket/pre/")
+            let refused = try mount.sh("setfattr -n user.cache.origin -v 's3://x/' data")
+            #expect(!refused.succeeded && refused.error.contains("Invalid argument"))
+            #expect(mount.daemonLog.contains("is not an S3 bucket name"))
         }
     }
 
