@@ -45,19 +45,9 @@ final class HTTPOriginFixture {
         server = nil
     }
 
-    func write(_ name: String, bytes: Int) throws {
-        let path = files + "/" + name
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                withIntermediateDirectories: true)
-        let result = try Shell.bash("head -c \(bytes) /dev/urandom > '\(path)'")
-        guard result.succeeded else { throw MountError(message: "cannot write \(path): \(result.error)") }
-    }
+    func write(_ name: String, bytes: Int) throws { try writeRandomFile(files + "/" + name, bytes: bytes) }
 
-    func holdSlowNames() throws {
-        guard FileManager.default.createFile(atPath: hold, contents: nil) else {
-            throw MountError(message: "cannot create \(hold)")
-        }
-    }
+    func holdSlowNames() throws { try createMarker(hold) }
 
     /// The requests the server got, as `METHOD /path` lines (and `sent GET /path` once a
     /// body was sent whole).
