@@ -74,27 +74,30 @@ class Handler(BaseHTTPRequestHandler):
             times = int(name[4:].split("-")[0])
             if times == 99 or count <= times:
                 return self.send_status(500)
-        with open(local, "rb") as source:
-            data = source.read()
-        announced = len(data)
+        info = os.stat(local)
+        announced = info.st_size
         if send_body and name.startswith("wronglen-"):
-            announced = len(data) // 2
-            data = data[:announced]
+            announced = info.st_size // 2
         self.send_response(200)
         if not (name.startswith("nolength-") and not send_body):
             self.send_header("Content-Length", str(announced))
-        self.send_header("ETag", '"%x-%x"' % (os.stat(local).st_mtime_ns, len(data)))
-        self.send_header("Last-Modified", self.date_time_string(int(os.stat(local).st_mtime)))
+        self.send_header("ETag", '"%x-%x"' % (info.st_mtime_ns, info.st_size))
+        self.send_header("Last-Modified", self.date_time_string(int(info.st_mtime)))
         self.end_headers()
         if not send_body:
             return
-        if name.startswith("dropall-") or (name.startswith("drop-") and count == 1):
-            self.wfile.write(data[: len(data) // 2])
+        dropped = name.startswith("dropall-") or (name.startswith("drop-") and count == 1)
+        remaining = info.st_size // 2 if dropped else announced
+        with open(local, "rb") as source:
+            while remaining > 0:
+                chunk = source.read(min(remaining, 1 << 20))
+                self.wfile.write(chunk)
+                remaining -= len(chunk)
+        if dropped:
             self.wfile.flush()
             self.close_connection = True
             self.connection.shutdown(2)
             return
-        self.wfile.write(data)
         log("sent GET " + self.path)
 
     def send_slow(self, send_body):
