@@ -36,6 +36,14 @@ import Testing
         }
     }
 
+    @Test func redirectsAreFollowed() throws {
+        try withHTTPOriginMount(prepare: { try $0.write("a.bin", bytes: 70_000) }) { mount, origin in
+            #expect(try mount.mustSucceed("cmp data/moved-a.bin '\(origin.files)/a.bin' && echo same") == "same")
+            #expect(origin.requests == ["HEAD /moved-a.bin", "HEAD /a.bin", "GET /moved-a.bin", "GET /a.bin", "sent GET /a.bin"],
+                    "\(origin.requests)")
+        }
+    }
+
     @Test func eightConcurrentReadersCauseOneGET() throws {
         try withHTTPOriginMount(prepare: { try $0.write("big.bin", bytes: 3 << 20) }) { mount, origin in
             let expected = try mount.mustSucceed("sha256sum < '\(origin.files)/big.bin'")

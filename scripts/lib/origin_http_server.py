@@ -10,6 +10,7 @@ Names choose how the server behaves (the prefix of the last segment):
   dropall-*    every GET closes the connection after half of the body
   wronglen-*   HEAD announces the file's size, GET sends a Content-Length of half of it
   nolength-*   HEAD answers without a Content-Length
+  moved-NAME   a redirect (302) to NAME in the same directory
 A directory of files/ answers a redirect to the same path with "/" added, and with "/" an
 empty page; anything else missing is 404. Stops on SIGTERM."""
 import os
@@ -59,6 +60,12 @@ class Handler(BaseHTTPRequestHandler):
         name = os.path.basename(relative.rstrip("/"))
         if name.startswith("slow"):
             return self.send_slow(send_body)
+        if name.startswith("moved-"):
+            self.send_response(302)
+            self.send_header("Location", self.path.replace("moved-", "", 1))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         local = os.path.join(FILES, relative)
         if os.path.isdir(local) and not self.path.endswith("/"):
             self.send_response(301)
