@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func redirectsAreFollowed() throws {
-        try withHTTPOriginMount(prepare: { try $0.write("a.bin", bytes: 70_000) }) { mount, origin in
+        try withHTTPOriginMount(prepare: { try $0.write("a.bin", bytes: 70_000) }) { (mount: MountedStore, origin: HTTPOriginFixture) throws in
             #expect(try mount.mustSucceed("cmp data/moved-a.bin '\(origin.files)/a.bin' && echo same") == "same")
             #expect(origin.requests == ["HEAD /moved-a.bin", "HEAD /a.bin", "GET /moved-a.bin", "GET /a.bin", "sent GET /a.bin"],
                     "\(origin.requests)")
