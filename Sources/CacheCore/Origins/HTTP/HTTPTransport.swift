@@ -77,7 +77,7 @@ public final class HTTPTransport: Sendable {
                     response.errorBody.append(contentsOf: bytes.prefix(Self.errorBodyLimit - response.errorBody.count))
                     return response.errorBody.count < Self.errorBodyLimit
                 }
-                promise.succeed()
+                promise?.succeed()
                 if !wanted {
                     queue.abandon()
                     task.cancel()
