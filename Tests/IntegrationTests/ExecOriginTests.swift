@@ -46,19 +46,7 @@ import Testing
     @Test func aFetchCutByKillIsNeverServedAfterRemount() throws {
         try withOriginMount("exec", prepare: { try $0.holdSlowNames() }) {
             mount, origin in
-            let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
-            defer { close(quiet) }
-            let reader = try ChildProcess(["cat", mount.path("data/slow.bin")], stdin: quiet, stdout: quiet, stderr: quiet)
-            #expect(Shell.waitUntil(seconds: 10) {
-                (try? mount.sh("getfattr --only-values -n user.cache.fetching data/slow.bin").output)?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "1048576/8388608"
-            })
-            try mount.crash()
-            reader.wait()
-            try FileManager.default.removeItem(atPath: origin.hold)
-            try mount.mount()
-            #expect(try mount.mustSucceed("ls data | wc -l") == "0")
-            #expect(try mount.xattr("data", "user.cache.usage") == "0")
+            try mount.crashWhileFetching("data/slow.bin", heldBy: origin.hold)
             let objects = try Shell.bash("find '\(mount.store)/objects' -type f | wc -l").output
             #expect(objects.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
             // Opened again, it is fetched whole.

@@ -81,6 +81,8 @@ import Testing
             (["mount", base + "/store", base + "/full"], "is not empty"),
             (["mount", base + "/store", base + "/full", "-o", "colour=blue"], "unknown mount option"),
             (["mount", base + "/store", base + "/full", "--pool", "data"], "bad --pool"),
+            (["mount", base + "/store", base + "/full", "-o", "s3_endpoint=ftp://x"], "bad mount option s3_endpoint"),
+            (["mount", base + "/store", base + "/full", "--origin", "data=http://"], "is not a URL with a host"),
         ]
         for (arguments, message) in cases {
             let result = try Shell.run([MountedStore.executable] + arguments)

@@ -2,20 +2,28 @@
 # Installs the system packages cachefs needs on Debian (idempotent; quick when present).
 # Needs root (or sudo): FUSE tools and headers, xattr tools, SQLite headers for GRDB,
 # and the tools the tests and benchmark drive the mount with (util-linux and mount: unshare,
-# setpriv, flock and bind mounts for the tests of users who are not root; procps: pgrep).
+# setpriv, flock and bind mounts for the tests of users who are not root; procps: pgrep),
+# and moto, the S3 server the S3 origin tests run, from PyPI into its own venv.
 set -euo pipefail
 
-packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux bsdutils mount procps systemd coreutils python3 rsync tar diffutils git)
+packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux bsdutils mount procps systemd coreutils python3 python3-venv rsync tar diffutils git)
 missing=()
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}"
-    sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
     "${sudo_cmd[@]}" apt-get update -qq
     DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# Debian's own python3 makes the venv: pip may not install beside it (PEP 668).
+export CACHEFS_TEST_VENV=/opt/cachefs-test-venv
+if ! "$CACHEFS_TEST_VENV/bin/python" -c "import moto.server, boto3, flask_cors" 2>/dev/null; then
+    echo "installing moto[server] into $CACHEFS_TEST_VENV"
+    "${sudo_cmd[@]}" /usr/bin/python3 -m venv "$CACHEFS_TEST_VENV"
+    "${sudo_cmd[@]}" "$CACHEFS_TEST_VENV/bin/pip" install -q --disable-pip-version-check 'moto[server]>=5,<6'
 fi
 if ! command -v swift >/dev/null; then
     for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin; do

@@ -33,6 +33,9 @@ extension CacheEngine {
         case .negativeTTL: return String(policy(of: record).negativeTTLSeconds)
         case .maxFetches: return String(policy(of: record).maxFetches)
         case .fetching: return fetchingValue(of: record.entryID)
+        case .etag, .lastModified:
+            return (try? index.xattr(record.entryID, name: Data(attribute.fullName.utf8))).flatMap { $0 }
+                .map { String(decoding: $0, as: UTF8.self) } ?? ""
         case .minFree: return (try? index.setting(MinFree.settingKey)) ?? MinFree.defaultValue.description
         case .store: return layout.root
         case .oldestAccess:

@@ -23,7 +23,9 @@ extension CacheEngine {
     public func listxattr(_ id: EntryID) throws -> [String] {
         let current = try record(id)
         let cacheNames = CacheAttribute.readable(at: place(of: current)).map(\.fullName)
+        // The xattr table also holds the origin's version under its user.cache.* names.
         let userNames = try index.xattrNames(id).map { String(decoding: $0, as: UTF8.self) }
+            .filter { !$0.hasPrefix(CacheAttribute.prefix) }
         return cacheNames + userNames
     }
 

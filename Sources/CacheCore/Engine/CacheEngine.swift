@@ -57,6 +57,9 @@ public final class CacheEngine: Sendable {
     let fetches = FetchTable()
     let negativeMisses = NegativeCache()
     let fetchLimiter: FetchLimiter
+    /// The HTTP client of http(s) and s3 origins (started by their first request), and the
+    /// endpoint and keys of s3 origins.
+    let originContext: OriginContext
     let originSettings: OriginSettings
 
     public init(_ configuration: EngineConfiguration) throws {
@@ -87,6 +90,7 @@ public final class CacheEngine: Sendable {
         try StoreInitializer.ensureRootAndPools(index: index, clock: clock, overrides: configuration.poolOverrides)
         try StoreInitializer.applyOrigins(configuration.origins, index: index, clock: clock)
         originSettings = configuration.originSettings
+        originContext = OriginContext(transport: HTTPTransport(), s3: .load(endpoint: configuration.originSettings.s3Endpoint))
         fetchLimiter = FetchLimiter()
         if let minFree = configuration.minFree {
             try index.setSetting(MinFree.settingKey, minFree.description)
@@ -116,7 +120,7 @@ public final class CacheEngine: Sendable {
 
     /// Flushes everything and closes what is still open; the store reopens cleanly after.
     public func shutdown() {
-        fetches.stopAll()
+        fetches.stopAll(interrupting: originContext.transport.shutdown)
         evictor.stop()
         durability.stop()
         var leftovers: [EntryID] = []
@@ -163,7 +167,7 @@ public final class CacheEngine: Sendable {
     /// Stops the threads without saving anything, leaving the store as `kill -9` would
     /// (for tests): what the index writer had not committed is lost.
     func simulateCrash() {
-        fetches.stopAll()
+        fetches.stopAll(interrupting: originContext.transport.shutdown)
         evictor.stop()
         durability.stop()
         writer.abandon()

@@ -32,14 +32,14 @@ extension CacheEngine {
     private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress) {
         let outcome = fetchLimiter.withSlot(pool: source.pool, limit: {
             Int(policies.withLock { $0[source.pool]?.maxFetches } ?? PoolPolicy.defaultMaxFetches)
-        }) { () -> Result<Void, FetchEnd> in
+        }) { () -> Result<OriginDelivery, FetchEnd> in
             countFetchedFile(id, pool: source.pool)
             return fetchWithRetries(id, source: source, progress: progress)
         }
         if fetches.isStopping { return }
         switch outcome {
-        case .success:
-            finishFetchedFile(id, source: source)
+        case .success(let delivery):
+            finishFetchedFile(id, source: source, version: delivery)
             fetches.remove(id)
             progress.finish(.complete)
             enforceLimitsAfterWrite(in: source.pool)
@@ -110,7 +110,7 @@ extension CacheEngine {
     /// Time to first byte is measured from here (the slot is taken: waiting for another
     /// fetch's slot is cachefs's doing, not the origin's) to the first byte stored, retries
     /// included, once per fetch.
-    private func fetchWithRetries(_ id: EntryID, source: FetchSource, progress: FetchProgress) -> Result<Void, FetchEnd> {
+    private func fetchWithRetries(_ id: EntryID, source: FetchSource, progress: FetchProgress) -> Result<OriginDelivery, FetchEnd> {
         let started = ContinuousClock.now
         var firstByteTimed = false
         let timeFirstByte = { [self] in
@@ -135,7 +135,7 @@ extension CacheEngine {
     }
 
     private func fetchOnce(_ id: EntryID, source: FetchSource, progress: FetchProgress,
-                           chunkStored: () -> Void) -> Result<Void, FetchEnd> {
+                           chunkStored: () -> Void) -> Result<OriginDelivery, FetchEnd> {
         let fd: Int32
         do {
             // The lookup created the bytes; gone, they went with the file (never recreated:
@@ -150,8 +150,9 @@ extension CacheEngine {
         var stored: Int64 = 0
         var storeError: CacheError?
         var cancelled = false
+        let delivery: OriginDelivery
         do throws(OriginFailure) {
-            _ = try source.origin.fetch(source.path) { chunk in
+            delivery = try source.origin.fetch(source.path) { chunk in
                 guard stored + Int64(chunk.count) <= source.size else {
                     stored += Int64(chunk.count)
                     return false
@@ -184,7 +185,7 @@ extension CacheEngine {
         guard stored == source.size else {
             return .failure(.wrongSize("the origin delivered \(stored) bytes, \(source.size) announced"))
         }
-        return .success(())
+        return .success(delivery)
     }
 
     private func writeAll(_ fd: Int32, _ chunk: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
@@ -209,7 +210,7 @@ extension CacheEngine {
     /// The bytes are all stored: the entry becomes an ordinary cached file (persistent if its
     /// directory is), to be synced by the durability worker like any closed file. One not
     /// counted yet (it was to be persistent when its fetch started) counts from now.
-    private func finishFetchedFile(_ id: EntryID, source: FetchSource) {
+    private func finishFetchedFile(_ id: EntryID, source: FetchSource, version: OriginDelivery) {
         let time = now.nanoseconds
         namespace.withLock { namespace in
             guard let inode = namespace.inodes[id], inode.record.parent != nil else { return }
@@ -224,6 +225,7 @@ extension CacheEngine {
                 record.lastAccess = time
                 if becomesPersistent { record.persistent = true }
             }
+            writer.enqueue([.action { db in try IndexStore.setOriginVersion(id, etag: version.etag, lastModified: version.lastModified, in: db) }])
         }
     }
 

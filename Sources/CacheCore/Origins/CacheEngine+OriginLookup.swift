@@ -10,7 +10,7 @@ extension CacheEngine {
     /// The origin of `pool`, if it has one.
     func origin(ofPool pool: EntryID) -> (any Origin)? {
         guard let url = policies.withLock({ $0[pool]?.origin }), !url.isEmpty else { return nil }
-        switch OriginURL.origin(for: url) {
+        switch OriginURL.origin(for: url, context: originContext) {
         case .success(let origin): return origin
         case .failure(let reason):
             logger.error("origin \(url) of pool \(pool) cannot be used: \(reason)")

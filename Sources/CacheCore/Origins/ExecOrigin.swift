@@ -29,7 +29,7 @@ struct ExecOrigin: Origin {
         return .file(size: size)
     }
 
-    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int64 {
+    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
         var delivered: Int64 = 0
         let status = try run([name(path)]) { chunk in
             delivered += Int64(chunk.count)
@@ -37,7 +37,7 @@ struct ExecOrigin: Origin {
         }
         if status == Self.notFoundStatus { throw .notFound }
         guard status == 0 else { throw .failed("\(program) exited with \(status)") }
-        return delivered
+        return OriginDelivery(bytes: delivered)
     }
 
     private func name(_ path: [[UInt8]]) -> String {

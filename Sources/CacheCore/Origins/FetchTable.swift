@@ -116,10 +116,12 @@ final class FetchTable: Sendable {
         thread.start()
     }
 
-    /// Asks every fetch to stop and waits until their threads ended; what they fetched
-    /// stays marked unfinished, so the next mount drops it.
-    func stopAll() {
+    /// Asks every fetch to stop, runs `interrupt` (which ends the waits of fetches for their
+    /// origins) and waits until their threads ended; what they fetched stays marked
+    /// unfinished, so the next mount drops it.
+    func stopAll(interrupting interrupt: () -> Void) {
         state.withLock { $0.stopping = true }
+        interrupt()
         running.withLock(waitingUntil: { $0 == 0 }) { _ in }
     }
 }

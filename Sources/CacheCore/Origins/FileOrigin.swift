@@ -21,7 +21,7 @@ struct FileOrigin: Origin {
         }
     }
 
-    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int64 {
+    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
         let fd = withPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
             let code = errno
@@ -31,7 +31,7 @@ struct FileOrigin: Origin {
         defer { close(fd) }
         let (delivered, ending) = DescriptorStream.deliver(fd, chunkSize: Self.chunkSize, to: receive)
         if case .failed(let code) = ending { throw .failed("read: \(String(cString: strerror(code)))") }
-        return delivered
+        return OriginDelivery(bytes: delivered)
     }
 
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? {

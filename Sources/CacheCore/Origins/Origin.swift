@@ -15,6 +15,16 @@ public enum OriginFailure: Error, Sendable, Equatable {
     case failed(String)
 }
 
+extension OriginFailure: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .notFound: return "the origin does not have it"
+        case .sizeMismatch(let announced, let delivered): return "\(delivered) bytes delivered, \(announced) announced"
+        case .failed(let reason): return reason
+        }
+    }
+}
+
 /// A place a read-through pool fetches what it does not hold. Paths are relative to the
 /// origin's root, one component per name, as bytes. Both calls block: `lookup` runs on the
 /// request thread of a LOOKUP, `fetch` on the fetch's own thread.
@@ -22,8 +32,8 @@ public protocol Origin: Sendable {
     func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry
 
     /// Delivers the bytes in order to `receive`; when `receive` answers false nobody wants
-    /// them any more and the fetch stops early. Returns the number of bytes delivered.
-    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int64
+    /// them any more and the fetch stops early.
+    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery
 
     /// The names in a directory of the origin, or nil if this kind of origin cannot list.
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]?
@@ -31,6 +41,20 @@ public protocol Origin: Sendable {
 
 extension Origin {
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? { nil }
+}
+
+/// What a fetch delivered: how many bytes, and which version of the origin's file they are
+/// (HTTP's `ETag` and `Last-Modified`; nil where the origin has no such thing).
+public struct OriginDelivery: Sendable, Equatable {
+    public var bytes: Int64
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(bytes: Int64, etag: String? = nil, lastModified: String? = nil) {
+        self.bytes = bytes
+        self.etag = etag
+        self.lastModified = lastModified
+    }
 }
 
 /// A name an origin listed.

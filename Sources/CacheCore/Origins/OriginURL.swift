@@ -4,8 +4,14 @@ import Glibc
 /// The `user.cache.origin` value of a pool: parsed and checked once when it is set, again
 /// when a pool's origin is first used after a mount.
 public enum OriginURL {
-    /// The origin a URL names, or why it cannot be one (the caller answers EINVAL).
-    public static func origin(for text: String) -> Result<any Origin, OriginURLError> {
+    /// Whether a URL names an origin, or why it cannot be one (the caller answers EINVAL).
+    /// Nothing is contacted: an unreachable server is an error of the lookups, not of the URL.
+    public static func check(_ text: String) -> Result<Void, OriginURLError> {
+        origin(for: text, context: .forChecking()).map { _ in () }
+    }
+
+    /// The origin a URL names, sending its requests (if any) through `context`.
+    static func origin(for text: String, context: OriginContext) -> Result<any Origin, OriginURLError> {
         let url = text.trimmingCharacters(in: .whitespaces)
         if url.hasPrefix("file://") {
             let path = String(url.dropFirst("file://".count))
@@ -23,10 +29,27 @@ public enum OriginURL {
             guard access(program, X_OK) == 0 else { return .failure(.init("\(program) is not an executable program")) }
             return .success(ExecOrigin(program: program))
         }
-        for scheme in ["http://", "https://", "s3://"] where url.hasPrefix(scheme) {
-            return .failure(.init("\(scheme) origins are not supported yet (file:// and exec: are)"))
+        if url.hasPrefix("http://") || url.hasPrefix("https://") {
+            return httpBase(url).map { HTTPOrigin(base: $0, transport: context.transport) }
         }
-        return .failure(.init("expected a URL such as file:///srv/images"))
+        if url.hasPrefix("s3://") {
+            return S3Location.parse(url).map { S3Origin(location: $0, access: context.s3, transport: context.transport) }
+        }
+        return .failure(.init("expected a URL such as file:///srv/images, https://example.com/files/ or s3://bucket/prefix/"))
+    }
+}
+
+extension OriginURL {
+    /// The base URL of an http(s) origin, ending with `/`: a host is needed; a query or a
+    /// fragment cannot be, as names are appended to the path.
+    static func httpBase(_ url: String) -> Result<String, OriginURLError> {
+        guard let parsed = URLComponents(string: url), let host = parsed.host, !host.isEmpty else {
+            return .failure(.init("\(url) is not a URL with a host, such as https://example.com/files/"))
+        }
+        guard parsed.query == nil, parsed.fragment == nil else {
+            return .failure(.init("an http(s) origin cannot have a query or a fragment: \(url)"))
+        }
+        return .success(url.hasSuffix("/") ? url : url + "/")
     }
 }
 
@@ -46,6 +69,6 @@ public struct OriginOverride: Sendable, Equatable {
         let pool = String(text[..<equals])
         guard PoolOverride.isValidPoolName(pool) else { return .failure(.init("\(pool) is not a pool name")) }
         let url = String(text[text.index(after: equals)...])
-        return OriginURL.origin(for: url).map { _ in OriginOverride(pool: pool, url: url) }
+        return OriginURL.check(url).map { _ in OriginOverride(pool: pool, url: url) }
     }
 }

@@ -36,7 +36,7 @@ public enum AttributeValueCheck {
         case .maxFetches:
             return Int64(trimmed).map { (1...256).contains($0) } == true ? nil : "expected a number of fetches from 1 to 256"
         case .origin:
-            guard !trimmed.isEmpty, case .failure(let reason) = OriginURL.origin(for: trimmed) else { return nil }
+            guard !trimmed.isEmpty, case .failure(let reason) = OriginURL.check(trimmed) else { return nil }
             return reason.description
         default:
             return "read-only"

@@ -3,6 +3,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     // Files and directories inside a pool.
     case persistent, pinned, expiration
     case lastAccess = "last_access", state, expiresAt = "expires_at", fetching
+    // Files fetched from an http(s) origin: the version they hold.
+    case etag, lastModified = "last_modified"
     // Pool directories.
     case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
     case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
@@ -33,7 +35,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     /// Attributes that exist at a place, in the order `getfattr -d` lists them.
     public static func readable(at place: Place) -> [CacheAttribute] {
         switch place {
-        case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt, .fetching]
+        case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt, .fetching, .etag, .lastModified]
         case .directory: return [.persistent, .pinned, .expiration]
         case .pool:
             return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches]

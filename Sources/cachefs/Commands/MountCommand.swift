@@ -27,7 +27,8 @@ struct MountCommand: ParsableCommand {
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
-            origin=POOL=URL (as --origin). \
+            origin=POOL=URL (as --origin), s3_endpoint=URL (the S3 server of s3:// origins, \
+            path-style; default AWS's endpoint of AWS_REGION). \
             Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
             mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
             mount(8): `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, or an /etc/fstab line such as
@@ -82,6 +83,7 @@ struct MountCommand: ParsableCommand {
                 logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
                 commitWindowSeconds: settings.commitSeconds)
             configuration.origins = settings.origins
+            configuration.originSettings.s3Endpoint = settings.s3Endpoint
             let engine = try CacheEngine(configuration)
             DaemonRecord.write(.starting, store: storePath)
             let metrics = settings.metricsFile.map {

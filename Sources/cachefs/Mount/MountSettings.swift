@@ -25,6 +25,8 @@ struct MountSettings {
     var foreground = false
     /// Read-through pools: `--origin POOL=URL` (`-o origin=POOL=URL`).
     var origins: [OriginOverride] = []
+    /// `-o s3_endpoint=URL`: where s3:// origins send their requests (else AWS).
+    var s3Endpoint: S3Endpoint?
 
     init(pools: [String], options: [String], logLevel: String, foreground: Bool = false, origins: [String] = []) throws {
         for text in origins { try addOrigin(text) }
@@ -114,6 +116,11 @@ struct MountSettings {
             metricsSeconds = seconds
         case "pool": pools.append(try Self.pool(value))
         case "origin": try addOrigin(value ?? "")
+        case "s3_endpoint":
+            switch S3Endpoint.parse(value ?? "") {
+            case .success(let endpoint): s3Endpoint = endpoint
+            case .failure(let reason): throw Problem(description: "bad mount option s3_endpoint: \(reason)")
+            }
         case "log_level": logLevel = try Self.level(value ?? "", option: "log_level")
         case "foreground": foreground = true
         case "min_free":

@@ -23,19 +23,9 @@ struct OriginFixture {
         guard written.succeeded else { throw MountError(message: "cannot write \(program): \(written.error)") }
     }
 
-    func write(_ name: String, bytes: Int) throws {
-        let path = files + "/" + name
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                withIntermediateDirectories: true)
-        let result = try Shell.bash("head -c \(bytes) /dev/urandom > '\(path)'")
-        guard result.succeeded else { throw MountError(message: "cannot write \(path): \(result.error)") }
-    }
+    func write(_ name: String, bytes: Int) throws { try writeRandomFile(files + "/" + name, bytes: bytes) }
 
-    func holdSlowNames() throws {
-        guard FileManager.default.createFile(atPath: hold, contents: nil) else {
-            throw MountError(message: "cannot create \(hold)")
-        }
-    }
+    func holdSlowNames() throws { try createMarker(hold) }
 
     func fetchCalls() -> Int {
         ((try? String(contentsOfFile: calls, encoding: .utf8)) ?? "").split(separator: "\n").count
@@ -69,6 +59,43 @@ struct OriginFixture {
             cat '\(root)/files/'"$name" ;;
         esac
         """
+    }
+}
+
+/// A file of `bytes` random bytes at `path`, its directories created.
+func writeRandomFile(_ path: String, bytes: Int) throws {
+    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                            withIntermediateDirectories: true)
+    let result = try Shell.bash("head -c \(bytes) /dev/urandom > '\(path)'")
+    guard result.succeeded else { throw MountError(message: "cannot write \(path): \(result.error)") }
+}
+
+/// An empty file whose existence tells an origin something (`hold`).
+func createMarker(_ path: String) throws {
+    guard FileManager.default.createFile(atPath: path, contents: nil) else {
+        throw MountError(message: "cannot create \(path)")
+    }
+}
+
+extension MountedStore {
+    /// Kills the daemon while `name` (an 8 MiB `slow*` name whose origin holds after its first
+    /// MiB) is being fetched for a reader, lets the origin go on, mounts again and checks the
+    /// torn file is gone: not listed, not counted.
+    func crashWhileFetching(_ name: String, heldBy hold: String) throws {
+        let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
+        defer { close(quiet) }
+        let reader = try ChildProcess(["cat", path(name)], stdin: quiet, stdout: quiet, stderr: quiet)
+        #expect(Shell.waitUntil(seconds: 10) {
+            (try? sh("getfattr --only-values -n user.cache.fetching '\(name)'").output)?
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "1048576/8388608"
+        })
+        try crash()
+        reader.wait()
+        try FileManager.default.removeItem(atPath: hold)
+        try mount()
+        let directory = (name as NSString).deletingLastPathComponent
+        #expect(try mustSucceed("ls '\(directory)' | wc -l") == "0")
+        #expect(try xattr(directory, "user.cache.usage") == "0")
     }
 }
 

@@ -1,0 +1,151 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// The blocking HTTP(S) client of the origins (`http(s)://`, `s3://`): one `HTTPClient` per
+/// engine, created at the first request and shut down with the engine. Called on FUSE request
+/// threads (lookups) and fetch threads; those threads wait, the event loops never do.
+/// Redirects are followed (at most 5), TLS checks certificates against the system's trust
+/// store, a refused connection fails at once, a connection must be made within `connectTimeout` and bytes must keep coming within
+/// `readTimeout`.
+public final class HTTPTransport: Sendable {
+    public struct Response: Sendable {
+        public var status: Int
+        public var headers: HTTPHeaders
+        /// Bytes handed to `receive` (2xx responses only).
+        public var delivered: Int64
+        /// The start of the body of a response that is not 2xx (an S3 error document, say).
+        public var errorBody: [UInt8]
+        /// The URL that answered, after redirects.
+        public var url: String
+    }
+
+    static let connectTimeout = TimeAmount.seconds(10)
+    static let readTimeout = TimeAmount.seconds(30)
+    static let maxRedirects = 5
+    static let errorBodyLimit = 64 << 10
+
+    private struct State {
+        var client: HTTPClient?
+        var stopped = false
+        var inFlight: [ObjectIdentifier: HTTPClient.Task<Void>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func head(_ url: String, headers: HTTPHeaders = [:]) throws(OriginFailure) -> Response {
+        try send(.HEAD, url, headers: headers) { _ in true }
+    }
+
+    public func get(_ url: String, headers: HTTPHeaders = [:],
+                    receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Response {
+        try send(.GET, url, headers: headers, receive: receive)
+    }
+
+    /// Sends one request and waits for its response; the body of a 2xx response goes to
+    /// `receive` part by part as it arrives (answering false stops it), the start of any other
+    /// body to `errorBody`. Throws `.failed` for what never became a response: a refused or
+    /// timed-out connection, a connection closed mid-body, a stopped transport.
+    public func send(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil,
+                     receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Response {
+        let request: HTTPClient.Request
+        do {
+            request = try HTTPClient.Request(url: url, method: method, headers: headers, body: body.map { .bytes($0) })
+        } catch {
+            throw .failed("\(method) \(url): \(error)")
+        }
+        let queue = ResponseQueue()
+        let task = try start(request, delegate: queue)
+        defer { state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(task)) } }
+        var response = Response(status: 0, headers: [:], delivered: 0, errorBody: [], url: url)
+        while true {
+            switch queue.next() {
+            case .head(let head):
+                response.status = Int(head.status.code)
+                response.headers = head.headers
+                response.url = queue.url
+            case .body(let buffer, let promise):
+                let wanted = buffer.withUnsafeReadableBytes { bytes in
+                    if (200..<300).contains(response.status) {
+                        response.delivered += Int64(bytes.count)
+                        return receive(bytes)
+                    }
+                    response.errorBody.append(contentsOf: bytes.prefix(Self.errorBodyLimit - response.errorBody.count))
+                    return response.errorBody.count < Self.errorBodyLimit
+                }
+                promise?.succeed()
+                if !wanted {
+                    queue.abandon()
+                    task.cancel()
+                    return response
+                }
+            case .end:
+                return response
+            case .failed(let error):
+                throw .failed("\(method) \(url): \(Self.describe(error))")
+            }
+        }
+    }
+
+    /// Cancels the requests in flight (their threads get a failure at once) and shuts the
+    /// client down; later requests fail. Call once, when the engine stops.
+    public func shutdown() {
+        let (client, tasks) = state.withLock { state in
+            state.stopped = true
+            defer { state.inFlight.removeAll(); state.client = nil }
+            return (state.client, Array(state.inFlight.values))
+        }
+        for task in tasks { task.cancel() }
+        do {
+            try client?.syncShutdown()
+        } catch {
+            // Requests were cancelled above; an unclean close has nothing left to lose.
+        }
+    }
+
+    private func start(_ request: HTTPClient.Request, delegate: ResponseQueue) throws(OriginFailure) -> HTTPClient.Task<Void> {
+        let started = state.withLock { state -> HTTPClient.Task<Void>? in
+            guard !state.stopped else { return nil }
+            let client = state.client ?? Self.makeClient()
+            state.client = client
+            let task = client.execute(request: request, delegate: delegate)
+            state.inFlight[ObjectIdentifier(task)] = task
+            return task
+        }
+        guard let started else { throw .failed("the daemon is stopping") }
+        return started
+    }
+
+    private static func makeClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: maxRedirects, allowCycles: false),
+            timeout: .init(connect: connectTimeout, read: readTimeout))
+        // A refused connection fails the request at once: fetches have their own retries, and
+        // a lookup should not hold a FUSE thread for the whole connect timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        // Fetches of several pools (max_fetches each) and lookups share the connections to a host.
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    /// What a log line says of a transport error: NIO's names are cryptic on their own.
+    private static func describe(_ error: any Error) -> String {
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .cancelled: return "cancelled (the daemon is stopping)"
+            case .readTimeout: return "no bytes for \(readTimeout.nanoseconds / 1_000_000_000) s (read timeout)"
+            case .connectTimeout: return "cannot connect within \(connectTimeout.nanoseconds / 1_000_000_000) s"
+            case .remoteConnectionClosed: return "the server closed the connection before the response ended"
+            default: return "\(client)"
+            }
+        }
+        if let system = error as? IOError {
+            return "connection failed: \(String(cString: strerror(system.errnoCode)))"
+        }
+        return "\(error)"
+    }
+}
