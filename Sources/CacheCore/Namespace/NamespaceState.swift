@@ -285,13 +285,19 @@ struct NamespaceState: Sendable {
         }
         guard inodes[directory]?.isDirectory == true else { throw CacheError.notDirectory }
         directories[directory] = DirectoryChildren()
+        // Hard links are read after the rows: no query may run inside the row cursor's read.
+        var linked: [EntryID] = []
         try index.forEachChild(of: directory) { row in
-            try remember(row)
+            if remember(row) { linked.append(row.entryID) }
             insertName(row.name, of: row.entryID, in: directory)
         }
         for (name, row) in try index.allLinks(in: directory) {
-            try remember(row)
+            if remember(row) { linked.append(row.entryID) }
             insertName(name, of: row.entryID, in: directory)
+        }
+        for id in linked {
+            let links = try index.links(of: id)
+            inodes.modify(id) { $0.links = links }
         }
         // Growing the tables to a big directory freed their smaller copies; hand those
         // pages back rather than keep them resident.
@@ -300,12 +306,11 @@ struct NamespaceState: Sendable {
 
     private static let trimAfterLoading = 16_384
 
-    /// Puts an entry read from the index in memory, with its hard links, unless memory
-    /// already has it (and is then the truth).
-    private mutating func remember(_ row: EntryRecord) throws {
-        guard inodes[row.entryID] == nil else { return }
-        var inode = Inode(record: row)
-        if row.kind != .directory && row.linkCount > 1 { inode.links = try index.links(of: row.entryID) }
-        inodes[row.entryID] = inode
+    /// Puts an entry read from the index in memory, unless memory already has it (and is then
+    /// the truth). Returns whether the caller must read its hard links.
+    private mutating func remember(_ row: EntryRecord) -> Bool {
+        guard inodes[row.entryID] == nil else { return false }
+        inodes[row.entryID] = Inode(record: row)
+        return row.kind != .directory && row.linkCount > 1
     }
 }
