@@ -1,6 +1,8 @@
 #ifndef CACHEFS_CLINUX_SHIM_H
 #define CACHEFS_CLINUX_SHIM_H
-/* Linux calls that Swift's Glibc module does not export: xattrs, statfs, syncfs, fallocate. */
+/* Linux calls that Swift's Glibc module does not export: xattrs, statfs, syncfs, fallocate,
+   malloc_trim. */
+#include <malloc.h>
 #include <sys/xattr.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -9,5 +11,6 @@
 
 int syncfs(int fd);
 int fallocate(int fd, int mode, off_t offset, off_t len);
+int malloc_trim(size_t pad);
 
 #endif

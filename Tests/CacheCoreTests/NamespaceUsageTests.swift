@@ -6,7 +6,7 @@ import Testing
 /// Usage per pool: cached and persistent bytes and files, pinned files and pending bytes,
 /// moved by create, write, truncate, flag changes, rename and unlink. Each figure is read
 /// three ways: the ledger in memory, the `user.cache.*` figures, and (once the file is
-/// closed) the sums the index gives at the next mount, which must agree.
+/// closed) the index's entry sums and its usage rows, which the next mount reads, which must agree.
 @Suite struct NamespaceUsageTests {
     @Test func usageFollowsWritesTruncationFlagsRenamesAndUnlinks() throws {
         let store = try TestStore()
@@ -132,6 +132,7 @@ import Testing
         guard closed else { return }
         engine.waitForIndex()
         #expect(try engine.index.usageByPool()[pool] ?? PoolUsage() == expected, "index", sourceLocation: sourceLocation)
+        #expect(try engine.index.usageTotals()[pool] ?? PoolUsage() == expected, "usage rows", sourceLocation: sourceLocation)
         #expect(try engine.text(pool, "user.cache.pinned_files") == String(pinned), sourceLocation: sourceLocation)
     }
 }

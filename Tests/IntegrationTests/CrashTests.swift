@@ -31,4 +31,38 @@ import Testing
             #expect(objects.trimmingCharacters(in: .whitespacesAndNewlines) == "3")
         }
     }
+
+    /// The usage rows commit with the entries (see UsageTotals): killed in the middle of creates
+    /// and unlinks, the next mount reads them and they equal the bytes present.
+    @Test func killDuringCreatesAndUnlinksLeavesUsageEqualToTheBytesPresent() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
+            defer { close(quiet) }
+            // Creates files of growing sizes and unlinks every other one, until the daemon dies.
+            let churn = try ChildProcess(
+                ["bash", "-c", """
+                    cd '\(mount.path("data"))' || exit 1
+                    for i in $(seq 1 100000); do
+                        head -c $((i % 5000 + 1)) /dev/zero > f$i || exit 0
+                        if ((i % 2 == 0)); then rm -f f$((i - 1)) || exit 0; fi
+                    done
+                    """],
+                stdin: quiet, stdout: quiet, stderr: quiet)
+            #expect(Shell.waitUntil(seconds: 30) {
+                (try? mount.sh("ls data | wc -l").output.trimmingCharacters(in: .whitespacesAndNewlines))
+                    .flatMap { Int($0) }.map { $0 > 300 } ?? false
+            })
+            try mount.crash()
+            churn.wait()
+            try mount.mount()
+            let sizes = try mount.mustSucceed("find data -type f -printf '%s\\n' | awk '{s+=$1} END {print s+0}'")
+            let files = try mount.mustSucceed("find data -type f | wc -l")
+            #expect(try mount.xattr("data", "user.cache.usage") == sizes)
+            #expect(try mount.xattr("data", "user.cache.files") == files)
+            #expect(try mount.unmount() == 0)
+            let verify = try Shell.run([MountedStore.executable, "verify", mount.store])
+            #expect(verify.status == 0, "\(verify.output) \(verify.error)")
+            try mount.mount()
+        }
+    }
 }

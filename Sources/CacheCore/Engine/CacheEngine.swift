@@ -85,7 +85,7 @@ public final class CacheEngine: Sendable {
         let previousStop = try index.setting(BootIdentity.cleanKey)
         // Recovery first: it clears the previous mount's open id range, which a pool created
         // by `--pool` below may then take an id from.
-        let recoveryChanged = try Recovery(index: index, layout: layout, disk: disk, logger: logger)
+        try Recovery(index: index, layout: layout, disk: disk, logger: logger)
             .run(afterPowerLoss: powerLost, afterUncleanStop: previousStop == "0")
         try StoreInitializer.ensureRootAndPools(index: index, clock: clock, overrides: configuration.poolOverrides)
         try StoreInitializer.applyOrigins(configuration.origins, index: index, clock: clock)
@@ -98,7 +98,7 @@ public final class CacheEngine: Sendable {
         ids = Mutex(try IDReservation.afterRecovery(index: index))
         try index.setSetting(BootIdentity.bootKey, boot)
         try index.setSetting(BootIdentity.cleanKey, "0")
-        usage = UsageLedger(try UsageTotals.load(from: index, trusted: previousStop == "1" && !recoveryChanged))
+        usage = UsageLedger(try index.usageTotals())
         policies = Mutex(try index.poolPolicies())
         counters = Mutex(PoolCounters.load(from: index))
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
@@ -155,7 +155,6 @@ public final class CacheEngine: Sendable {
             // that follows a clean unmount, no file is suspected of being torn.
             try disk.syncFilesystem(layout.root)
             try index.markAllClosedFilesDurable()
-            try index.setSetting(UsageTotals.settingKey, UsageTotals.encode(usage.all()))
             try index.setSetting(BootIdentity.cleanKey, "1")
             try index.checkpoint()
             reserve.restore()

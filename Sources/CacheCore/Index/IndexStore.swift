@@ -52,11 +52,13 @@ public final class IndexStore: Sendable {
         }
     }
 
-    /// Every child of a directory, to load it into memory.
-    public func allChildren(of parent: EntryID) throws -> [EntryRecord] {
+    /// Every child of a directory, to load it into memory: each row goes to `body` as it is
+    /// read (no array of every row of a big directory).
+    func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
         try pool.unsafeRead { db in
-            try EntryRecord.fetchAll(db.cachedStatement(sql: "SELECT * FROM entry WHERE parent = ?"),
-                                     arguments: [parent])
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT * FROM entry WHERE parent = ?"),
+                                           arguments: [parent])
+            while let row = try rows.next() { try body(EntryRecord(row: row)) }
         }
     }
 

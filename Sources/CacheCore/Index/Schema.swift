@@ -128,6 +128,43 @@ enum Schema {
                     WHERE expiration > 0 AND \(evictable);
                 """)
         }
+        // Usage totals kept by the index itself: triggers move the `usage` row of a pool in the
+        // same transaction as any entry row that counts (a named file), so a mount reads O(pools)
+        // rows and no crash can leave them apart from the entries.
+        migrator.registerMigration("v6-usage") { db in
+            try db.execute(sql: """
+                CREATE TABLE usage(
+                    pool INTEGER NOT NULL,
+                    persistent INTEGER NOT NULL,
+                    files INTEGER NOT NULL,
+                    bytes INTEGER NOT NULL,
+                    PRIMARY KEY(pool, persistent)
+                ) WITHOUT ROWID;
+                \(UsageTotals.recomputeSQL)
+                CREATE TRIGGER usage_after_insert AFTER INSERT ON entry
+                WHEN \(UsageTotals.counts("NEW")) BEGIN
+                    \(UsageTotals.addSQL("NEW"))
+                END;
+                CREATE TRIGGER usage_after_delete AFTER DELETE ON entry
+                WHEN \(UsageTotals.counts("OLD")) BEGIN
+                    \(UsageTotals.subtractSQL("OLD"))
+                END;
+                CREATE TRIGGER usage_after_update AFTER UPDATE OF parent, pool, kind, persistent, size ON entry
+                WHEN (\(UsageTotals.counts("OLD")) OR \(UsageTotals.counts("NEW"))) AND (OLD.size IS NOT NEW.size
+                    OR OLD.pool IS NOT NEW.pool OR OLD.persistent IS NOT NEW.persistent OR OLD.kind IS NOT NEW.kind
+                    OR (OLD.parent IS NULL) IS NOT (NEW.parent IS NULL)) BEGIN
+                    \(UsageTotals.subtractSQL("OLD", when: UsageTotals.counts("OLD")))
+                    \(UsageTotals.addSQL("NEW", when: UsageTotals.counts("NEW")))
+                END;
+                DELETE FROM setting WHERE key = 'usage_totals';
+                """)
+        }
+        // `entry_by_name` (parent, name) serves every `parent = ?` query (SQLite knows that
+        // `parent = ?` implies its `parent IS NOT NULL`), so this index only cost each create,
+        // move and removal one more b-tree to write.
+        migrator.registerMigration("v7-drop-entry-children") { db in
+            try db.execute(sql: "DROP INDEX entry_children")
+        }
         return migrator
     }
 }

@@ -2,26 +2,36 @@ import struct Foundation.Data
 
 /// The names in one directory, held in memory once the directory has been loaded.
 ///
-/// `order` keeps child ids ascending, the cursor of a listing (ids are never reused, so a
-/// listing resumes correctly across changes). New files get the largest id so far and are
-/// appended; a removal only counts a stale slot, and the slots are swept out once they are
-/// half the array, so removing many names costs O(1) each, amortised.
+/// `names` maps a 32-bit hash of each name to the slot of its inode in ``InodeTable``; the
+/// inode holds the name, so a lookup confirms it there (two names with one hash both stay,
+/// each found by its own comparison). `order` keeps child ids ascending, the cursor of a
+/// listing (ids are never reused, so a listing resumes correctly across changes). New files
+/// get the largest id so far and are appended; a removal only counts a stale slot, and the
+/// slots are swept out once they are half the array, so removing many names costs O(1) each,
+/// amortised.
 struct DirectoryChildren: Sendable {
-    private(set) var byName: [Data: EntryID] = [:]
+    private var names = SlotTable()
     private var order: [EntryID] = []
     private var staleSlots = 0
 
-    var isEmpty: Bool { byName.isEmpty }
-    var count: Int { byName.count }
+    var isEmpty: Bool { names.count == 0 }
+    var count: Int { names.count }
 
-    subscript(name: Data) -> EntryID? { byName[name] }
+    static func hash(of name: Data) -> UInt32 {
+        UInt32(truncatingIfNeeded: name.hashValue)
+    }
 
-    mutating func insert(_ id: EntryID, named name: Data) {
-        byName[name] = id
+    /// The slot of the inode called `name` in this directory (`directory` is its id).
+    func slot(named name: Data, in directory: EntryID, inodes: InodeTable) -> UInt32? {
+        names.first(hash: Self.hash(of: name)) { inodes[slot: $0].isNamed(name, in: directory) }
+    }
+
+    mutating func insert(_ id: EntryID, slot: UInt32, named name: Data) {
+        names.insert(slot, hash: Self.hash(of: name))
         if let last = order.last, id <= last {
             let position = firstPosition(after: id - 1)
             if position < order.count, order[position] == id {
-                staleSlots -= 1
+                staleSlots = max(0, staleSlots - 1)
                 return
             }
             order.insert(id, at: position)
@@ -30,12 +40,12 @@ struct DirectoryChildren: Sendable {
         }
     }
 
-    /// Takes `name` away; its slot in `order` goes at the next sweep.
-    mutating func remove(named name: Data) {
-        guard byName.removeValue(forKey: name) != nil else { return }
+    /// Takes the name `name` of the inode at `slot` away; its slot in `order` goes at the next sweep.
+    mutating func remove(slot: UInt32, named name: Data, inodes: InodeTable) {
+        guard names.remove(slot, hash: Self.hash(of: name)) else { return }
         staleSlots += 1
         if staleSlots > 64 && staleSlots * 2 > order.count {
-            let live = Set(byName.values)
+            let live = Set(names.slots.map { inodes[slot: $0].id })
             order.removeAll { !live.contains($0) }
             staleSlots = 0
         }

@@ -1,3 +1,4 @@
+import CLinux
 import struct Foundation.Data
 
 /// Names and metadata in memory: the one truth the request threads read and change.
@@ -14,7 +15,7 @@ import struct Foundation.Data
 ///   names (a hard-linked entry's links are read with it, whichever directory loads first);
 /// - an entry without a name (`record.parent == nil`) stays in `inodes` while referenced.
 struct NamespaceState: Sendable {
-    private(set) var inodes: [EntryID: Inode] = [:]
+    private(set) var inodes = InodeTable()
     private var directories: [EntryID: DirectoryChildren] = [:]
     let index: IndexStore
     /// Index changes made during the current hold of the lock; ``Namespace`` hands them to
@@ -59,14 +60,15 @@ struct NamespaceState: Sendable {
     /// The entry called `name` in `directory`.
     mutating func child(of directory: EntryID, named name: Data) throws -> EntryRecord? {
         try loadChildren(of: directory)
-        guard let id = directories[directory]?[name] else { return nil }
-        return inodes[id]?.record
+        guard let slot = directories[directory]?.slot(named: name, in: directory, inodes: inodes) else { return nil }
+        return inodes[slot: slot].record
     }
 
     /// The id named `name` in `directory`.
     mutating func childID(of directory: EntryID, named name: Data) throws -> EntryID? {
         try loadChildren(of: directory)
-        return directories[directory]?[name]
+        guard let slot = directories[directory]?.slot(named: name, in: directory, inodes: inodes) else { return nil }
+        return inodes[slot: slot].id
     }
 
     mutating func hasChildren(_ directory: EntryID) throws -> Bool {
@@ -81,17 +83,17 @@ struct NamespaceState: Sendable {
     {
         try loadChildren(of: directory)
         guard let children = directories[directory] else { return [] }
-        let inodes = self.inodes
         var result: [(name: Data, record: EntryRecord, cursor: ListingCursor)] = []
         var after = cursor.id
         while result.count < limit {
             let page = children.page(after: after, limit: limit - result.count) { id in
-                inodes[id].map { $0.names.contains { $0.parent == directory } } ?? false
+                inodes[id].map { $0.nameCount(in: directory) > 0 } ?? false
             }
             guard let last = page.last else { break }
             for id in page {
                 guard let inode = inodes[id] else { continue }
-                let names = inode.names.filter { $0.parent == directory }.map(\.name).sorted { $0.lexicographicallyPrecedes($1) }
+                var names = inode.names(in: directory)
+                if names.count > 1 { names.sort { $0.lexicographicallyPrecedes($1) } }
                 for (ordinal, name) in names.enumerated() where id != cursor.id || ordinal >= cursor.namesListed {
                     result.append((name, inode.record, ListingCursor(id: id, namesListed: ordinal + 1)))
                 }
@@ -116,23 +118,20 @@ struct NamespaceState: Sendable {
         return result
     }
 
-    var all: [Inode] { Array(inodes.values) }
+    var all: [Inode] { inodes.values }
 
     // MARK: - Changing
 
     /// Runs `body` on an inode in memory; nil when it is not there.
     @discardableResult
     mutating func modify<T>(_ id: EntryID, _ body: (inout Inode) throws -> T) rethrows -> T? {
-        guard var inode = inodes[id] else { return nil }
-        let result = try body(&inode)
-        inodes[id] = inode
-        return result
+        try inodes.modify(id, body)
     }
 
     /// Adds a new entry under its name (its directory must be loaded).
     mutating func add(_ record: EntryRecord) {
         inodes[record.entryID] = Inode(record: record)
-        if let parent = record.parent { directories[parent]?.insert(record.entryID, named: record.name) }
+        if let parent = record.parent { insertName(record.name, of: record.entryID, in: parent) }
         if record.kind == .directory { directories[record.entryID] = DirectoryChildren() }
     }
 
@@ -143,7 +142,7 @@ struct NamespaceState: Sendable {
         inode.record.linkCount += 1
         inode.record.ctime = time
         inodes[id] = inode
-        directories[link.parent]?.insert(id, named: link.name)
+        insertName(link.name, of: id, in: link.parent)
     }
 
     /// Takes one name of an entry away and logs the index changes. When it was the entry's
@@ -152,8 +151,8 @@ struct NamespaceState: Sendable {
     /// and the caller decides about its row and bytes).
     @discardableResult
     mutating func removeName(_ name: LinkName, of id: EntryID, at time: Int64) -> Bool {
-        guard var inode = inodes[id], inode.record.parent != nil else { return true }
-        directories[name.parent]?.remove(named: name.name)
+        guard var inode = inodes[id], inode.hasName else { return true }
+        forgetName(name, of: id)
         inode.record.ctime = time
         if let position = inode.links.firstIndex(of: name) {
             inode.links.remove(at: position)
@@ -187,9 +186,7 @@ struct NamespaceState: Sendable {
         guard let inode = inodes[id] else { return [] }
         for link in inode.links { try loadChildren(of: link.parent) }
         let names = inode.names
-        for link in inode.links {
-            directories[link.parent]?.remove(named: link.name)
-        }
+        for link in inode.links { forgetName(link, of: id) }
         if !inode.links.isEmpty { log(.deleteLinks(id)) }
         modify(id) { inode in
             inode.links = []
@@ -202,7 +199,7 @@ struct NamespaceState: Sendable {
     /// Moves one name of an entry to another (loaded) directory or name.
     mutating func move(_ name: LinkName, of id: EntryID, to destination: LinkName, at time: Int64) {
         guard var inode = inodes[id] else { return }
-        directories[name.parent]?.remove(named: name.name)
+        forgetName(name, of: id)
         inode.record.ctime = time
         if let position = inode.links.firstIndex(of: name) {
             inode.links[position] = destination
@@ -213,7 +210,7 @@ struct NamespaceState: Sendable {
             inode.record.name = destination.name
         }
         inodes[id] = inode
-        directories[destination.parent]?.insert(id, named: destination.name)
+        insertName(destination.name, of: id, in: destination.parent)
     }
 
     /// Swaps what two names name (RENAME_EXCHANGE) and logs the index changes: both names
@@ -225,10 +222,12 @@ struct NamespaceState: Sendable {
         }
         release(first, of: firstID)
         release(second, of: secondID)
+        forgetName(first, of: firstID)
+        forgetName(second, of: secondID)
         rename(first, of: firstID, to: second, at: time)
         rename(second, of: secondID, to: first, at: time)
-        directories[first.parent]?.insert(secondID, named: first.name)
-        directories[second.parent]?.insert(firstID, named: second.name)
+        insertName(first.name, of: secondID, in: first.parent)
+        insertName(second.name, of: firstID, in: second.parent)
         for id in [firstID, secondID] {
             guard let inode = inodes[id] else { continue }
             log(.update(inode.record))
@@ -251,8 +250,21 @@ struct NamespaceState: Sendable {
 
     /// Drops a nameless inode nobody references any more.
     mutating func dropIfUnreferenced(_ id: EntryID) {
-        guard let inode = inodes[id], inode.record.parent == nil, !inode.isReferenced else { return }
+        guard let inode = inodes[id], !inode.hasName, !inode.isReferenced else { return }
         inodes[id] = nil
+    }
+
+    /// Enters a name of an inode in memory into its (loaded) directory's table.
+    private mutating func insertName(_ name: Data, of id: EntryID, in directory: EntryID) {
+        guard directories[directory] != nil, let slot = inodes.slot(of: id) else { return }
+        directories[directory]?.insert(id, slot: slot, named: name)
+    }
+
+    /// Takes a name of an inode in memory out of its directory's table.
+    private mutating func forgetName(_ name: LinkName, of id: EntryID) {
+        guard directories[name.parent] != nil, let slot = inodes.slot(of: id) else { return }
+        let inodes = self.inodes
+        directories[name.parent]?.remove(slot: slot, named: name.name, inodes: inodes)
     }
 
     // MARK: - Loading
@@ -271,25 +283,34 @@ struct NamespaceState: Sendable {
                 inodes[directory] = Inode(record: row)
             }
         }
-        guard inodes[directory]?.record.kind == .directory else { throw CacheError.notDirectory }
-        var children = DirectoryChildren()
-        for row in try index.allChildren(of: directory) {
-            try remember(row)
-            children.insert(row.entryID, named: row.name)
+        guard inodes[directory]?.isDirectory == true else { throw CacheError.notDirectory }
+        directories[directory] = DirectoryChildren()
+        // Hard links are read after the rows: no query may run inside the row cursor's read.
+        var linked: [EntryID] = []
+        try index.forEachChild(of: directory) { row in
+            if remember(row) { linked.append(row.entryID) }
+            insertName(row.name, of: row.entryID, in: directory)
         }
         for (name, row) in try index.allLinks(in: directory) {
-            try remember(row)
-            children.insert(row.entryID, named: name)
+            if remember(row) { linked.append(row.entryID) }
+            insertName(name, of: row.entryID, in: directory)
         }
-        directories[directory] = children
+        for id in linked {
+            let links = try index.links(of: id)
+            inodes.modify(id) { $0.links = links }
+        }
+        // Growing the tables to a big directory freed their smaller copies; hand those
+        // pages back rather than keep them resident.
+        if (directories[directory]?.count ?? 0) >= Self.trimAfterLoading { malloc_trim(0) }
     }
 
-    /// Puts an entry read from the index in memory, with its hard links, unless memory
-    /// already has it (and is then the truth).
-    private mutating func remember(_ row: EntryRecord) throws {
-        guard inodes[row.entryID] == nil else { return }
-        var inode = Inode(record: row)
-        if row.kind != .directory && row.linkCount > 1 { inode.links = try index.links(of: row.entryID) }
-        inodes[row.entryID] = inode
+    private static let trimAfterLoading = 16_384
+
+    /// Puts an entry read from the index in memory, unless memory already has it (and is then
+    /// the truth). Returns whether the caller must read its hard links.
+    private mutating func remember(_ row: EntryRecord) -> Bool {
+        guard inodes[row.entryID] == nil else { return false }
+        inodes[row.entryID] = Inode(record: row)
+        return row.kind != .directory && row.linkCount > 1
     }
 }

@@ -1,38 +1,70 @@
-/// Per-pool usage saved in one settings row at a clean unmount, so the next mount reads
-/// O(pools) instead of summing every entry (0.7 s for a million entries). Trusted only when
-/// the store was cleanly unmounted and recovery changed nothing since; anything else (a crash,
-/// `verify --repair`, rows written by hand) sums the entries as before.
-enum UsageTotals {
-    static let settingKey = "usage_totals"
+import GRDB
 
-    /// "pool:cachedBytes,cachedFiles,persistentBytes,persistentFiles;…"
-    static func encode(_ usage: [EntryID: PoolUsage]) -> String {
+/// Per-pool usage as rows of the index's `usage` table, one per pool and persistence, kept by
+/// triggers on `entry` (see ``Schema``): every transaction that adds, removes, resizes or
+/// reflags a named file moves its pool's row too, the index writer's group commits and
+/// recovery's deletions alike. So the rows always equal the sum of the committed entries, also
+/// after `kill -9` or a power loss, and a mount reads O(pools) rows instead of every entry.
+enum UsageTotals {
+    /// Which entry rows count: named files (a nameless file's bytes are `pending_usage`).
+    static func counts(_ row: String) -> String {
+        "(\(row).kind = \(EntryKind.file.rawValue) AND \(row).parent IS NOT NULL)"
+    }
+
+    static func addSQL(_ row: String, when condition: String = "1") -> String {
+        """
+        INSERT INTO usage(pool, persistent, files, bytes) SELECT \(row).pool, \(row).persistent, 1, \(row).size
+            WHERE \(condition)
+            ON CONFLICT(pool, persistent) DO UPDATE SET files = files + 1, bytes = bytes + excluded.bytes;
+        """
+    }
+
+    static func subtractSQL(_ row: String, when condition: String = "1") -> String {
+        """
+        UPDATE usage SET files = files - 1, bytes = bytes - \(row).size
+            WHERE \(condition) AND pool = \(row).pool AND persistent = \(row).persistent;
+        """
+    }
+
+    /// Sets the rows to the sum of the entries (the migration, and `verify --repair`).
+    static let recomputeSQL = """
+        DELETE FROM usage;
+        INSERT INTO usage(pool, persistent, files, bytes)
+            SELECT pool, persistent, COUNT(*), COALESCE(SUM(size), 0) FROM entry
+            WHERE kind = \(EntryKind.file.rawValue) AND parent IS NOT NULL GROUP BY pool, persistent;
+        """
+
+    /// "pool:cachedBytes,cachedFiles,persistentBytes,persistentFiles;…", for reports.
+    static func describe(_ usage: [EntryID: PoolUsage]) -> String {
         usage.sorted { $0.key < $1.key }.map { pool, figures in
             "\(pool):\(figures.cachedBytes),\(figures.cachedFiles),\(figures.persistentBytes),\(figures.persistentFiles)"
         }.joined(separator: ";")
     }
+}
 
-    static func decode(_ text: String) -> [EntryID: PoolUsage]? {
-        guard !text.isEmpty else { return nil }
-        var usage: [EntryID: PoolUsage] = [:]
-        for item in text.split(separator: ";") {
-            let parts = item.split(separator: ":")
-            guard parts.count == 2, let pool = EntryID(parts[0]) else { return nil }
-            let figures = parts[1].split(separator: ",").compactMap { Int64($0) }
-            guard figures.count == 4, figures.allSatisfy({ $0 >= 0 }) else { return nil }
-            var entry = PoolUsage()
-            entry.cachedBytes = figures[0]
-            entry.cachedFiles = figures[1]
-            entry.persistentBytes = figures[2]
-            entry.persistentFiles = figures[3]
-            usage[pool] = entry
+extension IndexStore {
+    /// The usage rows: what a mount starts its ``UsageLedger`` from.
+    public func usageTotals() throws -> [EntryID: PoolUsage] {
+        try pool.read { db in
+            var usage: [EntryID: PoolUsage] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT pool, persistent, files, bytes FROM usage") {
+                let files: Int64 = row[2]
+                let bytes: Int64 = row[3]
+                guard files != 0 || bytes != 0 else { continue }
+                if row[1] as Bool {
+                    usage[row[0], default: PoolUsage()].persistentFiles = files
+                    usage[row[0], default: PoolUsage()].persistentBytes = bytes
+                } else {
+                    usage[row[0], default: PoolUsage()].cachedFiles = files
+                    usage[row[0], default: PoolUsage()].cachedBytes = bytes
+                }
+            }
+            return usage
         }
-        return usage
     }
 
-    /// The saved totals if they can be trusted, else the sum of the entries.
-    static func load(from index: IndexStore, trusted: Bool) throws -> [EntryID: PoolUsage] {
-        if trusted, let saved = decode(try index.setting(settingKey) ?? "") { return saved }
-        return try index.usageByPool()
+    /// Sets the usage rows to the sum of the entries.
+    func recomputeUsageTotals() throws {
+        try pool.write { db in try db.execute(sql: UsageTotals.recomputeSQL) }
     }
 }

@@ -14,9 +14,8 @@ struct Recovery {
     let disk: any Disk
     let logger: Logger
 
-    /// Returns whether it changed any entry (so saved usage totals no longer hold).
-    @discardableResult
-    func run(afterPowerLoss: Bool, afterUncleanStop: Bool) throws -> Bool {
+    /// The usage rows follow every row this changes (triggers), so nothing is summed again.
+    func run(afterPowerLoss: Bool, afterUncleanStop: Bool) throws {
         if afterPowerLoss { try recoverFromPowerLoss() }
         let unfinished = try index.unfinishedEntries()
         for var record in unfinished {
@@ -44,7 +43,6 @@ struct Recovery {
         } else if afterUncleanStop {
             try removeBytesOfUncommittedEntries()
         }
-        return afterPowerLoss || !unfinished.isEmpty
     }
 
     /// Bytes created under ids of the last reserved ranges whose rows never committed (the

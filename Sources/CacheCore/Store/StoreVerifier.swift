@@ -11,7 +11,7 @@ public struct StoreVerifier {
         case wrongSize(id: EntryID, path: String, indexed: Int64, actual: Int64)
         case nameless(id: EntryID)
         case wrongLinkCount(id: EntryID, path: String, indexed: UInt32, actual: UInt32)
-        /// The usage saved at the last clean unmount is not the sum of the entries.
+        /// The index's usage rows are not the sum of its entries (repair sums them again).
         case usageTotals(saved: String, summed: String)
 
         public var description: String {
@@ -25,7 +25,7 @@ public struct StoreVerifier {
             case .wrongLinkCount(let id, let path, let indexed, let actual):
                 return "wrong link count: \(path) (entry \(id)) has \(actual) links, the index says \(indexed)"
             case .usageTotals(let saved, let summed):
-                return "usage totals saved at unmount (\(saved)) differ from the entries' sum (\(summed))"
+                return "usage totals in the index (\(saved)) differ from the entries' sum (\(summed))"
             }
         }
     }
@@ -90,12 +90,10 @@ public struct StoreVerifier {
                                                    actual: actual))
         }
         progress?(report.filesChecked, indexed.count)
-        if try index.setting(BootIdentity.cleanKey) == "1",
-           let saved = UsageTotals.decode(try index.setting(UsageTotals.settingKey) ?? "") {
-            let summed = try index.usageByPool().filter { $0.value != PoolUsage() }
-            if saved.filter({ $0.value != PoolUsage() }) != summed {
-                report.problems.append(.usageTotals(saved: UsageTotals.encode(saved), summed: UsageTotals.encode(summed)))
-            }
+        let saved = try index.usageTotals()
+        let summed = try index.usageByPool().filter { $0.value != PoolUsage() }
+        if saved != summed {
+            report.problems.append(.usageTotals(saved: UsageTotals.describe(saved), summed: UsageTotals.describe(summed)))
         }
         if repair && !report.problems.isEmpty {
             try self.repair(report.problems, index: index)
@@ -125,11 +123,9 @@ public struct StoreVerifier {
                     try index.update(record)
                 }
             case .usageTotals:
-                break
+                try index.recomputeUsageTotals()
             }
         }
-        // Any repair changes entries: the next mount sums them again.
-        try index.setSetting(UsageTotals.settingKey, "")
         try index.checkpoint()
     }
 }
