@@ -71,6 +71,37 @@ import Testing
         #expect(report.problems.isEmpty, "\(report.problems)")
     }
 
+    /// The entry is in memory through its link only; its own name's directory loads after the
+    /// eviction, while the index writer still holds the removal (a long commit window): the
+    /// name must not come back from the index as a ghost that no usage counts (found by the
+    /// torture links phase as usage drifting below the files present).
+    @Test func anEvictedEntryKnownThroughItsLinkLeavesNoGhostInItsOwnDirectory() throws {
+        let store = try TestStore()
+        var ids: (file: EntryID, left: EntryID, right: EntryID)
+        do {
+            let engine = try store.open()
+            let data = try engine.pool("data")
+            let left = try engine.mkdir(parent: data, name: bytes("left"), mode: 0o755, caller: tester).id
+            let right = try engine.mkdir(parent: data, name: bytes("right"), mode: 0o755, caller: tester).id
+            let file = try engine.writeFile("f", in: left, content: bytes("ghost"))
+            _ = try engine.link(file, newParent: right, newName: bytes("g"))
+            ids = (file, left, right)
+            engine.shutdown()
+        }
+        let engine = try store.open(commitWindow: 30)
+        defer { withExtendedLifetime(store) { engine.shutdown() } }
+        let data = try engine.pool("data")
+        #expect(try engine.lookup(parent: ids.right, name: bytes("g")).id == ids.file)
+        // The kernel forgets it, so the removal drops the entry from memory at once.
+        engine.forget(ids.file, count: engine.lookups(of: ids.file))
+        let record = try engine.namespace.withLock { try $0.record(ids.file) }
+        #expect(engine.removeFiles([record], as: .evicted, reason: "test").files == 1)
+        #expect(try engine.names(in: ids.right).isEmpty)
+        #expect(try engine.names(in: ids.left).isEmpty, "the evicted name stays gone")
+        #expect(throws: CacheError.notFound) { try engine.lookup(parent: ids.left, name: bytes("f")) }
+        #expect(try engine.text(data, "user.cache.files") == "0")
+    }
+
     @Test func aListingPageBetweenTwoNamesOfOneEntryResumesAtTheSecond() throws {
         let store = try TestStore()
         let engine = try store.open()

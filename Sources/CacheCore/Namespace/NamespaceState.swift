@@ -184,7 +184,10 @@ struct NamespaceState: Sendable {
     /// Returns the names it had; the row's detach is the caller's to log.
     mutating func removeAllNames(of id: EntryID, at time: Int64) throws -> [LinkName] {
         guard let inode = inodes[id] else { return [] }
-        for link in inode.links { try loadChildren(of: link.parent) }
+        // Every directory that holds one of its names, its own name's too: the entry may be in
+        // memory through a link elsewhere, and a directory loaded after the removal would
+        // read the name back from the index before the writer commits its removal.
+        for name in inode.names { try loadChildren(of: name.parent) }
         let names = inode.names
         for link in inode.links { forgetName(link, of: id) }
         if !inode.links.isEmpty { log(.deleteLinks(id)) }
@@ -287,13 +290,12 @@ struct NamespaceState: Sendable {
         directories[directory] = DirectoryChildren()
         // Hard links are read after the rows: no query may run inside the row cursor's read.
         var linked: [EntryID] = []
+        var readNow: Set<EntryID> = []
         try index.forEachChild(of: directory) { row in
-            if remember(row) { linked.append(row.entryID) }
-            insertName(row.name, of: row.entryID, in: directory)
+            addLoadedName(row.name, of: row, in: directory, readNow: &readNow, linked: &linked)
         }
         for (name, row) in try index.allLinks(in: directory) {
-            if remember(row) { linked.append(row.entryID) }
-            insertName(name, of: row.entryID, in: directory)
+            addLoadedName(name, of: row, in: directory, readNow: &readNow, linked: &linked)
         }
         for id in linked {
             let links = try index.links(of: id)
@@ -305,6 +307,22 @@ struct NamespaceState: Sendable {
     }
 
     private static let trimAfterLoading = 16_384
+
+    /// A name read from the index while loading `directory`. An entry memory already had is
+    /// the truth: a name it no longer has there (moved or removed by a change the index writer
+    /// has not committed yet) stays gone, or it would come back as a ghost.
+    private mutating func addLoadedName(_ name: Data, of row: EntryRecord, in directory: EntryID,
+                                        readNow: inout Set<EntryID>, linked: inout [EntryID]) {
+        if !readNow.contains(row.entryID), let known = inodes[row.entryID] {
+            guard known.isNamed(name, in: directory) else { return }
+        } else if remember(row) {
+            readNow.insert(row.entryID)
+            linked.append(row.entryID)
+        } else {
+            readNow.insert(row.entryID)
+        }
+        insertName(name, of: row.entryID, in: directory)
+    }
 
     /// Puts an entry read from the index in memory, unless memory already has it (and is then
     /// the truth). Returns whether the caller must read its hard links.
