@@ -42,20 +42,23 @@ import Testing
         #expect(try engine.index.entry(id) == nil)
     }
 
-    @Test func linksAreReadBackFromTheIndexWhicheverDirectoryLoadsFirst() throws {
+    /// A store with data/left/f and its hard links `links` in data/right, written and closed,
+    /// so the next engine starts with no directory loaded.
+    private func storeWithLinkedFile(links: [String]) throws -> (store: TestStore, file: EntryID, left: EntryID, right: EntryID) {
         let store = try TestStore()
-        var ids: (file: EntryID, left: EntryID, right: EntryID)
-        do {
-            let engine = try store.open()
-            let data = try engine.pool("data")
-            let left = try engine.mkdir(parent: data, name: bytes("left"), mode: 0o755, caller: tester).id
-            let right = try engine.mkdir(parent: data, name: bytes("right"), mode: 0o755, caller: tester).id
-            let file = try engine.writeFile("f", in: left, content: bytes("x"))
-            _ = try engine.link(file, newParent: right, newName: bytes("g"))
-            _ = try engine.link(file, newParent: right, newName: bytes("h"))
-            ids = (file, left, right)
-            engine.shutdown()
-        }
+        let engine = try store.open()
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        let left = try engine.mkdir(parent: data, name: bytes("left"), mode: 0o755, caller: tester).id
+        let right = try engine.mkdir(parent: data, name: bytes("right"), mode: 0o755, caller: tester).id
+        let file = try engine.writeFile("f", in: left, content: bytes("x"))
+        for link in links { _ = try engine.link(file, newParent: right, newName: bytes(link)) }
+        return (store, file, left, right)
+    }
+
+    @Test func linksAreReadBackFromTheIndexWhicheverDirectoryLoadsFirst() throws {
+        let (store, file, left, right) = try storeWithLinkedFile(links: ["g", "h"])
+        let ids = (file: file, left: left, right: right)
         do {
             let engine = try store.open()
             // The links' directory first: the entry comes with all three names.
@@ -76,18 +79,8 @@ import Testing
     /// name must not come back from the index as a ghost that no usage counts (found by the
     /// torture links phase as usage drifting below the files present).
     @Test func anEvictedEntryKnownThroughItsLinkLeavesNoGhostInItsOwnDirectory() throws {
-        let store = try TestStore()
-        var ids: (file: EntryID, left: EntryID, right: EntryID)
-        do {
-            let engine = try store.open()
-            let data = try engine.pool("data")
-            let left = try engine.mkdir(parent: data, name: bytes("left"), mode: 0o755, caller: tester).id
-            let right = try engine.mkdir(parent: data, name: bytes("right"), mode: 0o755, caller: tester).id
-            let file = try engine.writeFile("f", in: left, content: bytes("ghost"))
-            _ = try engine.link(file, newParent: right, newName: bytes("g"))
-            ids = (file, left, right)
-            engine.shutdown()
-        }
+        let (store, file, left, right) = try storeWithLinkedFile(links: ["g"])
+        let ids = (file: file, left: left, right: right)
         let engine = try store.open(commitWindow: 30)
         defer { withExtendedLifetime(store) { engine.shutdown() } }
         let data = try engine.pool("data")
