@@ -118,8 +118,6 @@ extension CacheEngine {
             firstByteTimed = true
             countFirstByte(after: ContinuousClock.now - started, pool: source.pool)
         }
-        // The `writing` mark of the entry commits before its first byte is stored.
-        writer.flush()
         var delay = originSettings.firstRetryDelaySeconds
         var attempt = 1
         while true {
