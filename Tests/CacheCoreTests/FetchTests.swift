@@ -75,19 +75,27 @@ import Testing
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("absent".utf8)) }
     }
 
-    @Test func aFileShownButNotFetchedIsGoneAfterACrash() throws {
+    /// A store whose pool `data` has a file:// origin with one file, looked up (shown) but
+    /// never opened; `end` closes the engine (cleanly or as a crash).
+    private func storeShowingAnOriginFile(end: (CacheEngine) -> Void) throws -> (origin: TestStore, store: TestStore) {
         let origin = try TestStore()
         #expect(FileManager.default.createFile(atPath: origin.path + "/never-read", contents: Data(count: 5000)))
         let store = try TestStore()
-        do {
-            let engine = try store.open()
-            let data = try engine.pool("data")
-            try engine.setxattr(data, name: "user.cache.origin", value: Array("file://\(origin.path)".utf8), flags: 0)
-            _ = try engine.lookup(parent: data, name: Array("never-read".utf8))
+        let engine = try store.open()
+        let data = try engine.pool("data")
+        try engine.setxattr(data, name: "user.cache.origin", value: Array("file://\(origin.path)".utf8), flags: 0)
+        _ = try engine.lookup(parent: data, name: Array("never-read".utf8))
+        end(engine)
+        return (origin, store)
+    }
+
+    @Test func aFileShownButNotFetchedIsGoneAfterACrash() throws {
+        let (origin, store) = try storeShowingAnOriginFile { engine in
             engine.waitForIndex()
             engine.simulateCrash()
             _ = Unmanaged.passRetained(engine)
         }
+        defer { withExtendedLifetime(origin) {} }
         try store.releaseLockOfCrashedEngine()
         let engine = try store.open()
         defer { engine.shutdown() }
@@ -98,16 +106,8 @@ import Testing
     }
 
     @Test func aFileShownButNotFetchedIsNotKeptByACleanUnmount() throws {
-        let origin = try TestStore()
-        #expect(FileManager.default.createFile(atPath: origin.path + "/never-read", contents: Data(count: 5000)))
-        let store = try TestStore()
-        do {
-            let engine = try store.open()
-            let data = try engine.pool("data")
-            try engine.setxattr(data, name: "user.cache.origin", value: Array("file://\(origin.path)".utf8), flags: 0)
-            _ = try engine.lookup(parent: data, name: Array("never-read".utf8))
-            engine.shutdown()
-        }
+        let (origin, store) = try storeShowingAnOriginFile { $0.shutdown() }
+        defer { withExtendedLifetime(origin) {} }
         #expect(try StoreVerifier(storePath: store.path).run(repair: false).problems.isEmpty)
         let engine = try store.open()
         defer { engine.shutdown() }
