@@ -6,10 +6,12 @@ printed on stdout) and logs every request to ROOT/requests.log as "METHOD /path"
 Names choose how the server behaves (the prefix of the last segment):
   slow*        8 MiB of pattern bytes; stops after the first MiB while ROOT/hold exists
   failN-*      GET answers 500 the first N times (N of 99: always), then the file
-  drop-*       the first GET sends half of the body, then closes the connection
+  dropN-*      the first N GETs (drop-: the first) send half of the body, then close the
+               connection
   dropall-*    every GET closes the connection after half of the body
-  wronglen-*   HEAD announces the file's size, GET sends a Content-Length of half of it
-  nolength-*   HEAD answers without a Content-Length
+  wronglen-*   HEAD and the first GET announce and send the file; later GETs announce and
+               send half of it (the file changed between lookup and fetch)
+  nolength-*   no Content-Length (a GET's body ends when the connection closes)
   moved-NAME   a redirect (302) to NAME in the same directory
 A directory of files/ answers a redirect to the same path with "/" added, and with "/" an
 empty page; anything else missing is 404. Stops on SIGTERM."""
@@ -36,6 +38,14 @@ def log(line):
 def pattern(size):
     block = bytes(i % 251 for i in range(251 * 256))
     return (block * (size // len(block) + 1))[:size]
+
+
+def drops(name):
+    """How many GETs of NAME are cut: N for dropN-*, 1 for drop-*."""
+    prefix = name.split("-")[0]
+    if not prefix.startswith("drop") or prefix == "dropall" or "-" not in name:
+        return 0
+    return int(prefix[4:] or "1")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -83,17 +93,20 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_status(500)
         info = os.stat(local)
         announced = info.st_size
-        if send_body and name.startswith("wronglen-"):
+        if send_body and name.startswith("wronglen-") and count > 1:
             announced = info.st_size // 2
         self.send_response(200)
-        if not (name.startswith("nolength-") and not send_body):
+        if name.startswith("nolength-"):
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
             self.send_header("Content-Length", str(announced))
         self.send_header("ETag", '"%x-%x"' % (info.st_mtime_ns, info.st_size))
         self.send_header("Last-Modified", self.date_time_string(int(info.st_mtime)))
         self.end_headers()
         if not send_body:
             return
-        dropped = name.startswith("dropall-") or (name.startswith("drop-") and count == 1)
+        dropped = name.startswith("dropall-") or count <= drops(name)
         remaining = info.st_size // 2 if dropped else announced
         with open(local, "rb") as source:
             while remaining > 0:

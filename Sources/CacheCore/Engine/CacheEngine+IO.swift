@@ -72,7 +72,10 @@ extension CacheEngine {
         if accessMode != O_WRONLY {
             recordAccess(id)
             // The open that starts a fetch is the miss's, not a hit.
-            if fetch == nil || fetch?.snapshot.outcome == .complete { countHit(pool: opened.pool) }
+            // So is the first open of a file stored with its lookup.
+            if fetch == nil || fetch?.snapshot.outcome == .complete, !fetches.takeStoredWithLookup(id) {
+                countHit(pool: opened.pool)
+            }
         }
         return handle
     }

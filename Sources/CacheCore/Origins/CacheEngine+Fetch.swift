@@ -27,15 +27,25 @@ extension CacheEngine {
         return claimed.progress
     }
 
+    /// A file whose bytes came with its lookup (``OriginBytes``): stored now, on the lookup's
+    /// thread, as a fetch of its own that needs no `max_fetches` slot (it sends no request).
+    func storeBytesDeliveredWithLookup(_ id: EntryID) {
+        guard let claimed = fetches.claim(id), let source = claimed.startWith else { return }
+        counters.withLock { $0.originRequests[source.pool, default: 0] += 1 }
+        fetches.noteStoredWithLookup(id)
+        runFetch(id, source: source, progress: claimed.progress, takingSlot: false)
+    }
+
     /// The fetch thread: waits for a slot under max_fetches, then (the fetch starts) counts
     /// the file against its pool, fetches with retries and finishes the entry or removes it.
-    private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress) {
-        let outcome = fetchLimiter.withSlot(pool: source.pool, limit: {
-            Int(policies.withLock { $0[source.pool]?.maxFetches } ?? PoolPolicy.defaultMaxFetches)
-        }) { () -> Result<OriginDelivery, FetchEnd> in
+    private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress, takingSlot: Bool = true) {
+        let fetch = { [self] () -> Result<OriginDelivery, FetchEnd> in
             countFetchedFile(id, pool: source.pool)
             return fetchWithRetries(id, source: source, progress: progress)
         }
+        let outcome = takingSlot ? fetchLimiter.withSlot(pool: source.pool, limit: {
+            Int(policies.withLock { $0[source.pool]?.maxFetches } ?? PoolPolicy.defaultMaxFetches)
+        }, fetch) : fetch()
         if fetches.isStopping { return }
         switch outcome {
         case .success(let delivery):
@@ -116,7 +126,7 @@ extension CacheEngine {
         let timeFirstByte = { [self] in
             guard !firstByteTimed else { return }
             firstByteTimed = true
-            countFirstByte(after: ContinuousClock.now - started, pool: source.pool)
+            countFirstByte(after: source.firstByteAfter ?? ContinuousClock.now - started, pool: source.pool)
         }
         var delay = originSettings.firstRetryDelaySeconds
         var attempt = 1
@@ -137,8 +147,10 @@ extension CacheEngine {
         let fd: Int32
         do {
             // The lookup created the bytes; gone, they went with the file (never recreated:
-            // they would have no entry).
-            fd = try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_TRUNC, mode: 0)
+            // they would have no entry). Not truncated: a retry rewrites them from the start
+            // and a fetch counts as done only with all `size` bytes written, and on ext4 a
+            // truncated file is written back at its close, on this thread.
+            fd = try disk.open(layout.objectPath(for: id), flags: O_RDWR, mode: 0)
         } catch .io(ENOENT) {
             return .failure(.cancelled)
         } catch {
@@ -148,6 +160,10 @@ extension CacheEngine {
         var stored: Int64 = 0
         var storeError: CacheError?
         var cancelled = false
+        // Counted and checked per MiB, not per part: parts are about 64 KiB, and each check
+        // takes the namespace lock.
+        var uncounted: Int64 = 0
+        defer { fetchedBytes(uncounted, pool: source.pool) }
         let delivery: OriginDelivery
         do throws(OriginFailure) {
             delivery = try source.origin.fetch(source.path) { chunk in
@@ -160,13 +176,16 @@ extension CacheEngine {
                         try writeAll(fd, chunk, at: stored)
                     }
                     stored += Int64(written)
-                    fetchedBytes(Int64(written), pool: source.pool)
+                    uncounted += Int64(written)
                     chunkStored()
                 } catch {
                     storeError = error
                     return false
                 }
                 progress.advance(to: stored)
+                guard uncounted >= 1 << 20 else { return true }
+                fetchedBytes(uncounted, pool: source.pool)
+                uncounted = 0
                 cancelled = !isWanted(id)
                 return !cancelled
             }

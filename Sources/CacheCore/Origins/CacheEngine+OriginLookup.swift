@@ -40,10 +40,18 @@ extension CacheEngine {
             negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: policies.withLock { $0[pool]?.negativeTTLSeconds } ?? PoolPolicy.defaultNegativeTTLSeconds)
             throw CacheError.notFound
         case .directory:
-            return try addOriginEntry(parent: parent, name: name, kind: .directory, size: 0, source: nil)
+            return try addOriginEntry(parent: parent, name: name, kind: .directory, size: 0, source: nil).attributes
         case .file(let size):
             let source = FetchSource(origin: origin, path: path, pool: pool, size: size)
-            return try addOriginEntry(parent: parent, name: name, kind: .file, size: size, source: source)
+            return try addOriginEntry(parent: parent, name: name, kind: .file, size: size, source: source).attributes
+        case .fileWithBytes(let fetched):
+            let source = FetchSource(origin: DeliveredBytes(fetched: fetched), path: path, pool: pool,
+                                     size: Int64(fetched.bytes.count), firstByteAfter: fetched.firstByteAfter)
+            let added = try addOriginEntry(parent: parent, name: name, kind: .file, size: source.size, source: source)
+            guard added.isNew else { return added.attributes }
+            storeBytesDeliveredWithLookup(added.attributes.id)
+            // Stored (or, if that failed, removed again): the kernel learns the entry as it is now.
+            return (try? namespace.withLock { try $0.record(added.attributes.id) })?.attributes ?? added.attributes
         }
     }
 
@@ -59,7 +67,7 @@ extension CacheEngine {
     }
 
     private func addOriginEntry(parent: EntryID, name: [UInt8], kind: EntryKind, size: Int64,
-                                source: FetchSource?) throws -> FileAttributes {
+                                source: FetchSource?) throws -> (attributes: FileAttributes, isNew: Bool) {
         let id = try takeID()
         // Empty bytes, so the file opens before its fetch starts; made before the namespace
         // lock as `create` does (recovery clears bytes of ids whose row never committed).
@@ -97,6 +105,6 @@ extension CacheEngine {
             return (created.attributes, true)
         } }
         if kind == .file, (try? added.get().isNew) != true { unlinkBytes(of: [id]) }
-        return try added.get().attributes
+        return try added.get()
     }
 }

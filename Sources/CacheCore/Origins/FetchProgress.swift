@@ -12,6 +12,9 @@ final class FetchProgress: Sendable {
     struct State: Sendable {
         var received: Int64 = 0
         var outcome: Outcome?
+        /// The least end a waiting reader needs: bytes arriving before it wake nobody (a
+        /// fetch stores parts of about 64 KiB, a reader asks for up to 1 MiB).
+        var lowestAwaitedEnd = Int64.max
     }
 
     let total: Int64
@@ -27,7 +30,11 @@ final class FetchProgress: Sendable {
     /// fetch's failure. A read past the end waits for completion.
     func waitForBytes(before end: Int64) throws(CacheError) {
         let needed = min(end, total)
-        let outcome = state.withLock(waitingUntil: { $0.outcome != nil || $0.received >= needed }) { $0.outcome }
+        let outcome = state.withLock(waitingUntilNoted: { state in
+            if state.outcome != nil || state.received >= needed { return true }
+            state.lowestAwaitedEnd = min(state.lowestAwaitedEnd, needed)
+            return false
+        }) { $0.outcome }
         if case .failed(let error) = outcome { throw error }
     }
 
@@ -38,8 +45,14 @@ final class FetchProgress: Sendable {
     }
 
     func advance(to received: Int64) {
-        state.withLock { $0.received = received }
-        state.broadcast()
+        let someoneCanGoOn = state.withLock { state -> Bool in
+            state.received = received
+            guard received >= state.lowestAwaitedEnd else { return false }
+            // The woken readers that still lack bytes note their ends again.
+            state.lowestAwaitedEnd = .max
+            return true
+        }
+        if someoneCanGoOn { state.broadcast() }
     }
 
     /// A retry starts over: readers wait again for bytes already counted once.

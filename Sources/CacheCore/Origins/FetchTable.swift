@@ -7,6 +7,8 @@ struct FetchSource: Sendable {
     let path: [[UInt8]]
     let pool: EntryID
     let size: Int64
+    /// Set when the bytes came with the lookup: its measured time to first byte.
+    var firstByteAfter: Duration?
 }
 
 /// Files of origin pools whose bytes are not all stored yet, by entry id: each waits for its
@@ -24,6 +26,9 @@ final class FetchTable: Sendable {
 
     private struct State {
         var slots: [EntryID: Slot] = [:]
+        /// Files stored with their lookup and not opened since: that first open is the
+        /// miss's, not a hit.
+        var storedWithLookup: Set<EntryID> = []
         var stopping = false
     }
 
@@ -90,7 +95,17 @@ final class FetchTable: Sendable {
     func dropIfPending(_ id: EntryID) {
         state.withLock { state in
             if case .pending = state.slots[id] { state.slots[id] = nil }
+            state.storedWithLookup.remove(id)
         }
+    }
+
+    func noteStoredWithLookup(_ id: EntryID) {
+        state.withLock { _ = $0.storedWithLookup.insert(id) }
+    }
+
+    /// Whether this is the first open of a file stored with its lookup (and forgets it).
+    func takeStoredWithLookup(_ id: EntryID) -> Bool {
+        state.withLock { $0.storedWithLookup.remove(id) != nil }
     }
 
     /// Whether `id`'s bytes are incomplete (so it must never be marked finished).

@@ -52,7 +52,7 @@ struct FileOrigin: Origin {
                 // Resolved as a lookup would: a symlink to a file shows as that file.
                 switch try lookup(path + [name]) {
                 case .directory: names.append(OriginName(name: name, kind: .directory))
-                case .file: names.append(OriginName(name: name, kind: .file))
+                case .file, .fileWithBytes: names.append(OriginName(name: name, kind: .file))
                 case .missing: break
                 }
             default: break

@@ -1,6 +1,9 @@
 /// What an origin says about a path.
 public enum OriginEntry: Sendable, Equatable {
     case file(size: Int64)
+    /// A file whose bytes came with the answer to the lookup (a small file over HTTP): stored
+    /// at once, with no request of its own.
+    case fileWithBytes(OriginBytes)
     case directory
     case missing
 }
@@ -61,4 +64,31 @@ public struct OriginDelivery: Sendable, Equatable {
 public struct OriginName: Sendable, Equatable {
     public var name: [UInt8]
     public var kind: EntryKind
+}
+
+/// A whole small file an origin delivered while it was looked up.
+public struct OriginBytes: Sendable, Equatable {
+    public var bytes: [UInt8]
+    public var delivery: OriginDelivery
+    /// From the request to its first body byte: the fetch's time to first byte.
+    public var firstByteAfter: Duration
+
+    public init(bytes: [UInt8], delivery: OriginDelivery, firstByteAfter: Duration) {
+        self.bytes = bytes
+        self.delivery = delivery
+        self.firstByteAfter = firstByteAfter
+    }
+}
+
+/// The bytes of an ``OriginBytes`` as an origin of their own, so that storing them takes the
+/// path of every fetch (counting, crash safety, finishing the entry).
+struct DeliveredBytes: Origin {
+    let fetched: OriginBytes
+
+    func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry { .fileWithBytes(fetched) }
+
+    func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
+        _ = fetched.bytes.withUnsafeBytes { receive($0) }
+        return fetched.delivery
+    }
 }

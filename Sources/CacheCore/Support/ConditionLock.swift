@@ -32,6 +32,15 @@ final class ConditionLock<State>: @unchecked Sendable {
         return try body(&state)
     }
 
+    /// As `withLock(waitingUntil:)`, but `ready` may write into the state what it waits for,
+    /// so that whoever changes the state wakes waiters only when one of them can go on.
+    func withLock<T>(waitingUntilNoted ready: (inout State) -> Bool, _ body: (inout State) throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        while !ready(&state) { condition.wait() }
+        return try body(&state)
+    }
+
     /// Wakes every waiter to look at the state again; call after changing it.
     func broadcast() {
         condition.lock()

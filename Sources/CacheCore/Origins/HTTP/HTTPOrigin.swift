@@ -1,22 +1,62 @@
 import NIOHTTP1
 
 /// `http://HOST/BASE/` and `https://…/`: a name is the base URL with the name's path below the
-/// pool appended, each segment percent-encoded. Lookup is a HEAD, fetch a GET; HTTP cannot
-/// list, so a pool shows what it has cached. A name whose HEAD is redirected to the same URL
-/// with a `/` added (what nginx, Apache and Python's http.server do for a directory) is a
-/// directory; other names are files of their `Content-Length`.
+/// pool appended, each segment percent-encoded. HTTP cannot list, so a pool shows what it has
+/// cached. A name whose answer is a redirect to the same URL with a `/` added (what nginx,
+/// Apache and Python's http.server do for a directory) is a directory; other names are files
+/// of their `Content-Length`.
+///
+/// Lookup is a GET, not a HEAD: a file of up to ``bytesWithLookup`` comes whole with it and
+/// is stored at once, so a small file costs the origin one request, not two. For a larger
+/// file the body is abandoned after its first part (the connection is closed) and the fetch
+/// GETs it at its first open. Where the GET does not tell the size (an error status, a body
+/// cut short, no `Content-Length`) the lookup asks again with a HEAD, so the fetch's retries
+/// apply as for any file.
 struct HTTPOrigin: Origin {
     /// Ends with `/`.
     let base: String
     let transport: HTTPTransport
 
+    /// Thumbnails and avatars fit; one FUSE read of 128 KiB serves them whole.
+    static let bytesWithLookup = 128 << 10
+
     func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry {
         let url = self.url(of: path)
+        let started = ContinuousClock.now
+        var body: [UInt8] = []
+        var firstByteAfter: Duration?
+        let response: HTTPTransport.Response
+        do {
+            response = try transport.get(url) { part in
+                if firstByteAfter == nil { firstByteAfter = ContinuousClock.now - started }
+                guard body.count + part.count <= Self.bytesWithLookup else { return false }
+                body.append(contentsOf: part)
+                return true
+            }
+        } catch {
+            // Cut after its body began: the server is there, and a HEAD tells the size.
+            guard firstByteAfter != nil else { throw error }
+            return try lookupWithHead(url)
+        }
+        switch response.status {
+        case 200..<300:
+            if response.url == url + "/" { return .directory }
+            guard let length = Self.contentLength(response) else { return try lookupWithHead(url) }
+            guard Int64(body.count) == length else { return .file(size: length) }
+            let delivery = Self.delivery(response, bytes: length)
+            return .fileWithBytes(OriginBytes(bytes: body, delivery: delivery,
+                                              firstByteAfter: firstByteAfter ?? ContinuousClock.now - started))
+        case 404, 410: return .missing
+        default: return try lookupWithHead(url)
+        }
+    }
+
+    private func lookupWithHead(_ url: String) throws(OriginFailure) -> OriginEntry {
         let response = try transport.head(url)
         switch response.status {
         case 200..<300:
             if response.url == url + "/" { return .directory }
-            guard let length = response.headers.first(name: "content-length").flatMap({ Int64($0) }), length >= 0 else {
+            guard let length = Self.contentLength(response) else {
                 throw .failed("HEAD \(url) answered without a Content-Length; cachefs needs a file's size before it is read")
             }
             return .file(size: length)
@@ -29,9 +69,7 @@ struct HTTPOrigin: Origin {
         let url = self.url(of: path)
         let response = try transport.get(url, receive: receive)
         switch response.status {
-        case 200:
-            return OriginDelivery(bytes: response.delivered, etag: response.headers.first(name: "etag"),
-                                  lastModified: response.headers.first(name: "last-modified"))
+        case 200: return Self.delivery(response, bytes: response.delivered)
         case 404, 410: throw .notFound
         default: throw .failed("GET \(url) answered \(response.status)")
         }
@@ -39,5 +77,14 @@ struct HTTPOrigin: Origin {
 
     func url(of path: [[UInt8]]) -> String {
         base + path.map { S3Encoding.encode($0) }.joined(separator: "/")
+    }
+
+    private static func contentLength(_ response: HTTPTransport.Response) -> Int64? {
+        response.headers.first(name: "content-length").flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    private static func delivery(_ response: HTTPTransport.Response, bytes: Int64) -> OriginDelivery {
+        OriginDelivery(bytes: bytes, etag: response.headers.first(name: "etag"),
+                       lastModified: response.headers.first(name: "last-modified"))
     }
 }

@@ -63,30 +63,34 @@ public final class HTTPTransport: Sendable {
         defer { state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(task)) } }
         var response = Response(status: 0, headers: [:], delivered: 0, errorBody: [], url: url)
         while true {
-            switch queue.next() {
-            case .head(let head):
-                response.status = Int(head.status.code)
-                response.headers = head.headers
-                response.url = queue.url
-            case .body(let buffer, let promise):
-                let wanted = buffer.withUnsafeReadableBytes { bytes in
-                    if (200..<300).contains(response.status) {
-                        response.delivered += Int64(bytes.count)
-                        return receive(bytes)
+            var events = queue.nextEvents()[...]
+            while let event = events.popFirst() {
+                switch event {
+                case .head(let head):
+                    response.status = Int(head.status.code)
+                    response.headers = head.headers
+                    response.url = queue.url
+                case .body(let buffer, let promise):
+                    let wanted = buffer.withUnsafeReadableBytes { bytes in
+                        if (200..<300).contains(response.status) {
+                            response.delivered += Int64(bytes.count)
+                            return receive(bytes)
+                        }
+                        response.errorBody.append(contentsOf: bytes.prefix(Self.errorBodyLimit - response.errorBody.count))
+                        return response.errorBody.count < Self.errorBodyLimit
                     }
-                    response.errorBody.append(contentsOf: bytes.prefix(Self.errorBodyLimit - response.errorBody.count))
-                    return response.errorBody.count < Self.errorBodyLimit
-                }
-                promise?.succeed()
-                if !wanted {
-                    queue.abandon()
-                    task.cancel()
+                    promise?.succeed()
+                    if !wanted {
+                        for case .body(_, let waiting?) in events { waiting.succeed() }
+                        queue.abandon()
+                        task.cancel()
+                        return response
+                    }
+                case .end:
                     return response
+                case .failed(let error):
+                    throw .failed("\(method) \(url): \(Self.describe(error))")
                 }
-            case .end:
-                return response
-            case .failed(let error):
-                throw .failed("\(method) \(url): \(Self.describe(error))")
             }
         }
     }

@@ -26,6 +26,8 @@ final class ResponseQueue: HTTPClientResponseDelegate, Sendable {
         var queuedBytes = 0
         /// The URL of the response being delivered (the last one after redirects).
         var url = ""
+        /// The asking thread sleeps until an event comes: only then is a push worth a wakeup.
+        var askerWaits = false
     }
 
     private let state = ConditionLock(State())
@@ -33,12 +35,19 @@ final class ResponseQueue: HTTPClientResponseDelegate, Sendable {
 
     // MARK: - The asking thread
 
-    /// The next event, waiting for it. After `.end` or `.failed` there is none.
-    func next() -> Event {
-        state.withLock(waitingUntil: { !$0.events.isEmpty }) { state in
-            let event = state.events.removeFirst()
-            if case .body(let buffer, _) = event { state.queuedBytes -= buffer.readableBytes }
-            return event
+    /// The events queued, in order, waiting for at least one: taking them all at once costs
+    /// one lock and at most one wakeup however many parts the event loop read meanwhile.
+    /// After `.end` or `.failed` there are none.
+    func nextEvents() -> [Event] {
+        state.withLock(waitingUntilNoted: { state in
+            state.askerWaits = state.events.isEmpty
+            return !state.askerWaits
+        }) { state in
+            defer {
+                state.events.removeAll(keepingCapacity: true)
+                state.queuedBytes = 0
+            }
+            return state.events
         }
     }
 
@@ -70,14 +79,14 @@ final class ResponseQueue: HTTPClientResponseDelegate, Sendable {
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         let promise = task.eventLoop.makePromise(of: Void.self)
-        let waits = state.withLock { state -> Bool in
-            guard !state.abandoned else { return false }
+        let (waits, wake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.abandoned else { return (false, false) }
             state.queuedBytes += buffer.readableBytes
             let waits = state.queuedBytes > Self.window
             state.events.append(.body(buffer, waits ? promise : nil))
-            return waits
+            return (waits, state.askerWaits)
         }
-        state.broadcast()
+        if wake { state.broadcast() }
         if !waits { promise.succeed() }
         return promise.futureResult
     }
@@ -93,12 +102,12 @@ final class ResponseQueue: HTTPClientResponseDelegate, Sendable {
     /// Queues an event for the asking thread; false if it abandoned the response.
     @discardableResult
     private func push(_ event: Event) -> Bool {
-        let queued = state.withLock { state -> Bool in
-            guard !state.abandoned else { return false }
+        let (queued, wake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.abandoned else { return (false, false) }
             state.events.append(event)
-            return true
+            return (true, state.askerWaits)
         }
-        if queued { state.broadcast() }
+        if wake { state.broadcast() }
         return queued
     }
 }
