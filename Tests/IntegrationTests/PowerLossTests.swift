@@ -14,6 +14,10 @@ import Testing
             _ = try mount.mustSucceed("mkdir data/keep && setfattr -n user.cache.persistent -v 1 data/keep && head -c 1000 /dev/urandom > data/keep/p")
             let synced = try mount.mustSucceed("sha256sum < data/synced")
             for index in 1...3 { _ = try mount.mustSucceed("head -c 200000 /dev/urandom > data/unsynced\(index)") }
+            // A removed file's bytes wait, emptied, for the next create (STORE/spares).
+            _ = try mount.mustSucceed("head -c 5000 /dev/urandom > data/gone && rm data/gone")
+            let spares = mount.store + "/spares"
+            #expect(Shell.waitUntil(seconds: 5) { (try? FileManager.default.contentsOfDirectory(atPath: spares).count) == 1 })
             // Names created within the last commit window may be lost whole; this test is about
             // durability, so the window passes first (with the writeback cache a shell's `>` waits for none).
             usleep(300_000)
@@ -38,6 +42,8 @@ import Testing
             // A persistent file keeps what reached the disk.
             #expect(try mount.mustSucceed("stat -c %s data/keep/p") == "1000")
             #expect(mount.daemonLog.contains("power-loss recovery dropped 3 cached files"))
+            // A spare's truncation may not have reached the disk: spares are not trusted.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: spares).isEmpty)
             #expect(try mount.unmount() == 0)
             let verify = try Shell.run([MountedStore.executable, "verify", mount.store])
             #expect(verify.succeeded && verify.output.contains("clean"), "\(verify.output)")

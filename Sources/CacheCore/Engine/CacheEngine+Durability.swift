@@ -11,7 +11,9 @@ extension CacheEngine {
             writer.flush()
             let batch = try index.notYetDurable(limit: 4096)
             guard !batch.isEmpty else { return }
+            let renamed = spares.syncStarting()
             try disk.syncFilesystem(layout.root)
+            spares.syncDone(renamed)
             // In memory and through the writer in one hold, so a write that lands meanwhile
             // (and changes mtime) keeps the file not durable on both sides.
             namespace.withLock { namespace in
@@ -31,5 +33,12 @@ extension CacheEngine {
         } catch {
             logger.error("could not make closed files durable: \(error)")
         }
+    }
+
+    /// `fsync` of a folder of the store: its names are on the disk.
+    func syncFolder(_ path: String) throws(CacheError) {
+        let fd = try disk.open(path, flags: O_RDONLY | O_DIRECTORY, mode: 0)
+        defer { disk.close(fd) }
+        try disk.fsync(fd, dataOnly: false)
     }
 }

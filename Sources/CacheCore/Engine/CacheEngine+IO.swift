@@ -218,6 +218,9 @@ extension CacheEngine {
     public func fsync(_ handle: UInt64, dataOnly: Bool) throws {
         let file = try handles.get(handle)
         try disk.fsync(file.fd, dataOnly: dataOnly)
+        if spares.takeUnsyncedRename(of: file.entry) {
+            try syncFolder(layout.objectDirectory(for: file.entry))
+        }
         namespace.withLock { namespace in
             let current = namespace.modify(file.entry) { inode -> EntryRecord in
                 inode.record.durable = true

@@ -58,8 +58,7 @@ extension CacheEngine {
         // this I/O; should the daemon die before the row commits, they lie in the open id
         // range that recovery clears.
         let id = try takeID()
-        let path = layout.objectPath(for: id)
-        let fd = try disk.open(path, flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
+        let fd = try makeBytes(for: id)
         do {
             return try addCreatedFile(id, fd: fd, parent: parent, name: name, mode: mode, caller: caller)
         } catch {

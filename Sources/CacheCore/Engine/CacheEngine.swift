@@ -55,6 +55,7 @@ public final class CacheEngine: Sendable {
     let ids: Mutex<IDReservation>
     /// Read-through pools: fetches not finished, names origins lack, the per-pool bound.
     let fetches = FetchTable()
+    let spares: SpareByteFiles
     let negativeMisses = NegativeCache()
     let fetchLimiter: FetchLimiter
     /// The HTTP client of http(s) and s3 origins (started by their first request), and the
@@ -87,6 +88,7 @@ public final class CacheEngine: Sendable {
         // by `--pool` below may then take an id from.
         try Recovery(index: index, layout: layout, disk: disk, logger: logger)
             .run(afterPowerLoss: powerLost, afterUncleanStop: previousStop == "0")
+        spares = try SpareByteFiles(layout: layout, disk: disk, discard: powerLost)
         try StoreInitializer.ensureRootAndPools(index: index, clock: clock, overrides: configuration.poolOverrides)
         try StoreInitializer.applyOrigins(configuration.origins, index: index, clock: clock)
         originSettings = configuration.originSettings
@@ -236,8 +238,20 @@ public final class CacheEngine: Sendable {
         }])
     }
 
+    /// New, empty bytes for `id`, open for reading and writing: a spare if one waits.
+    func makeBytes(for id: EntryID) throws(CacheError) -> Int32 {
+        if let fd = spares.take(for: id) { return fd }
+        return try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
+    }
+
     func unlinkBytes(of ids: [EntryID]) {
         for id in ids {
+            // A fetch in flight may still write through its own descriptor: such bytes are
+            // unlinked, never handed to a new file.
+            if !fetches.isUnfinished(id) && spares.keep(id) {
+                access.forget(id)
+                continue
+            }
             do throws(CacheError) {
                 try disk.unlink(layout.objectPath(for: id))
             } catch where error.errno != ENOENT {

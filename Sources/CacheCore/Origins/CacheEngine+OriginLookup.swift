@@ -72,7 +72,7 @@ extension CacheEngine {
         // Empty bytes, so the file opens before its fetch starts; made before the namespace
         // lock as `create` does (recovery clears bytes of ids whose row never committed).
         if kind == .file {
-            disk.close(try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600))
+            disk.close(try makeBytes(for: id))
         }
         let added = Result { try namespace.withLock { namespace -> (attributes: FileAttributes, isNew: Bool) in
             let parentRecord = try directory(parent, in: &namespace)

@@ -12,6 +12,7 @@ public protocol Disk: Sendable {
     func fsync(_ fd: Int32, dataOnly: Bool) throws(CacheError)
     func truncate(_ path: String, length: Int64) throws(CacheError)
     func unlink(_ path: String) throws(CacheError)
+    func rename(_ path: String, to newPath: String) throws(CacheError)
     func mkdir(_ path: String, mode: mode_t) throws(CacheError)
     func fileSize(_ path: String) throws(CacheError) -> Int64
     /// `st_blocks` of an open file: its allocation in 512-byte units.
@@ -56,6 +57,10 @@ public struct PosixDisk: Disk {
 
     public func unlink(_ path: String) throws(CacheError) {
         _ = try retrying { Glibc.unlink(path) }
+    }
+
+    public func rename(_ path: String, to newPath: String) throws(CacheError) {
+        _ = try retrying { Glibc.rename(path, newPath) }
     }
 
     public func mkdir(_ path: String, mode: mode_t) throws(CacheError) {

@@ -13,6 +13,8 @@ public struct StoreLayout: Sendable {
     public var eventsPath: String { root + "/events.jsonl" }
     public var logPath: String { root + "/daemon.log" }
     public var reservePath: String { root + "/reserve" }
+    /// Emptied byte files waiting for reuse (``SpareByteFiles``).
+    public var sparesPath: String { root + "/spares" }
 
     /// 256 fan-out folders keep any one directory of the store small.
     public func objectDirectory(for id: EntryID) -> String {

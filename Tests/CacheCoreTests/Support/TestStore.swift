@@ -91,6 +91,7 @@ final class FaultyDisk: Disk {
     func fsync(_ fd: Int32, dataOnly: Bool) throws(CacheError) { try real.fsync(fd, dataOnly: dataOnly) }
     func truncate(_ path: String, length: Int64) throws(CacheError) { try real.truncate(path, length: length) }
     func unlink(_ path: String) throws(CacheError) { try real.unlink(path) }
+    func rename(_ path: String, to newPath: String) throws(CacheError) { try real.rename(path, to: newPath) }
     func mkdir(_ path: String, mode: mode_t) throws(CacheError) { try real.mkdir(path, mode: mode) }
     func fileSize(_ path: String) throws(CacheError) -> Int64 { try real.fileSize(path) }
     func allocatedBlocks(_ fd: Int32) throws(CacheError) -> Int64 { try real.allocatedBlocks(fd) }
