@@ -239,8 +239,10 @@ extension CacheEngine {
     }
 
     /// Waits until every change made so far is committed to the index, and the bytes of
-    /// files removed before are gone (the writer removes them after the commit).
+    /// files removed before are gone (the `ByteRemover` removes them after the commit).
     public func waitForIndex() {
+        writer.flush()
+        remover.waitUntilIdle()
         writer.flush()
     }
 

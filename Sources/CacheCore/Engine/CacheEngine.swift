@@ -9,7 +9,8 @@ import Synchronization
 /// Lock order (take them in this order, never the other way round):
 ///   `Evictor.pass` < `accessFlush` < `Namespace` < `HandleTable` < `UsageLedger` < `AccessTracker`
 ///   < `policies` < `counters` < `FetchTable` < `Evictor.schedule` < the notification queue < `IndexWriter`'s queue.
-/// A fetch's `FetchProgress` and `FetchLimiter` are leaves, never held while another lock is taken.
+/// A fetch's `FetchProgress` and `FetchLimiter`, `SpareByteFiles` and the `ByteRemover`'s queue
+/// are leaves, never held while another lock is taken.
 /// The ``Namespace`` owns names and metadata; every change to them is made in memory under
 /// its lock and handed, in the same hold, to the ``IndexWriter``, which commits in groups on
 /// its own thread. So no request waits for SQLite but `fsync`, `fsyncdir`, the first write
@@ -51,6 +52,7 @@ public final class CacheEngine: Sendable {
     let evictor: Evictor
     /// Syncs closed files and marks them durable (see `makeClosedFilesDurable`).
     let durability: BackgroundWorker
+    let remover = ByteRemover()
     /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
     let ids: Mutex<IDReservation>
     /// Read-through pools: fetches not finished, names origins lack, the per-pool bound.
@@ -116,6 +118,7 @@ public final class CacheEngine: Sendable {
         durability = BackgroundWorker(tick: durabilitySeconds, name: "cachefs-durable", roundAtStart: false)
         evictor.start(serving: self)
         durability.start { [weak self] in self?.makeClosedFilesDurable() }
+        remover.start { [weak self] ids in self?.removeBytesAndRows(of: ids) }
         // Limits may have been lowered (by --pool) since the last mount.
         evictor.requestEnforcement(of: Array(policies.withLock { $0.keys }))
     }
@@ -150,6 +153,9 @@ public final class CacheEngine: Sendable {
         }
         flushAccessTimes()
         writer.enqueue(.setting(key: PoolCounters.settingKey, value: counters.withLock { $0 }.encoded))
+        // The removals committed so far finish (their rows go with the writer's last commits).
+        writer.flush()
+        remover.stop()
         writer.stop()
         unlinkBytes(of: leftovers)
         do {
@@ -172,6 +178,7 @@ public final class CacheEngine: Sendable {
         evictor.stop()
         durability.stop()
         writer.abandon()
+        remover.abandon()
     }
 
     /// Moves the access times gathered by reads into the inodes and hands them to the index
@@ -232,10 +239,13 @@ public final class CacheEngine: Sendable {
     /// never bytes without a row. The rows go after the bytes. Ids are never reused.
     func discardBytes(of ids: [EntryID]) {
         guard !ids.isEmpty else { return }
-        writer.enqueue([.afterCommit { [self] in
-            unlinkBytes(of: ids)
-            writer.enqueue(ids.map { .delete($0) })
-        }])
+        writer.enqueue([.afterCommit { [remover] in remover.enqueue(ids) }])
+    }
+
+    /// A batch of the `ByteRemover`: the bytes, then the rows.
+    private func removeBytesAndRows(of ids: [EntryID]) {
+        unlinkBytes(of: ids)
+        writer.enqueue(ids.map { .delete($0) })
     }
 
     /// New, empty bytes for `id`, open for reading and writing: a spare if one waits.

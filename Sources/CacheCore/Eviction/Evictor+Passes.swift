@@ -187,7 +187,8 @@ extension Evictor {
                                       qualifies: engine.isEvictable)
             if removed.files == 0 { return removedAny ? .stillShort : .nothingEvictable }
             removedAny = true
-            engine.writer.flush()
+            // The free space is read again next: the bytes must be gone, not only the names.
+            engine.waitForIndex()
         }
         return .nothingEvictable
     }
