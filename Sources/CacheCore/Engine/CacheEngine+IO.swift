@@ -57,8 +57,14 @@ extension CacheEngine {
             throw CacheError.stale
         }
         // The kernel serves stat from its cached attributes: a read from its page cache
-        // never reaches the daemon, so it is told the atime moved.
-        if movedAccessTime { evictor.notifications.enqueue([.attributes(id)]) }
+        // never reaches the daemon, so it is told the atime moved, before the open returns
+        // (a `stat` right after the read shows it, as on ext4). The notification is sent by
+        // the notification thread, not here: it invalidates attributes only, which takes no
+        // lock the kernel holds during OPEN, and the wait is bounded (see there).
+        if movedAccessTime {
+            let ticket = evictor.notifications.enqueue([.attributes(id)])
+            evictor.notifications.waitUntilDelivered(ticket, atMost: 0.1)
+        }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
                                           sizeLimit: sizeLimit(for: opened), fetch: writable ? nil : fetch))
         if writable && flags & O_TRUNC != 0 {
