@@ -11,10 +11,16 @@ import Testing
     final class SlowNotifier: KernelNotifier {
         let invalidated = Mutex<[EntryID]>([])
         let delay: Double
+        let deletionDelay: Double
 
-        init(delay: Double) { self.delay = delay }
+        init(delay: Double, deletionDelay: Double = 0) {
+            self.delay = delay
+            self.deletionDelay = deletionDelay
+        }
 
-        func deleted(parent: EntryID, child: EntryID, name: [UInt8]) {}
+        func deleted(parent: EntryID, child: EntryID, name: [UInt8]) {
+            Thread.sleep(forTimeInterval: deletionDelay)
+        }
 
         func attributesChanged(_ id: EntryID) {
             Thread.sleep(forTimeInterval: delay)
@@ -43,6 +49,24 @@ import Testing
         // The second read moves nothing, and tells nothing.
         engine.release(try engine.open(file, flags: O_RDONLY))
         #expect(notifier.invalidated.withLock { $0 } == [file])
+    }
+
+    /// An eviction queues thousands of removals; the invalidation an open waits for goes
+    /// ahead of them, not after them.
+    @Test func theInvalidationIsNotQueuedBehindAnEvictionsRemovals() throws {
+        let store = try TestStore()
+        let notifier = SlowNotifier(delay: 0, deletionDelay: 0.0005)
+        let engine = try engine(store, notifier: notifier)
+        defer { engine.shutdown() }
+        let file = try engine.writeFile("f", in: try engine.pool("data"), content: Array("x".utf8))
+        // 1,000 removals of 0.5 ms each: half a second of deliveries, one chunk 32 ms.
+        engine.evictor.notifications.enqueue((0..<1000).map { .deleted(parent: 1, child: EntryID($0 + 100), name: [0x61]) })
+        clock.advance(seconds: 1)
+        let started = ContinuousClock.now
+        engine.release(try engine.open(file, flags: O_RDONLY))
+        let waited = ContinuousClock.now - started
+        #expect(notifier.invalidated.withLock { $0 } == [file])
+        #expect(waited < .milliseconds(80), "\(waited)")
     }
 
     @Test func aStuckNotificationThreadDelaysAnOpenByAtMostATenthOfASecond() throws {

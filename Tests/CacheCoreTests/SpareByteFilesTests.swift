@@ -93,6 +93,38 @@ import Testing
         #expect(spares.take(for: 1537) == nil)
     }
 
+    /// A fetch writes through a descriptor of its own: bytes removed while it runs are
+    /// unlinked, never handed to the next file (the fetch would write into it).
+    @Test func theBytesOfAFetchInFlightAreNeverKept() throws {
+        let origin = try TestStore()
+        let hold = origin.path + "/hold"
+        let script = origin.path + "/origin.sh"
+        try Data("held".utf8).write(to: URL(fileURLWithPath: hold))
+        try Data("""
+            #!/bin/sh
+            if [ "$1" = --size ]; then echo 2000000; exit 0; fi
+            head -c 1000000 /dev/zero
+            while [ -e '\(hold)' ]; do sleep 0.02; done
+            head -c 1000000 /dev/zero
+            """.utf8).write(to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        let store = try TestStore()
+        let engine = try store.open()
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        try engine.setxattr(data, name: "user.cache.origin", value: Array("exec:\(script)".utf8), flags: 0)
+        let shown = try engine.lookup(parent: data, name: Array("big".utf8))
+        let handle = try engine.open(shown.id, flags: O_RDONLY)
+        #expect(try engine.read(handle, offset: 0, size: 4096).count == 4096)
+        engine.release(handle)
+        try engine.unlink(parent: data, name: Array("big".utf8))
+        engine.forget(shown.id, count: 1)
+        engine.waitForIndex()
+        #expect(engine.spares.count == 0)
+        #expect(store.objectFiles.isEmpty)
+        try FileManager.default.removeItem(atPath: hold)
+    }
+
     private func inodeNumber(_ path: String) throws -> UInt64 {
         var info = stat()
         guard stat(path, &info) == 0 else { throw CacheError.io(errno) }

@@ -5,20 +5,26 @@ import Synchronization
 enum PendingNotification: Sendable {
     /// A name cachefs removed.
     case deleted(parent: EntryID, child: EntryID, name: [UInt8])
-    /// Attributes the kernel may hold cached, changed by cachefs (atime at an open).
-    case attributes(EntryID)
 }
 
-/// Tells the kernel about removals cachefs made itself, from a thread of its own
+/// Tells the kernel about changes cachefs made itself, from a thread of its own
 /// (`cachefs-notify`) that holds no lock: libfuse forbids notifying from inside a request,
 /// and a slow evictor round never delays them.
+///
+/// Two queues: removals, delivered in chunks, and attribute invalidations (an open moved
+/// atime), which an open waits for and so go first: between two chunks of an eviction's
+/// thousands of removals, not after all of them.
 final class KernelNotifications: Sendable {
     private struct Queue {
-        var pending: [PendingNotification] = []
-        /// Notifications queued and delivered so far: a ticket is the count after its own.
-        var queued: UInt64 = 0
-        var delivered: UInt64 = 0
+        var removals: [PendingNotification] = []
+        var attributes: [EntryID] = []
+        /// Attribute invalidations queued and delivered so far: a ticket is the count after its own.
+        var attributesQueued: UInt64 = 0
+        var attributesDelivered: UInt64 = 0
     }
+
+    /// Removals delivered between two looks at the attribute queue.
+    static let chunk = 64
 
     private let notifier: any KernelNotifier
     private let queue = ConditionLock(Queue())
@@ -40,40 +46,45 @@ final class KernelNotifications: Sendable {
         queue.broadcast()
     }
 
-    /// Queues notifications; the ticket says when they are delivered (`waitUntilDelivered`).
-    @discardableResult
-    func enqueue(_ removals: [PendingNotification]) -> UInt64 {
-        guard !removals.isEmpty else { return 0 }
-        let ticket = queue.withLock { queue in
-            queue.pending += removals
-            queue.queued += UInt64(removals.count)
-            return queue.queued
-        }
+    func enqueue(_ removals: [PendingNotification]) {
+        guard !removals.isEmpty else { return }
+        queue.withLock { $0.removals += removals }
         thread.wake()
-        return ticket
     }
 
-    /// Waits until the notifications of `ticket` reached the kernel, at most `seconds`: so a
-    /// request can be answered after the kernel dropped what it made stale. Bounded, because
-    /// the notifications queued before it may wait for a directory's lock, held by a process
-    /// whose own request waits for a free worker thread.
-    func waitUntilDelivered(_ ticket: UInt64, atMost seconds: Double) {
-        queue.withLock(waitingUntil: { $0.delivered >= ticket || self.stopping.load(ordering: .acquiring) },
+    /// Has the kernel drop its cached attributes of `id`, and waits until it did, at most
+    /// `seconds`: so a request can be answered after the kernel dropped what it made stale.
+    /// Bounded, because a removal being delivered may wait for a directory's lock, held by a
+    /// process whose own request waits for a free worker thread.
+    func invalidateAttributes(of id: EntryID, waitingAtMost seconds: Double) {
+        let ticket = queue.withLock { queue in
+            queue.attributes.append(id)
+            queue.attributesQueued += 1
+            return queue.attributesQueued
+        }
+        thread.wake()
+        queue.withLock(waitingUntil: { $0.attributesDelivered >= ticket || self.stopping.load(ordering: .acquiring) },
                        deadline: Date(timeIntervalSinceNow: seconds)) { _ in }
     }
 
     private func deliver() {
-        let (pending, through) = queue.withLock { queue in
-            defer { queue.pending = [] }
-            return (queue.pending, queue.queued)
-        }
-        for item in pending where !stopping.load(ordering: .acquiring) {
-            switch item {
-            case .deleted(let parent, let child, let name): notifier.deleted(parent: parent, child: child, name: name)
-            case .attributes(let id): notifier.attributesChanged(id)
+        while !stopping.load(ordering: .acquiring) {
+            let (attributes, through, removals) = queue.withLock { queue in
+                defer {
+                    queue.attributes = []
+                    queue.removals.removeFirst(min(Self.chunk, queue.removals.count))
+                }
+                return (queue.attributes, queue.attributesQueued, queue.removals.prefix(Self.chunk))
+            }
+            if attributes.isEmpty && removals.isEmpty { return }
+            if !attributes.isEmpty {
+                for id in attributes { notifier.attributesChanged(id) }
+                queue.withLock { $0.attributesDelivered = through }
+                queue.broadcast()
+            }
+            for case .deleted(let parent, let child, let name) in removals where !stopping.load(ordering: .acquiring) {
+                notifier.deleted(parent: parent, child: child, name: name)
             }
         }
-        queue.withLock { $0.delivered = through }
-        queue.broadcast()
     }
 }

@@ -6,8 +6,9 @@ import NIOHTTP1
 /// queues what the loop delivers and never blocks it; the asking thread takes it in order.
 /// Backpressure: while less than `window` bytes wait, a body part is accepted at once (so the
 /// event loop reads on while the asking thread stores); past that, its future completes only
-/// once the asking thread consumed it (or gave up). So at most `window` bytes and one part wait
-/// in memory, whatever the body's size.
+/// once the asking thread consumed it (or gave up). The asking thread takes what waits all at
+/// once, so at most two windows (the parts it stores, and those queued meanwhile) and a part
+/// each are in memory, whatever the body's size.
 final class ResponseQueue: HTTPClientResponseDelegate, Sendable {
     typealias Response = Void
 
