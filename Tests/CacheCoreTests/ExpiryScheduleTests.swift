@@ -31,6 +31,9 @@ import Testing
         // The evictor's own thread, whose periodic sweep is an hour away, removes it.
         #expect(Shell.waitUntil(seconds: 3) { notifier.names == ["short"] })
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("short".utf8)) }
+        // The kernel can hear of the removal before the writer's group commit: the index is
+        // asked once that commit is made.
+        engine.waitForIndex()
         #expect(try engine.index.earliestExpiry(pool: data, maxAge: 100, basis: .access) == created + 100_000_000_000)
         clock.advance(seconds: 90)
         #expect(Shell.waitUntil(seconds: 3) { notifier.names == ["short", "long"] })
