@@ -37,4 +37,54 @@ public struct CacheEvent: Sendable, Codable, Equatable {
         self.size = size
         self.reason = reason
     }
+
+    /// The event as one line of JSON (keys sorted, no newline), the same text `JSONEncoder`
+    /// makes with `.sortedKeys` and `.withoutEscapingSlashes`.
+    public var jsonLine: String {
+        var bytes: [UInt8] = []
+        appendJSONLine(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends ``jsonLine``'s bytes. Written by hand because every removal writes one: the
+    /// encoder cost each `rm` through the mount about 8 µs of the daemon's time.
+    public func appendJSONLine(to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: #"{"event":"#.utf8)
+        Self.appendQuoted(event.rawValue, to: &bytes)
+        bytes.append(contentsOf: #","path":"#.utf8)
+        Self.appendQuoted(path, to: &bytes)
+        bytes.append(contentsOf: #","pool":"#.utf8)
+        Self.appendQuoted(pool, to: &bytes)
+        bytes.append(contentsOf: #","reason":"#.utf8)
+        Self.appendQuoted(reason, to: &bytes)
+        bytes.append(contentsOf: #","size":"#.utf8)
+        bytes.append(contentsOf: String(size).utf8)
+        bytes.append(contentsOf: #","time":"#.utf8)
+        Self.appendQuoted(time, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// A JSON string. Only ASCII bytes need escaping, and UTF-8 never uses them inside a
+    /// multi-byte character, so the text is copied byte by byte.
+    private static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
+            case 0x0A: bytes.append(contentsOf: #"\n"#.utf8)
+            case 0x0D: bytes.append(contentsOf: #"\r"#.utf8)
+            case 0x09: bytes.append(contentsOf: #"\t"#.utf8)
+            case 0x08: bytes.append(contentsOf: #"\b"#.utf8)
+            case 0x0C: bytes.append(contentsOf: #"\f"#.utf8)
+            case ..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: #"\u00"#.utf8)
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0xF)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
 }

@@ -38,19 +38,16 @@ final class EventLog: Sendable {
 
     func record(_ events: [CacheEvent]) {
         guard !events.isEmpty else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var bytes = Data()
+        var bytes: [UInt8] = []
         for event in events {
             logger.info("\(event.event.rawValue)", metadata: [
                 "pool": "\(event.pool)", "path": "\(event.path)", "size": "\(event.size)", "reason": "\(event.reason)",
             ])
-            guard let line = try? encoder.encode(event) else { continue }
-            bytes.append(line)
-            bytes.append(0x0a)
+            event.appendJSONLine(to: &bytes)
+            bytes.append(0x0A)
         }
         state.withLock { state in
-            state.pending.append(bytes)
+            state.pending.append(contentsOf: bytes)
             append(&state)
         }
     }
