@@ -43,6 +43,12 @@ final class FuseContext: Sendable {
         self.writebackCache = writebackCache
     }
 
+    /// Whether a handle's reads and writes skip the kernel's page cache (`direct_io`). Never
+    /// with the writeback cache: who asks for it wants `write()` to fill the page cache.
+    func bypassesPageCache(_ handle: UInt64) -> Bool {
+        !writebackActive.load(ordering: .acquiring) && engine.bypassesPageCache(handle)
+    }
+
     /// The context of a request; at log level trace, also one line naming the request.
     static func from(_ request: fuse_req_t, operation: StaticString = #function) -> FuseContext {
         let context = Unmanaged<FuseContext>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()

@@ -12,7 +12,8 @@ func cachefsCreate(_ request: fuse_req_t?, _ parent: fuse_ino_t, _ name: UnsafeP
     do {
         let created = try context.engine.create(parent: EntryID(parent), name: nameBytes(name), mode: UInt32(mode),
                                                 flags: info!.pointee.flags, caller: FuseContext.caller(request!))
-        reply.created(created, info: info!, timeouts: context.timeouts)
+        reply.created(created, bypassingPageCache: context.bypassesPageCache(created.handle), info: info!,
+                      timeouts: context.timeouts)
     } catch {
         reply.failure(error, operation: "create", context: context)
     }
@@ -24,7 +25,7 @@ func cachefsOpen(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMuta
     let reply = Reply(request!)
     do {
         let handle = try context.engine.open(EntryID(inode), flags: info!.pointee.flags)
-        reply.opened(handle: handle, info: info!)
+        reply.opened(handle: handle, bypassingPageCache: context.bypassesPageCache(handle), info: info!)
     } catch {
         reply.failure(error, operation: "open", context: context)
     }
@@ -58,7 +59,12 @@ func cachefsWrite(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ bytes: UnsafePo
     let handle = info!.pointee.fh
     let outcome: Result<Int, any Error>
     if info!.pointee.writepage == 0 {
-        outcome = Result { try context.engine.write(handle, offset: Int64(offset), bytes: buffer) }
+        // A write through the page cache had the kernel drop set-ID bits first; one that
+        // bypassed it leaves that to the daemon. uid 0 stands for CAP_FSETID.
+        let clearingSetID = FuseContext.caller(request!).uid != 0
+        outcome = Result {
+            try context.engine.write(handle, offset: Int64(offset), bytes: buffer, clearingSetID: clearingSetID)
+        }
     } else {
         outcome = writeBack(context: context, file: UInt64(inode), size: size) {
             try context.engine.write(handle, offset: Int64(offset), bytes: buffer)

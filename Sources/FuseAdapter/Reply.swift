@@ -42,11 +42,10 @@ struct Reply: ~Copyable {
         discard self
     }
 
-    consuming func created(_ created: CreatedFile, info: UnsafeMutablePointer<fuse_file_info>,
+    consuming func created(_ created: CreatedFile, bypassingPageCache: Bool, info: UnsafeMutablePointer<fuse_file_info>,
                            timeouts: CacheTimeouts) {
         var entry = Self.entryParameters(created.attributes, timeouts: timeouts)
-        info.pointee.fh = created.handle
-        info.pointee.keep_cache = 1
+        Self.setCaching(of: info, handle: created.handle, bypassingPageCache: bypassingPageCache)
         fuse_reply_create(request, &entry, info)
         discard self
     }
@@ -57,13 +56,21 @@ struct Reply: ~Copyable {
         discard self
     }
 
-    /// Opens with `keep_cache`: cachefs never changes bytes behind the kernel's back (ids
-    /// are never reused), so pages cached by an earlier open stay valid.
-    consuming func opened(handle: UInt64, info: UnsafeMutablePointer<fuse_file_info>) {
-        info.pointee.fh = handle
-        info.pointee.keep_cache = 1
+    consuming func opened(handle: UInt64, bypassingPageCache: Bool, info: UnsafeMutablePointer<fuse_file_info>) {
+        Self.setCaching(of: info, handle: handle, bypassingPageCache: bypassingPageCache)
         fuse_reply_open(request, info)
         discard self
+    }
+
+    /// A handle that uses the page cache opens with `keep_cache`: cachefs never changes bytes
+    /// behind the kernel's back (ids are never reused), so pages cached by an earlier open
+    /// stay valid. One that bypasses it (`direct_io`) drops them instead: its writes would
+    /// make them stale.
+    private static func setCaching(of info: UnsafeMutablePointer<fuse_file_info>, handle: UInt64,
+                                   bypassingPageCache: Bool) {
+        info.pointee.fh = handle
+        info.pointee.keep_cache = bypassingPageCache ? 0 : 1
+        info.pointee.direct_io = bypassingPageCache ? 1 : 0
     }
 
     /// Opens a directory whose listing the kernel may cache and keep across opens.

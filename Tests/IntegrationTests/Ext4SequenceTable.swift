@@ -1,5 +1,6 @@
 /// The operation sequences the differential tests run on ext4 and in a cachefs pool.
-/// Steps are the words `scripts/lib/fs_sequences.py` understands: `create a`, `write a TEXT`,
+/// Steps are the words `scripts/lib/fs_sequences.py` understands: `create a`, `write a TEXT`
+/// (write-only), `write-rw a TEXT`,
 /// `fill a BYTES`, `mkdir d`, `symlink TARGET s`, `link a b`, `mkfifo p`, `mksock s`, `mknod-chr c 1 3`,
 /// `rename a b`, `rename-noreplace a b`, `rename-exchange a b`, `unlink a`, `rmdir d`,
 /// `chmod a 4755`, `chown a UID GID`, `truncate a N`, `utimens a ATIME MTIME` (`now`, `omit`
@@ -132,6 +133,12 @@ enum SequenceTable {
             OperationSequence(name: "chown: to another owner, to nobody's, -1 -1, clears set-id bits", steps: [
                 "create f", "chmod f 6755", "chown f -1 -1", "chown f \(someone)", "chown f 0 0",
                 "mkdir d", "chown d \(someone)", "symlink f s", "chown s \(someone)",
+            ]),
+            // A write-only handle bypasses the kernel's page cache, so the daemon drops the
+            // set-ID bits itself; a read-write one is written through the page cache.
+            OperationSequence(name: "writes clear set-ID bits unless the writer is root", steps: [
+                "create f", "chmod f 4755", "write f a", "chmod f 6755", "write f b", "chmod f 2745", "write f c",
+                "chmod f 6755", "write-rw f d", "chmod f 2745", "write-rw f e", "chmod f 6711", "truncate f 0",
             ]),
             OperationSequence(name: "utimensat", steps: [
                 "create f", "utimens f 1000000000 1200000000", "utimens f omit omit", "utimens f omit now",

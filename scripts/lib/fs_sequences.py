@@ -62,7 +62,7 @@ def fallocate(path, mode, offset, length):
 
 
 def write(path, text, flags):
-    fd = os.open(path, os.O_WRONLY | flags)
+    fd = os.open(path, flags if flags & os.O_RDWR else os.O_WRONLY | flags)
     try:
         return os.write(fd, text.encode())
     finally:
@@ -110,6 +110,8 @@ def run_step(words):
         os.close(os.open(args[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
     elif op == "write":
         return str(write(args[0], " ".join(args[1:]), os.O_APPEND))
+    elif op == "write-rw":
+        return str(write(args[0], " ".join(args[1:]), os.O_APPEND | os.O_RDWR))
     elif op == "fill":
         return str(write(args[0], "abcdefgh" * (int(args[1]) // 8), os.O_APPEND))
     elif op == "open":

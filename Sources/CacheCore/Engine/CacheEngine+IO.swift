@@ -63,7 +63,8 @@ extension CacheEngine {
         // lock the kernel holds during OPEN, and the wait is bounded (see there).
         if movedAccessTime { evictor.notifications.invalidateAttributes(of: id, waitingAtMost: 0.1) }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
-                                          sizeLimit: sizeLimit(for: opened), fetch: writable ? nil : fetch))
+                                          sizeLimit: sizeLimit(for: opened), fetch: writable ? nil : fetch),
+                                 writeOnly: accessMode == O_WRONLY)
         if writable && flags & O_TRUNC != 0 {
             do {
                 try truncateAtOpen(id, fd: fd)
@@ -81,6 +82,12 @@ extension CacheEngine {
             }
         }
         return handle
+    }
+
+    /// Whether an open handle's reads and writes should go past the kernel's page cache
+    /// (chosen when it was opened; see `HandleTable.add`).
+    public func bypassesPageCache(_ handle: UInt64) -> Bool {
+        (try? handles.get(handle))?.bypassesPageCache ?? false
     }
 
     /// libfuse asks the kernel for atomic O_TRUNC, so OPEN itself must empty the file.
@@ -125,7 +132,12 @@ extension CacheEngine {
     /// The corresponding FUSE operation is `WRITE`. A cached file that would outgrow its
     /// pool is refused with EFBIG and removed; on a full disk it evicts and retries while that
     /// frees something (`freeingSpace`); crossing a pool's limit wakes the evictor.
-    public func write(_ handle: UInt64, offset: Int64, bytes: UnsafeRawBufferPointer) throws -> Int {
+    ///
+    /// With `clearingSetID` (a writer without CAP_FSETID, whose write the kernel did not pass
+    /// through its page cache) the write drops the file's set-user-ID bit, and its
+    /// set-group-ID bit when group execute is set, as the kernel does for a local file.
+    public func write(_ handle: UInt64, offset: Int64, bytes: UnsafeRawBufferPointer,
+                      clearingSetID: Bool = false) throws -> Int {
         let file = try handles.get(handle)
         guard file.writable else { throw CacheError.badHandle }
         if let limit = file.sizeLimit, offset + Int64(bytes.count) > limit {
@@ -142,7 +154,7 @@ extension CacheEngine {
             try disk.pwrite(file.fd, from: bytes, at: offset)
         }
         evictor.noteBytesWritten(written)
-        noteContentChanged(file, growingTo: offset + Int64(written))
+        noteContentChanged(file, growingTo: offset + Int64(written), clearingSetID: clearingSetID)
         return written
     }
 
@@ -150,11 +162,13 @@ extension CacheEngine {
     /// its size move. The growth is counted in the same hold of the namespace that changes
     /// the size, so a flag change or a removal between the two can never count it in the
     /// wrong place; crossing the pool's limit wakes the evictor.
-    func noteContentChanged(_ file: OpenFile, growingTo end: Int64?) {
+    func noteContentChanged(_ file: OpenFile, growingTo end: Int64?, clearingSetID: Bool = false) {
         let time = now.nanoseconds
         let blocks = try? disk.allocatedBlocks(file.fd)
+        var clearedSetID = false
         let countedAsCached = namespace.withLock { namespace in
-            namespace.modify(file.entry) { inode -> Bool in
+            let counted = namespace.modify(file.entry) { inode -> Bool in
+                if clearingSetID { clearedSetID = inode.record.clearSetID() }
                 if let blocks { inode.record.blocks = blocks }
                 inode.record.mtime = time
                 inode.record.ctime = time
@@ -169,7 +183,13 @@ extension CacheEngine {
                 usage.addBytes(growth, pool: file.pool, persistent: inode.record.persistent)
                 return !inode.record.persistent
             } ?? false
+            if clearedSetID, let record = try? namespace.inode(file.entry)?.record, record.parent != nil {
+                namespace.log(.update(record))
+            }
+            return counted
         }
+        // The kernel keeps the mode it was told; it learns the new one at its next GETATTR.
+        if clearedSetID { evictor.notifications.invalidateAttributes(of: file.entry, waitingAtMost: 0) }
         if countedAsCached && isOverLimit(file.pool) { evictor.requestEnforcement(of: [file.pool]) }
     }
 

@@ -60,7 +60,8 @@ extension CacheEngine {
         let id = try takeID()
         let fd = try makeBytes(for: id)
         do {
-            return try addCreatedFile(id, fd: fd, parent: parent, name: name, mode: mode, caller: caller)
+            return try addCreatedFile(id, fd: fd, parent: parent, name: name, mode: mode, caller: caller,
+                                      writeOnly: flags & O_ACCMODE == O_WRONLY)
         } catch {
             disk.close(fd)
             unlinkBytes(of: [id])
@@ -69,7 +70,7 @@ extension CacheEngine {
     }
 
     private func addCreatedFile(_ id: EntryID, fd: Int32, parent: EntryID, name: [UInt8], mode: UInt32,
-                                caller: Caller) throws -> CreatedFile {
+                                caller: Caller, writeOnly: Bool) throws -> CreatedFile {
         try namespace.withLock { namespace in
             let parentRecord = try directory(parent, in: &namespace)
             guard parent != WellKnownEntry.root else { throw CacheError.notPermitted }
@@ -91,7 +92,8 @@ extension CacheEngine {
             takeBackMissOfCreate(pool: created.pool)
             if !created.persistent && isOverLimit(created.pool) { evictor.requestEnforcement(of: [created.pool]) }
             let handle = handles.add(OpenFile(entry: created.entryID, fd: fd, writable: true, pool: created.pool,
-                                              sizeLimit: sizeLimit(for: created)))
+                                              sizeLimit: sizeLimit(for: created)),
+                                     writeOnly: writeOnly)
             return CreatedFile(attributes: created.attributes, handle: handle)
         }
     }

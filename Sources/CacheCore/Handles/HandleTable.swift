@@ -12,20 +12,47 @@ public struct OpenFile: Sendable {
     /// The fetch from the pool's origin that was storing the bytes when the file was
     /// opened: reads wait on it for their range.
     var fetch: FetchProgress?
+    /// Reads and writes go past the kernel's page cache (FUSE's `direct_io`); see
+    /// ``HandleTable/add(_:writeOnly:)``.
+    public var bypassesPageCache = false
 }
 
 /// Open handles by FUSE file handle number. Guarded by its own mutex, held only briefly.
 final class HandleTable: Sendable {
+    /// A file's open handles, by how they use the kernel's page cache.
+    private struct PageCacheUse {
+        var cachedHandles = 0
+        var writersBypassing = 0
+    }
+
     private struct State {
         var next: UInt64 = 1
         var files: [UInt64: OpenFile] = [:]
+        var pageCacheUse: [EntryID: PageCacheUse] = [:]
     }
     private let state = Mutex(State())
 
-    func add(_ file: OpenFile) -> UInt64 {
+    /// Adds a handle and chooses whether it bypasses the kernel's page cache.
+    ///
+    /// A handle opened only to write bypasses it when no open handle of the file uses it:
+    /// each `write()` is then one WRITE, where a cached write costs the kernel's GETXATTR
+    /// of `security.capability` first and a copy into the FUSE page cache. While such a
+    /// writer is open, every other handle of the file bypasses it too, so that no page is
+    /// cached that a later write would make stale; a handle that used the cache before keeps
+    /// the next writer on it.
+    func add(_ file: OpenFile, writeOnly: Bool = false) -> UInt64 {
         state.withLock { state in
             let handle = state.next
             state.next += 1
+            var file = file
+            var use = state.pageCacheUse[file.entry, default: PageCacheUse()]
+            file.bypassesPageCache = use.writersBypassing > 0 || (writeOnly && use.cachedHandles == 0)
+            if !file.bypassesPageCache {
+                use.cachedHandles += 1
+            } else if file.writable {
+                use.writersBypassing += 1
+            }
+            state.pageCacheUse[file.entry] = use
             state.files[handle] = file
             return handle
         }
@@ -47,13 +74,24 @@ final class HandleTable: Sendable {
     }
 
     func remove(_ handle: UInt64) -> OpenFile? {
-        state.withLock { $0.files.removeValue(forKey: handle) }
+        state.withLock { state in
+            guard let file = state.files.removeValue(forKey: handle) else { return nil }
+            var use = state.pageCacheUse[file.entry, default: PageCacheUse()]
+            if !file.bypassesPageCache {
+                use.cachedHandles -= 1
+            } else if file.writable {
+                use.writersBypassing -= 1
+            }
+            state.pageCacheUse[file.entry] = use.cachedHandles == 0 && use.writersBypassing == 0 ? nil : use
+            return file
+        }
     }
 
     func removeAll() -> [OpenFile] {
         state.withLock { state in
             let files = Array(state.files.values)
             state.files.removeAll()
+            state.pageCacheUse.removeAll()
             return files
         }
     }

@@ -82,6 +82,18 @@ extension EntryRecord {
         atime <= mtime || atime <= ctime || time - atime >= 86_400 * 1_000_000_000
     }
 
+    /// What a write by an unprivileged process does to the mode: the set-user-ID bit goes,
+    /// and the set-group-ID bit when group execute is set (without it, it marks mandatory
+    /// locking, not privilege). Returns whether the mode changed.
+    mutating func clearSetID() -> Bool {
+        let setGroupIDAndExecute = UInt32(S_ISGID | S_IXGRP)
+        var cleared = mode & ~UInt32(S_ISUID)
+        if cleared & setGroupIDAndExecute == setGroupIDAndExecute { cleared &= ~UInt32(S_ISGID) }
+        guard cleared != mode else { return false }
+        mode = cleared
+        return true
+    }
+
     /// Decodes a row by position, in the table's column order (every query of `entry`
     /// selects `*`). The Decodable path looked each column up by name and took a third of
     /// the daemon's time in an `ls -l`.
