@@ -26,9 +26,14 @@ struct DirectoryChildren: Sendable {
         names.first(hash: Self.hash(of: name)) { inodes[slot: $0].isNamed(name, in: directory) }
     }
 
-    mutating func insert(_ id: EntryID, slot: UInt32, named name: Data) {
+    /// With `ordered` false the id is only appended: a load enters names in the index's name
+    /// order, and keeping ids sorted one insertion at a time would move half the array each
+    /// time (quadratic in the directory's size). ``restoreOrder()`` sorts them once at the end.
+    mutating func insert(_ id: EntryID, slot: UInt32, named name: Data, ordered: Bool = true) {
         names.insert(slot, hash: Self.hash(of: name))
-        if let last = order.last, id <= last {
+        if !ordered {
+            order.append(id)
+        } else if let last = order.last, id <= last {
             let position = firstPosition(after: id - 1)
             if position < order.count, order[position] == id {
                 staleSlots = max(0, staleSlots - 1)
@@ -38,6 +43,18 @@ struct DirectoryChildren: Sendable {
         } else {
             order.append(id)
         }
+    }
+
+    /// Sorts the ids appended by unordered inserts, each once (an inode with two names here
+    /// is listed by its id once, as an ordered insert keeps it).
+    mutating func restoreOrder() {
+        order.sort()
+        var kept = 0
+        for position in order.indices where kept == 0 || order[position] != order[kept - 1] {
+            order[kept] = order[position]
+            kept += 1
+        }
+        order.removeLast(order.count - kept)
     }
 
     /// Takes the name `name` of the inode at `slot` away; its slot in `order` goes at the next sweep.

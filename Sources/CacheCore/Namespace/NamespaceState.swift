@@ -258,9 +258,9 @@ struct NamespaceState: Sendable {
     }
 
     /// Enters a name of an inode in memory into its (loaded) directory's table.
-    private mutating func insertName(_ name: Data, of id: EntryID, in directory: EntryID) {
+    private mutating func insertName(_ name: Data, of id: EntryID, in directory: EntryID, ordered: Bool = true) {
         guard directories[directory] != nil, let slot = inodes.slot(of: id) else { return }
-        directories[directory]?.insert(id, slot: slot, named: name)
+        directories[directory]?.insert(id, slot: slot, named: name, ordered: ordered)
     }
 
     /// Takes a name of an inode in memory out of its directory's table.
@@ -297,6 +297,7 @@ struct NamespaceState: Sendable {
         for (name, row) in try index.allLinks(in: directory) {
             addLoadedName(name, of: row, in: directory, readNow: &readNow, linked: &linked)
         }
+        directories[directory]?.restoreOrder()
         for id in linked {
             let links = try index.links(of: id)
             inodes.modify(id) { $0.links = links }
@@ -321,7 +322,7 @@ struct NamespaceState: Sendable {
         } else {
             readNow.insert(row.entryID)
         }
-        insertName(name, of: row.entryID, in: directory)
+        insertName(name, of: row.entryID, in: directory, ordered: false)
     }
 
     /// Puts an entry read from the index in memory, unless memory already has it (and is then

@@ -1,0 +1,48 @@
+@testable import CacheCore
+import Foundation
+import Testing
+
+/// A directory read back from the index after a restart: the index hands its children over in
+/// name order, while a listing runs in id order.
+@Suite struct DirectoryLoadingTests {
+    @Test func aDirectoryLoadedInNameOrderListsEveryNameOnceInIDOrder() throws {
+        let store = try TestStore()
+        var created: [EntryID] = []
+        var expected: [String: EntryID] = [:]
+        do {
+            let engine = try store.open()
+            defer { engine.shutdown() }
+            let data = try engine.pool("data")
+            // Each name sorts before the one created just before it.
+            for number in stride(from: 299, through: 0, by: -1) {
+                let name = String(format: "f%03d", number)
+                let id = try engine.writeFile(name, in: data, content: [UInt8(number % 256)])
+                created.append(id)
+                expected[name] = id
+            }
+            // A second name of one inode in the same directory, and one of a later inode.
+            _ = try engine.link(created[150], newParent: data, newName: Array("a-second-name".utf8))
+            expected["a-second-name"] = created[150]
+            engine.waitForIndex()
+        }
+        let engine = try store.open()
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        var listed: [DirectoryItem] = []
+        var offset: Int64 = 0
+        while true {
+            let page = try engine.readdir(data, offset: offset, limit: 7)
+            let names = page.filter { $0.name != Array(".".utf8) && $0.name != Array("..".utf8) }
+            listed += names
+            guard let last = page.last else { break }
+            offset = last.nextOffset
+        }
+        let byName = Dictionary(listed.map { (String(decoding: $0.name, as: UTF8.self), [$0.id]) }, uniquingKeysWith: +)
+        #expect(byName.count == expected.count && byName.allSatisfy { $0.value.count == 1 },
+                "every name once: \(listed.count) listed for \(expected.count) names")
+        #expect(byName.mapValues { $0[0] } == expected)
+        let ids = listed.map(\.id)
+        #expect(ids == ids.sorted(), "a listing runs in id order, so it resumes correctly across changes")
+        #expect(try engine.lookup(parent: data, name: Array("f123".utf8)).id == expected["f123"])
+    }
+}
