@@ -122,7 +122,10 @@ def check_tree(pool):
     """The link counts and sizes found by walking pool (see the module's help)."""
     names_by_inode, nlink_by_inode, size_by_inode = {}, {}, {}
     directories = []
-    for top, dirs, files in os.walk(pool):
+    def unreadable(error):  # os.walk skips a directory it cannot list unless told otherwise
+        raise error
+
+    for top, dirs, files in os.walk(pool, onerror=unreadable):
         subdirectories = sum(1 for name in dirs if stat.S_ISDIR(os.lstat(os.path.join(top, name)).st_mode))
         directories.append((top, os.lstat(top).st_nlink, 2 + subdirectories))
         for name in files:

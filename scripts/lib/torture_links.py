@@ -1,5 +1,6 @@
 """Links phase of scripts/torture: kill -9 during bursts of link, symlink and rename."""
 
+import errno
 import os
 import random
 import subprocess
@@ -69,6 +70,10 @@ class LinkCycles(KillCycles):
                     report = link_workload.check_tree(pool)
                 except FileNotFoundError:
                     continue  # the evictor took a name between the listing and its lstat
+                except OSError as error:
+                    if error.errno == errno.ESTALE:
+                        continue  # the same, on a name the kernel still had
+                    return [f"WALK {error}"]
             with self.wd.op("links: figures"):
                 after = S.figures(pool)
             if before != after:
