@@ -1,5 +1,6 @@
 @testable import CacheCore
 import Foundation
+import GRDB
 import Testing
 
 /// A directory read back from the index after a restart: the index hands its children over in
@@ -20,7 +21,7 @@ import Testing
                 created.append(id)
                 expected[name] = id
             }
-            // A second name of one inode in the same directory, and one of a later inode.
+            // A second name of one inode in the same directory.
             _ = try engine.link(created[150], newParent: data, newName: Array("a-second-name".utf8))
             expected["a-second-name"] = created[150]
             engine.waitForIndex()
@@ -44,5 +45,33 @@ import Testing
         let ids = listed.map(\.id)
         #expect(ids == ids.sorted(), "a listing runs in id order, so it resumes correctly across changes")
         #expect(try engine.lookup(parent: data, name: Array("f123".utf8)).id == expected["f123"])
+    }
+
+    /// An index read that fails halfway through a load: the directory stays unloaded, so the
+    /// next request reads it again rather than list half of it for the life of the mount.
+    @Test func aLoadThatFailsLeavesTheDirectoryToBeReadAgain() throws {
+        let store = try TestStore()
+        do {
+            let engine = try store.open()
+            defer { engine.shutdown() }
+            let sub = try engine.mkdir(parent: try engine.pool("data"), name: Array("sub".utf8), mode: 0o755,
+                                       caller: tester).id
+            let id = try engine.writeFile("f", in: sub, content: Array("bytes".utf8))
+            _ = try engine.link(id, newParent: sub, newName: Array("g".utf8))
+            engine.waitForIndex()
+        }
+        let engine = try store.open()
+        defer { engine.shutdown() }
+        let sub = try engine.lookup(parent: try engine.pool("data"), name: Array("sub".utf8)).id
+        // The rows of `sub` read, its hard links not: the link table is away.
+        let outside = try DatabaseQueue(path: StoreLayout(root: store.path).indexPath)
+        try outside.write { try $0.execute(sql: "ALTER TABLE link RENAME TO link_away") }
+        #expect(throws: (any Error).self) { try engine.names(in: sub) }
+        #expect(throws: (any Error).self, "a second listing must not find the directory half loaded") {
+            try engine.names(in: sub)
+        }
+        try outside.write { try $0.execute(sql: "ALTER TABLE link_away RENAME TO link") }
+        #expect(try engine.names(in: sub).sorted() == ["f", "g"])
+        #expect(try engine.getattr(try engine.lookup(parent: sub, name: Array("g".utf8)).id).linkCount == 2)
     }
 }

@@ -291,16 +291,24 @@ struct NamespaceState: Sendable {
         // Hard links are read after the rows: no query may run inside the row cursor's read.
         var linked: [EntryID] = []
         var readNow: Set<EntryID> = []
-        try index.forEachChild(of: directory) { row in
-            addLoadedName(row.name, of: row, in: directory, readNow: &readNow, linked: &linked)
-        }
-        for (name, row) in try index.allLinks(in: directory) {
-            addLoadedName(name, of: row, in: directory, readNow: &readNow, linked: &linked)
-        }
-        directories[directory]?.restoreOrder()
-        for id in linked {
-            let links = try index.links(of: id)
-            inodes.modify(id) { $0.links = links }
+        do {
+            try index.forEachChild(of: directory) { row in
+                addLoadedName(row.name, of: row, in: directory, readNow: &readNow, linked: &linked)
+            }
+            for (name, row) in try index.allLinks(in: directory) {
+                addLoadedName(name, of: row, in: directory, readNow: &readNow, linked: &linked)
+            }
+            directories[directory]?.restoreOrder()
+            for id in linked {
+                let links = try index.links(of: id)
+                inodes.modify(id) { $0.links = links }
+            }
+        } catch {
+            // A half-read directory must not pass for loaded (its listing would miss names for
+            // the life of the mount): forget it and what it read, so the next request reads again.
+            directories[directory] = nil
+            for id in readNow { inodes[id] = nil }
+            throw error
         }
         // Growing the tables to a big directory freed their smaller copies; hand those
         // pages back rather than keep them resident.
