@@ -1,0 +1,60 @@
+/// A resident object's identity inside a policy: an entry id in the engine, a trace key's
+/// hash in a simulation.
+public typealias CacheKey = Int64
+
+/// The replacement policies a pool can run. `auto` is not a policy of its own: it runs one
+/// of these, chosen by miniature simulations (see `PolicyAdvisor`).
+public enum PolicyKind: String, CaseIterable, Sendable, Codable {
+    case lru
+    case s3fifo
+    case sieve
+    case tinylfu
+}
+
+/// A replacement policy: which resident object goes next.
+///
+/// Policies are value types: a copy is a snapshot (the preview and the miniature
+/// simulations run copies), and they do no I/O. Every operation is O(1) amortized, except
+/// that `evict` skips ineligible objects one by one.
+///
+/// Queue proportions (S3-FIFO's small queue, W-TinyLFU's window) are counted in objects,
+/// not bytes; the caller decides how many bytes or files must go and calls `evict` until
+/// enough has.
+public protocol ReplacementPolicy: Sendable {
+    static var kind: PolicyKind { get }
+
+    init()
+
+    /// Resident objects.
+    var count: Int { get }
+
+    func contains(_ key: CacheKey) -> Bool
+
+    /// A new object enters the cache (a create, an origin fetch, a file that stops being
+    /// persistent). `fingerprint` names the object across evictions: a ghost entry or a
+    /// frequency count is kept under it, so a name that comes back is recognised although
+    /// its key is new. Inserting a resident key counts as an access.
+    mutating func insert(_ key: CacheKey, fingerprint: UInt64)
+
+    /// An object that was resident before this policy existed (a remount, a switch of policy),
+    /// given oldest first. It is placed where a long-resident object would be (S3-FIFO: the
+    /// main queue with no reads counted; W-TinyLFU: probation), so a rebuild loses only the
+    /// frequency history.
+    mutating func restore(_ key: CacheKey, fingerprint: UInt64)
+
+    /// A hit: the object was read. Unknown keys are ignored.
+    mutating func access(_ key: CacheKey)
+
+    /// The object left the cache by other means than `evict` (the user removed it, it
+    /// expired, it became persistent). Unknown keys are ignored.
+    mutating func remove(_ key: CacheKey)
+
+    /// Chooses the next victim and forgets it, as an eviction does (S3-FIFO remembers its
+    /// fingerprint as a ghost). Objects for which `isEligible` is false (pinned, being
+    /// written) are skipped and stay resident. Nil when no resident object is eligible.
+    mutating func evict(isEligible: (CacheKey) -> Bool) -> CacheKey?
+}
+
+extension ReplacementPolicy {
+    public mutating func evict() -> CacheKey? { evict(isEligible: { _ in true }) }
+}
