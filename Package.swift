@@ -25,9 +25,16 @@ let package = Package(
         ),
         .systemLibrary(name: "CLinux"),
         .target(
+            name: "CachePolicy",
+            dependencies: [
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        .target(
             name: "CacheCore",
             dependencies: [
                 "CLinux",
+                "CachePolicy",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),

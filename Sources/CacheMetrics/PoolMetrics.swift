@@ -12,6 +12,19 @@ public enum PoolMetrics {
             for (descriptor, value) in gauges(pool) {
                 registry.makeGauge(descriptor: descriptor, labels: labels).set(to: Double(value))
             }
+            if let ratio = pool.recentHitRatio {
+                registry.makeGauge(descriptor: descriptor(
+                    "hit_ratio", unit: "", "Hit ratio of the pool's recent requests (opens for reading)."),
+                    labels: labels).set(to: ratio)
+            }
+            // One metric per kind of size, so each keeps one set of label names.
+            for point in pool.estimatedHitRatios {
+                let name = point.inFiles ? "estimated_hit_ratio_by_files" : "estimated_hit_ratio"
+                let label = point.inFiles ? "size_files" : "size_bytes"
+                registry.makeGauge(descriptor: descriptor(
+                    name, unit: "", "Hit ratio the pool's policy would have at another size, from its sampled requests."),
+                    labels: labels + [(label, String(point.size))]).set(to: point.hitRatio)
+            }
             for (descriptor, value) in counters(pool) {
                 let counter = registry.makeCounter(descriptor: descriptor, labels: labels)
                 counter.reset()

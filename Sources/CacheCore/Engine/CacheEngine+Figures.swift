@@ -5,7 +5,7 @@ extension CacheEngine {
         let limits = policies.withLock { $0.mapValues(\.maxSize) }
         return poolNames().map { id, name in
             let pools = [id]
-            return PoolFigures(
+            var figures = PoolFigures(
                 pool: name, usageBytes: figure(.usage, pools: pools), limitBytes: limits[id] ?? 0,
                 persistentBytes: figure(.persistentUsage, pools: pools), pendingBytes: figure(.pendingUsage, pools: pools),
                 files: figure(.files, pools: pools), evictedFiles: figure(.evictedFiles, pools: pools),
@@ -14,6 +14,14 @@ extension CacheEngine {
                 fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools),
                 fetchTTFBMillisecondsTotal: figure(.fetchTTFBTotal, pools: pools),
                 fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
+            if let report = replacement.report(of: id) {
+                figures.recentHitRatio = report.recentHitRatio
+                figures.estimatedHitRatios = report.curve.map {
+                    PoolFigures.EstimatedHitRatio(size: $0.sizeBytes > 0 ? $0.sizeBytes : $0.sizeFiles,
+                                                  inFiles: $0.sizeBytes == 0, hitRatio: $0.hitRatio)
+                }
+            }
+            return figures
         }.sorted { $0.pool < $1.pool }
     }
 }

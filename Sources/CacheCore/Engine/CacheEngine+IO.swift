@@ -79,6 +79,9 @@ extension CacheEngine {
             // So is the first open of a file stored with its lookup.
             if fetch == nil || fetch?.snapshot.outcome == .complete, !fetches.takeStoredWithLookup(id) {
                 countHit(pool: opened.pool)
+                if opened.parent != nil && !opened.persistent {
+                    replacement.accessed(id, fingerprint: fingerprint(of: opened), size: opened.size, pool: opened.pool)
+                }
             }
         }
         return handle

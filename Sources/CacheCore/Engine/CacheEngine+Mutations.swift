@@ -42,6 +42,7 @@ extension CacheEngine {
             let record = created
             try writer.perform { db in try IndexStore.insertPool(record, policy: PoolPolicy(), in: db) }
             policies.withLock { $0[created.entryID] = PoolPolicy() }
+            replacement.apply(PoolPolicy(), to: created.entryID)
             namespace.add(created)
             touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: 1)
             namespace.modify(created.entryID) { $0.lookups += 1 }
@@ -89,6 +90,13 @@ extension CacheEngine {
                 inode.writers += 1
             }
             usage.addFile(1, bytes: 0, pool: created.pool, persistent: created.persistent)
+            if !created.persistent {
+                // The file is empty yet: the pool's average file stands for its size.
+                let poolUsage = usage.usage(of: created.pool)
+                let averageSize = poolUsage.cachedFiles > 0 ? poolUsage.cachedBytes / poolUsage.cachedFiles : 0
+                replacement.inserted(created.entryID, fingerprint: fingerprint(of: created), size: averageSize,
+                                     pool: created.pool)
+            }
             takeBackMissOfCreate(pool: created.pool)
             if !created.persistent && isOverLimit(created.pool) { evictor.requestEnforcement(of: [created.pool]) }
             let handle = handles.add(OpenFile(entry: created.entryID, fd: fd, writable: true, pool: created.pool,

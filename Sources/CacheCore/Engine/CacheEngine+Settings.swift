@@ -143,6 +143,12 @@ extension CacheEngine {
         case .origin: updated.origin = trimmed
         case .negativeTTL: updated.negativeTTLSeconds = ValueParsing.durationSeconds(text) ?? updated.negativeTTLSeconds
         case .maxFetches: updated.maxFetches = Int64(trimmed) ?? updated.maxFetches
+        case .eviction:
+            updated.eviction = EvictionChoice(rawValue: trimmed) ?? updated.eviction
+            // `auto` starts from the policy the pool runs now.
+            if updated.eviction == .auto && policy(of: pool).eviction != .auto {
+                updated.autoActive = policy(of: pool).activePolicy
+            }
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
@@ -150,6 +156,7 @@ extension CacheEngine {
         let saved = updated
         try writer.perform { db in try IndexStore.savePolicy(saved, for: poolID, in: db) }
         policies.withLock { $0[pool.entryID] = updated }
+        replacement.apply(updated, to: pool.entryID)
         if attribute == .origin || attribute == .negativeTTL { negativeMisses.removeAll() }
         if attribute == .maxFetches { fetchLimiter.limitsChanged() }
         evictor.requestEnforcement(of: [pool.entryID])
@@ -163,6 +170,7 @@ extension CacheEngine {
             .ageBasis: defaults.ageBasis.rawValue, .maxFiles: String(defaults.maxFiles),
             .lowWatermark: String(defaults.lowWatermarkPercent), .origin: "",
             .negativeTTL: String(defaults.negativeTTLSeconds), .maxFetches: String(defaults.maxFetches),
+            .eviction: defaults.eviction.rawValue,
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolPolicy(attribute, text: text, on: pool)

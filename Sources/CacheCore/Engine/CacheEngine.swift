@@ -1,3 +1,4 @@
+import CachePolicy
 import Foundation
 import GRDB
 import Logging
@@ -47,6 +48,8 @@ public final class CacheEngine: Sendable {
     /// Guarded by its own mutex; changed under `namespaceLock` too.
     let policies: Mutex<[EntryID: PoolPolicy]>
     let counters: Mutex<PoolCounters>
+    /// Each pool's replacement policy (which files go first) and its what-if simulations.
+    let replacement: ReplacementTable
     /// Size, age and pressure passes on a thread of their own, and the kernel notifications
     /// of what they remove.
     let evictor: Evictor
@@ -103,7 +106,9 @@ public final class CacheEngine: Sendable {
         try index.setSetting(BootIdentity.bootKey, boot)
         try index.setSetting(BootIdentity.cleanKey, "0")
         usage = UsageLedger(try index.usageTotals())
-        policies = Mutex(try index.poolPolicies())
+        let storedPolicies = try index.poolPolicies()
+        policies = Mutex(storedPolicies)
+        replacement = ReplacementTable(policies: storedPolicies)
         counters = Mutex(PoolCounters.load(from: index))
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
                              commitWindow: commitWindowSeconds)
@@ -232,6 +237,17 @@ public final class CacheEngine: Sendable {
     func moveUsageIfPersistenceChanged(from before: EntryRecord, to after: EntryRecord) {
         guard after.kind == .file, after.parent != nil, before.persistent != after.persistent else { return }
         usage.moveFile(bytes: after.size, pool: after.pool, toPersistent: after.persistent)
+        if after.persistent {
+            replacement.removed(after.entryID, pool: after.pool)
+        } else {
+            replacement.inserted(after.entryID, fingerprint: fingerprint(of: after), size: after.size, pool: after.pool)
+        }
+    }
+
+    /// What names a file across evictions for its pool's policy (a ghost entry, a
+    /// frequency count): its directory and name, so a name that comes back is recognised.
+    func fingerprint(of record: EntryRecord) -> UInt64 {
+        Fingerprint.of(parent: record.parent ?? 0, name: record.name)
     }
 
     /// Deletes the bytes of entries whose names are gone, once the index has their rows

@@ -18,6 +18,8 @@ public enum CacheEventKind: String, Sendable, Codable {
     case fetchFailed = "fetch_failed"
     /// A pool went over one of its limits.
     case overLimit = "over_limit"
+    /// An `auto` pool switched to the policy its simulations say would have hit most.
+    case policyChanged = "policy-changed"
 }
 
 /// One line of `STORE/events.jsonl`.

@@ -4,10 +4,12 @@ import Foundation
 /// and the way `rm` removes them too: names go at once, bytes when the last handle closes.
 extension CacheEngine {
     /// Removes `candidates` that still qualify, records one event each, queues the kernel
-    /// notifications, and returns how many files and bytes went.
+    /// notifications, and returns how many files and bytes went, and which.
     @discardableResult
     func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
-                     qualifies: (EntryRecord, Timestamp) -> Bool = { _, _ in true }) -> (files: Int, bytes: Int64) {
+                     qualifies: (EntryRecord, Timestamp) -> Bool = { _, _ in true })
+        -> (files: Int, bytes: Int64, ids: Set<EntryID>)
+    {
         let time = now
         var removed: [(record: EntryRecord, path: String, names: [LinkName])] = []
         var bytesToDiscard: [EntryID] = []
@@ -38,7 +40,8 @@ extension CacheEngine {
             }
         }
         discardBytes(of: bytesToDiscard)
-        guard !removed.isEmpty else { return (0, 0) }
+        guard !removed.isEmpty else { return (0, 0, []) }
+        let ids = Set(removed.map(\.record.entryID))
         let poolNames = self.poolNames()
         events.record(removed.map {
             CacheEvent(time: time, event: kind, pool: poolNames[$0.record.pool] ?? "", path: $0.path,
@@ -46,11 +49,11 @@ extension CacheEngine {
         })
         let bytes = removed.reduce(Int64(0)) { $0 + $1.record.size }
         // The kernel made a user's own removal itself; only cachefs's removals need telling.
-        guard kind != .deleted else { return (removed.count, bytes) }
+        guard kind != .deleted else { return (removed.count, bytes, ids) }
         evictor.notifications.enqueue(removed.flatMap { item in
             item.names.map { PendingNotification.deleted(parent: $0.parent, child: item.record.entryID, name: Array($0.name)) }
         })
-        return (removed.count, bytes)
+        return (removed.count, bytes, ids)
     }
 
     /// The path of an entry below the mount ("data/photos/a.jpg"), for events.

@@ -66,18 +66,30 @@ extension Evictor {
             var filesToFree = policy.maxFiles > 0 ? current.cachedFiles - inProgress.files - targetFiles : 0
             guard bytesToFree > 0 || filesToFree > 0 else { return }
             engine.logger.debug("pool \(name): \(current.cachedBytes) bytes in \(current.cachedFiles) files (\(inProgress.files) being written); freeing \(max(bytesToFree, 0)) bytes and \(max(filesToFree, 0)) files to reach the low watermark")
-            let limitOfBatch = Self.victimBatch + inProgress.entries.count
-            let candidates = ((try? engine.index.leastRecentlyUsed(pool: pool, limit: limitOfBatch)) ?? [])
-                .filter { !inProgress.entries.contains($0.entryID) }
             var victims: [EntryRecord] = []
-            for candidate in candidates where bytesToFree > 0 || filesToFree > 0 {
-                victims.append(candidate)
-                bytesToFree -= candidate.size
-                filesToFree -= 1
+            let kind = engine.replacement.report(of: pool)?.active ?? .lru
+            if let chosen = policyVictims(of: pool, need: Need(bytes: bytesToFree, files: filesToFree), in: engine) {
+                victims = chosen
+            } else {
+                let limitOfBatch = Self.victimBatch + inProgress.entries.count
+                let candidates: [EntryRecord]
+                do {
+                    candidates = try engine.index.leastRecentlyUsed(pool: pool, limit: limitOfBatch)
+                        .filter { !inProgress.entries.contains($0.entryID) }
+                } catch {
+                    engine.logger.error("pool \(name): could not read eviction candidates from the index: \(error)")
+                    return
+                }
+                for candidate in candidates where bytesToFree > 0 || filesToFree > 0 {
+                    victims.append(candidate)
+                    bytesToFree -= candidate.size
+                    filesToFree -= 1
+                }
             }
-            engine.logger.debug("pool \(name): \(victims.count) victims, least recently used first: \(victims.prefix(8).map { "\($0.entryID) (\($0.size) bytes)" }.joined(separator: ", "))")
-            let removed = engine.removeFiles(victims, as: .evicted, reason: "least recently used; pool over \(limit)",
+            engine.logger.debug("pool \(name): \(victims.count) victims, \(kind.rawValue) order: \(victims.prefix(8).map { "\($0.entryID) (\($0.size) bytes)" }.joined(separator: ", "))")
+            let removed = engine.removeFiles(victims, as: .evicted, reason: "\(kind.reason); pool over \(limit)",
                                       qualifies: engine.isEvictable)
+            giveBack(victims, removed: removed.ids, pool: pool, in: engine)
             if removed.files == 0 { return }
             engine.writer.flush()
         }
@@ -178,13 +190,27 @@ extension Evictor {
             }
             var shortfall = needed - available
             var victims: [EntryRecord] = []
+            // The index's LRU order across pools says how much each pool gives; a pool with
+            // a policy of its own gives that much in its policy's order.
+            var fromPolicies: [EntryID: Need] = [:]
             for candidate in closed where shortfall > 0 {
-                victims.append(candidate)
+                if engine.replacement.usesIndex(candidate.pool) {
+                    victims.append(candidate)
+                } else {
+                    fromPolicies[candidate.pool, default: Need()].bytes += candidate.size
+                }
                 shortfall -= max(candidate.size, 4096)
+            }
+            var chosenByPolicies: [EntryID: [EntryRecord]] = [:]
+            for (pool, need) in fromPolicies {
+                let chosen = policyVictims(of: pool, need: need, in: engine) ?? []
+                chosenByPolicies[pool] = chosen
+                victims += chosen
             }
             let removed = engine.removeFiles(victims, as: .pressure,
                                       reason: "store filesystem has \(available) bytes free, below \(needed)",
                                       qualifies: engine.isEvictable)
+            for (pool, chosen) in chosenByPolicies { giveBack(chosen, removed: removed.ids, pool: pool, in: engine) }
             if removed.files == 0 { return removedAny ? .stillShort : .nothingEvictable }
             removedAny = true
             // The free space is read again next: the bytes must be gone, not only the names.

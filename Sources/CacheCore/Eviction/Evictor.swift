@@ -121,5 +121,6 @@ final class Evictor: Sendable {
             if !expiring.isEmpty { sweepExpired(pools: expiring, in: engine) }
         }
         if due.pressure { relievePressure(in: engine) }
+        switchAutoPools(in: engine)
     }
 }

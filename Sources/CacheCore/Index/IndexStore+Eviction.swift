@@ -48,3 +48,28 @@ extension IndexStore {
     }
 
 }
+
+/// What a replacement policy is rebuilt from at mount (or when a pool changes policy).
+extension IndexStore {
+    /// A cached file as a policy knows it: its id, and the directory and name its fingerprint
+    /// is made of.
+    public struct ResidentRow: Sendable {
+        public var id: EntryID
+        public var parent: EntryID
+        public var name: Data
+    }
+
+    /// Every cached (named, not persistent) file of a pool, least recently used first:
+    /// pinned files and files being written included, as a policy holds them too.
+    public func cachedFilesByAccess(pool poolID: EntryID) throws -> [ResidentRow] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, parent, name FROM entry
+                WHERE pool = ? AND kind = 2 AND persistent = 0 AND parent IS NOT NULL
+                ORDER BY last_access, id
+                """, arguments: [poolID]).map { row in
+                ResidentRow(id: row["id"], parent: row["parent"], name: row["name"])
+            }
+        }
+    }
+}

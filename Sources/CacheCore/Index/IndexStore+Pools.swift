@@ -1,4 +1,5 @@
 import Foundation
+import CachePolicy
 import GRDB
 
 /// Pool policies and store-wide settings.
@@ -11,7 +12,9 @@ extension IndexStore {
                     maxSize: row["max_size"], maxAgeSeconds: row["max_age"],
                     ageBasis: AgeBasis(rawValue: row["age_basis"]) ?? .access,
                     maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"], origin: row["origin"],
-                    negativeTTLSeconds: row["negative_ttl"], maxFetches: row["max_fetches"])
+                    negativeTTLSeconds: row["negative_ttl"], maxFetches: row["max_fetches"],
+                    eviction: EvictionChoice(rawValue: row["eviction"]) ?? .lru,
+                    autoActive: PolicyKind(rawValue: row["eviction_active"]) ?? .lru)
             }
             return policies
         }
@@ -24,11 +27,11 @@ extension IndexStore {
     static func savePolicy(_ policy: PoolPolicy, for poolID: EntryID, in db: Database) throws {
         try db.execute(sql: """
             INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
-                negative_ttl, max_fetches)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                negative_ttl, max_fetches, eviction, eviction_active)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [poolID, policy.maxSize, policy.maxAgeSeconds, policy.ageBasis.rawValue,
                              policy.maxFiles, policy.lowWatermarkPercent, policy.origin, policy.negativeTTLSeconds,
-                             policy.maxFetches])
+                             policy.maxFetches, policy.eviction.rawValue, policy.autoActive.rawValue])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its policy.

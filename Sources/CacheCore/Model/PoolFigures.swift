@@ -18,6 +18,34 @@ public struct PoolFigures: Sendable, Equatable {
     /// Times to first byte of the pool's fetches: their sum in milliseconds, and how many.
     public var fetchTTFBMillisecondsTotal: Int64
     public var fetchTTFBCount: Int64
+    /// The hit ratio of the pool's recent requests (nil before any), and the estimated hit
+    /// ratio at other sizes (`user.cache.hit_ratio_curve`), size in bytes or files.
+    public var recentHitRatio: Double?
+    public var estimatedHitRatios: [EstimatedHitRatio] = []
+
+    public struct EstimatedHitRatio: Sendable, Equatable, Codable {
+        public var size: Int64
+        /// Whether `size` counts bytes (max_size) or files (max_files).
+        public var inFiles: Bool
+        public var hitRatio: Double
+
+        public init(size: Int64, inFiles: Bool, hitRatio: Double) {
+            self.size = size
+            self.inFiles = inFiles
+            self.hitRatio = hitRatio
+        }
+
+        /// Parses `user.cache.hit_ratio_curve` (`SIZE=RATIO,…`, `Nfiles=RATIO` for files).
+        public static func parseCurve(_ text: String) -> [EstimatedHitRatio] {
+            text.split(separator: ",").compactMap { pair in
+                let parts = pair.split(separator: "=")
+                guard parts.count == 2, let ratio = Double(parts[1]) else { return nil }
+                let inFiles = parts[0].hasSuffix("files")
+                guard let size = Int64(inFiles ? parts[0].dropLast(5) : parts[0]) else { return nil }
+                return EstimatedHitRatio(size: size, inFiles: inFiles, hitRatio: ratio)
+            }
+        }
+    }
 
     public init(pool: String, usageBytes: Int64, limitBytes: Int64, persistentBytes: Int64, pendingBytes: Int64,
                 files: Int64, evictedFiles: Int64, evictedBytes: Int64, hits: Int64, misses: Int64,

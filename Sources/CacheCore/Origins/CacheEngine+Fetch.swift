@@ -84,6 +84,10 @@ extension CacheEngine {
                 return false
             }
             usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
+            if !inode.record.persistent {
+                replacement.inserted(id, fingerprint: fingerprint(of: inode.record), size: inode.record.size,
+                                     pool: inode.record.pool)
+            }
             return true
         }
         if named && isOverLimit(pool) { evictor.requestEnforcement(of: [pool]) }
@@ -234,6 +238,10 @@ extension CacheEngine {
             let becomesPersistent = inheritsPersistence(inode.record, in: &namespace)
             if fetches.markCounted(id) {
                 usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
+                if !inode.record.persistent {
+                    replacement.inserted(id, fingerprint: fingerprint(of: inode.record), size: inode.record.size,
+                                         pool: inode.record.pool)
+                }
             }
             // A change of persistence moves the counted file between the figures.
             _ = try? update(id, in: &namespace) { record in

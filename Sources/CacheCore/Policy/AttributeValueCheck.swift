@@ -35,6 +35,9 @@ public enum AttributeValueCheck {
             return ValueParsing.durationSeconds(value) != nil ? nil : "expected seconds or a duration such as 30s, 5m"
         case .maxFetches:
             return Int64(trimmed).map { (1...256).contains($0) } == true ? nil : "expected a number of fetches from 1 to 256"
+        case .eviction:
+            return EvictionChoice(rawValue: trimmed) != nil
+                ? nil : "expected one of \(EvictionChoice.accepted.joined(separator: ", "))"
         case .origin:
             guard !trimmed.isEmpty, case .failure(let reason) = OriginURL.check(trimmed) else { return nil }
             return reason.description

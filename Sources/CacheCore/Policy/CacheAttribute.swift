@@ -8,6 +8,10 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     // Pool directories.
     case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
     case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
+    case eviction
+    // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
+    // its recent requests, and the estimated hit ratio at other sizes.
+    case evictionActive = "eviction_active", hitRatio = "hit_ratio", hitRatioCurve = "hit_ratio_curve"
     // Figures on pool directories and on the root.
     case usage, persistentUsage = "persistent_usage", pendingUsage = "pending_usage", files
     case evictedFiles = "evicted_files", evictedBytes = "evicted_bytes", hits, misses
@@ -38,8 +42,9 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt, .fetching, .etag, .lastModified]
         case .directory: return [.persistent, .pinned, .expiration]
         case .pool:
-            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches]
-                + figures + [.oldestAccess]
+            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches,
+                    .eviction, .evictionActive]
+                + figures + [.oldestAccess, .hitRatio, .hitRatioCurve]
         case .root: return figures + [.minFree, .store]
         case .nameOnly: return []
         }
@@ -49,8 +54,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         switch place {
         case .file, .directory: return [.persistent, .pinned, .expiration]
         case .pool:
-            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches, .purge,
-                    .clear]
+            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches,
+                    .eviction, .purge, .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }

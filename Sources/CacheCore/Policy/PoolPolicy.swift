@@ -1,3 +1,5 @@
+import CachePolicy
+
 /// What "older" means for a pool's max age.
 public enum AgeBasis: String, Sendable, Codable, CaseIterable {
     case access
@@ -19,12 +21,23 @@ public struct PoolPolicy: Sendable, Equatable {
     /// Concurrent fetches from the origin; further fetches wait for a slot.
     public var maxFetches: Int64
 
+    /// `user.cache.eviction`: which files go first.
+    public var eviction: EvictionChoice
+    /// The policy an `auto` pool runs now (kept so a remount starts from it).
+    public var autoActive: PolicyKind
+
+    /// The replacement policy that chooses victims now.
+    public var activePolicy: PolicyKind { eviction.fixedKind ?? autoActive }
+
     public static let defaultNegativeTTLSeconds: Int64 = 30
     public static let defaultMaxFetches: Int64 = 4
 
     public init(maxSize: Int64 = 25 << 20, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
                 maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = 90, origin: String = "",
-                negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches) {
+                negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches,
+                eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru) {
+        self.eviction = eviction
+        self.autoActive = autoActive
         self.origin = origin
         self.negativeTTLSeconds = negativeTTLSeconds
         self.maxFetches = maxFetches

@@ -51,7 +51,8 @@ struct SetCommand: ParsableCommand {
         discussion: """
             Keys: max_size (25M, 1G, bytes), max_age (90s, 15m, 12h, 7d), age_basis (access|modification), \
             max_files, low_watermark (percent), origin (file:///DIR or exec:/PROGRAM; see README, \
-            "Read-through pools"), negative_ttl (30s), max_fetches (1 to 256); on the mount root: \
+            "Read-through pools"), negative_ttl (30s), max_fetches (1 to 256), \
+            eviction (lru|s3fifo|sieve|tinylfu|auto); on the mount root: \
             min_free (1G or 5%).
             Examples:
               cachefs set ~/cache/data max_size 100M

@@ -8,12 +8,15 @@ enum PrometheusStatus {
     static func render(_ pools: [StatusCommand.PoolStatus]) -> String {
         let registry = PrometheusCollectorRegistry()
         PoolMetrics.record(pools.map { pool in
-            PoolFigures(pool: pool.name, usageBytes: pool.usage, limitBytes: pool.maxSize,
+            var figures = PoolFigures(pool: pool.name, usageBytes: pool.usage, limitBytes: pool.maxSize,
                         persistentBytes: pool.persistentUsage, pendingBytes: pool.pendingUsage, files: pool.files,
                         evictedFiles: pool.evictedFiles, evictedBytes: pool.evictedBytes, hits: pool.hits,
                         misses: pool.misses, originRequests: pool.originRequests, fetchedBytes: pool.fetchedBytes,
                         fetchErrors: pool.fetchErrors, fetchTTFBMillisecondsTotal: pool.fetchTTFBTotal,
                         fetchTTFBCount: pool.fetchTTFBCount)
+            figures.recentHitRatio = pool.hitRatio
+            figures.estimatedHitRatios = pool.whatIf
+            return figures
         }, in: registry)
         return registry.emitToString()
     }

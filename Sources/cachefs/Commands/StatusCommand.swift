@@ -1,4 +1,5 @@
 import ArgumentParser
+import CacheCore
 import Foundation
 
 /// `cachefs status MOUNT`: usage against limits, per pool.
@@ -10,7 +11,10 @@ struct StatusCommand: ParsableCommand {
               cachefs status ~/cache
               cachefs status ~/cache --json | jq '.pools[] | select(.usage > .max_size)'
               cachefs status ~/cache --format prometheus
-            On a terminal the table shows each pool's usage against its limit as a bar.
+              cachefs status ~/cache --what-if
+            On a terminal the table shows each pool's usage against its limit as a bar. --what-if
+            adds, per pool, the hit ratio its policy would have at 1/8x to 8x of its limit,
+            estimated from a sample of its own recent reads.
             """)
 
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
@@ -20,6 +24,9 @@ struct StatusCommand: ParsableCommand {
     @Argument(help: "The mount, or any path inside it.") var mount: String
     @Flag(help: "Print JSON (numbers in bytes and seconds); same as --format json.") var json = false
     @Option(help: "table, json or prometheus (the text format, per pool).") var format: OutputFormat = .table
+    @Flag(name: .customLong("what-if"),
+          help: "Also chart each pool's estimated hit ratio at other sizes (JSON always has the numbers).")
+    var whatIf = false
 
     struct PoolStatus: Codable {
         var name: String
@@ -43,9 +50,15 @@ struct StatusCommand: ParsableCommand {
         var fetchTTFBTotal: Int64
         var fetchTTFBCount: Int64
         var oldestAccess: String
+        var eviction: String
+        var evictionActive: String
+        /// Nil before the pool's first request.
+        var hitRatio: Double?
+        var whatIf: [PoolFigures.EstimatedHitRatio]
 
         enum CodingKeys: String, CodingKey {
-            case name, usage, files, hits, misses
+            case name, usage, files, hits, misses, eviction
+            case evictionActive = "eviction_active", hitRatio = "hit_ratio", whatIf = "what_if"
             case maxSize = "max_size", maxFiles = "max_files", persistentUsage = "persistent_usage"
             case pendingUsage = "pending_usage", pinnedFiles = "pinned_files", maxAge = "max_age"
             case ageBasis = "age_basis", evictedFiles = "evicted_files", evictedBytes = "evicted_bytes"
@@ -98,7 +111,16 @@ struct StatusCommand: ParsableCommand {
             fetchedBytes: try number("fetched_bytes"), fetchErrors: try number("fetch_errors"),
             fetchTTFB: try number("fetch_ttfb_ms"), fetchTTFBTotal: try number("fetch_ttfb_ms_total"),
             fetchTTFBCount: try number("fetch_ttfb_count"),
-            oldestAccess: try Xattr.get(path, "user.cache.oldest_access"))
+            oldestAccess: try Xattr.get(path, "user.cache.oldest_access"),
+            eviction: try Xattr.get(path, "user.cache.eviction"),
+            evictionActive: try Xattr.get(path, "user.cache.eviction_active"),
+            hitRatio: Double(try Xattr.get(path, "user.cache.hit_ratio")),
+            whatIf: PoolFigures.EstimatedHitRatio.parseCurve(try Xattr.get(path, "user.cache.hit_ratio_curve")))
+    }
+
+    /// `auto (s3fifo)` for an auto pool, the policy's name otherwise.
+    private static func policyName(_ pool: PoolStatus) -> String {
+        pool.eviction == "auto" ? "auto (\(pool.evictionActive))" : pool.eviction
     }
 
     /// The bar is for eyes: a pipe gets the percentage alone.
@@ -108,7 +130,8 @@ struct StatusCommand: ParsableCommand {
 
     private func printTable(_ report: Report) {
         print("store \(report.store), min_free \(report.minFree)")
-        let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "EVICTED", "OLDEST ACCESS"]
+        let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "HIT RATIO",
+                      "EVICTED", "OLDEST ACCESS"]
         var rows = [header]
         for pool in report.pools {
             rows.append([
@@ -117,6 +140,7 @@ struct StatusCommand: ParsableCommand {
                 pool.maxFiles == 0 ? String(pool.files) : "\(pool.files)/\(pool.maxFiles)",
                 String(pool.pinnedFiles), Format.bytes(pool.persistentUsage),
                 pool.maxAge == 0 ? "never" : Format.duration(pool.maxAge) + (pool.ageBasis == "access" ? "" : " (mtime)"),
+                Self.policyName(pool), pool.hitRatio.map { String(format: "%.3f", $0) } ?? "-",
                 String(pool.evictedFiles), pool.oldestAccess.isEmpty ? "-" : pool.oldestAccess,
             ])
         }
@@ -124,6 +148,28 @@ struct StatusCommand: ParsableCommand {
         for row in rows {
             print(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+        if whatIf {
+            for pool in report.pools { printWhatIf(pool) }
+        }
+    }
+
+    /// The what-if chart: one bar per size, the pool's own limit marked.
+    private func printWhatIf(_ pool: PoolStatus) {
+        print("")
+        print("\(pool.name): estimated hit ratio by size (\(Self.policyName(pool)))")
+        guard !pool.whatIf.isEmpty else {
+            print("  not enough requests yet (or no limit to compare with)")
+            return
+        }
+        let limit = pool.maxSize > 0 ? pool.maxSize : pool.maxFiles
+        let labels = pool.whatIf.map { $0.inFiles ? "\($0.size) files" : Format.bytes($0.size) }
+        let width = labels.map(\.count).max() ?? 0
+        for (point, label) in zip(pool.whatIf, labels) {
+            let filled = Int((point.hitRatio * 40).rounded())
+            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 40 - filled)
+            let mark = point.size == limit ? "  <- limit now" : ""
+            print("  \(label.padding(toLength: width, withPad: " ", startingAt: 0))  [\(bar)] \(String(format: "%.3f", point.hitRatio))\(mark)")
         }
     }
 }

@@ -1,0 +1,100 @@
+import CachePolicy
+
+/// One pool's replacement state: where its victims come from, and what its own requests
+/// say about other policies and sizes.
+struct PoolReplacement: Sendable {
+    /// Where the pool's victim order lives.
+    enum Residents: Sendable {
+        /// LRU by read on the index's `last_access` order (`user.cache.eviction=lru`, the
+        /// default): the index is the state, nothing is kept in memory.
+        case index
+        /// An in-memory policy not built yet; nothing to record until a build starts.
+        case unbuilt(PolicyKind)
+        /// Being built from the index: what happens meanwhile is replayed once it is.
+        case building(PolicyKind, pending: [ResidentChange])
+        case built(AnyReplacementPolicy)
+    }
+
+    /// A change heard while the policy was being built.
+    enum ResidentChange: Sendable {
+        case inserted(EntryID, fingerprint: UInt64)
+        case accessed(EntryID)
+        case removed(EntryID)
+    }
+
+    var choice: EvictionChoice
+    var residents: Residents
+    /// Miniature simulations of the pool's sampled requests: `auto`'s choice and the
+    /// what-if curve. Nil for a pool without limits (nothing would ever be evicted).
+    var advisor: PolicyAdvisor?
+    var recent = RecentHitRatio()
+
+    init(policy: PoolPolicy) {
+        choice = policy.eviction
+        residents = policy.eviction == .lru ? .index : .unbuilt(policy.activePolicy)
+        advisor = Self.advisor(for: policy)
+    }
+
+    var activeKind: PolicyKind {
+        switch residents {
+        case .index: return .lru
+        case .unbuilt(let kind), .building(let kind, _): return kind
+        case .built(let policy): return policy.kind
+        }
+    }
+
+    static func advisor(for policy: PoolPolicy) -> PolicyAdvisor? {
+        guard policy.maxSize > 0 || policy.maxFiles > 0 else { return nil }
+        return PolicyAdvisor(current: policy.activePolicy, capacityBytes: policy.maxSize,
+                             capacityFiles: policy.maxFiles)
+    }
+
+    /// A policy change of the pool (`user.cache.eviction`, a limit): an in-memory policy that
+    /// is built carries its residents over in its own victim order; the index's LRU order
+    /// is rebuilt from the index.
+    mutating func apply(_ policy: PoolPolicy) {
+        choice = policy.eviction
+        let kind = policy.activePolicy
+        if policy.eviction == .lru {
+            residents = .index
+        } else if kind != activeKind || isIndex {
+            switch residents {
+            case .built(let current): residents = .built(current.converted(to: kind))
+            case .index, .unbuilt, .building: residents = .unbuilt(kind)
+            }
+        }
+        if policy.maxSize > 0 || policy.maxFiles > 0 {
+            if advisor == nil {
+                advisor = Self.advisor(for: policy)
+            } else {
+                advisor?.setCapacity(bytes: policy.maxSize, files: policy.maxFiles)
+                advisor?.setCurrent(kind)
+            }
+        } else {
+            advisor = nil
+        }
+    }
+
+    private var isIndex: Bool {
+        if case .index = residents { return true }
+        return false
+    }
+
+    mutating func hear(_ change: ResidentChange) {
+        switch residents {
+        case .index, .unbuilt: return
+        case .building(let kind, var pending):
+            residents = .index
+            pending.append(change)
+            residents = .building(kind, pending: pending)
+        case .built(var policy):
+            residents = .index
+            switch change {
+            case .inserted(let id, let fingerprint): policy.insert(id, fingerprint: fingerprint)
+            case .accessed(let id): policy.access(id)
+            case .removed(let id): policy.remove(id)
+            }
+            residents = .built(policy)
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import CachePolicy
+import Synchronization
+
+/// Every pool's replacement policy, and the requests that feed them. Request threads tell
+/// it of inserts, accesses and removals (from inside the namespace hold that made the
+/// change, so the order it hears is the namespace's); the evictor asks it for victims.
+///
+/// Lock order: `Namespace` < the table's map < one pool's state. No I/O happens under either
+/// of its locks: a build reads the index first and installs the result after.
+final class ReplacementTable: Sendable {
+    /// One pool's state behind its own lock, so an eviction in one pool never holds up the
+    /// reads of another.
+    final class Pool: Sendable {
+        let state: Mutex<PoolReplacement>
+        init(_ replacement: PoolReplacement) { state = Mutex(replacement) }
+    }
+
+    private let pools: Mutex<[EntryID: Pool]>
+
+    init(policies: [EntryID: PoolPolicy]) {
+        pools = Mutex(policies.mapValues { Pool(PoolReplacement(policy: $0)) })
+    }
+
+    private func pool(_ id: EntryID) -> Pool? {
+        pools.withLock { $0[id] }
+    }
+
+    /// A pool was created, or its policy changed.
+    func apply(_ policy: PoolPolicy, to pool: EntryID) {
+        let existing = pools.withLock { pools -> Pool? in
+            guard let existing = pools[pool] else {
+                pools[pool] = Pool(PoolReplacement(policy: policy))
+                return nil
+            }
+            return existing
+        }
+        existing?.state.withLock { $0.apply(policy) }
+    }
+
+    func removePool(_ pool: EntryID) {
+        _ = pools.withLock { $0.removeValue(forKey: pool) }
+    }
+
+    // MARK: - What requests tell it
+
+    /// A new cached file (a create, a fetch, a file that stops being persistent): a miss of
+    /// the pool's, in its figures. `size` may be an estimate (a create's file is empty yet).
+    func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID) {
+        self.pool(pool)?.state.withLock { state in
+            state.hear(.inserted(id, fingerprint: fingerprint))
+            state.advisor?.record(fingerprint: fingerprint, size: size)
+            state.recent.record(hit: false)
+        }
+    }
+
+    /// An open for reading of a cached file: a hit, and an access for the policy.
+    func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID) {
+        self.pool(pool)?.state.withLock { state in
+            state.hear(.accessed(id))
+            state.advisor?.record(fingerprint: fingerprint, size: size)
+            state.recent.record(hit: true)
+        }
+    }
+
+    /// A cached file left the pool by other means than the policy's choice (removed by a
+    /// user, expired, made persistent).
+    func removed(_ id: EntryID, pool: EntryID) {
+        self.pool(pool)?.state.withLock { $0.hear(.removed(id)) }
+    }
+
+    // MARK: - What the evictor asks
+
+    /// Whether the pool's victims come from the index's LRU order rather than from memory.
+    func usesIndex(_ pool: EntryID) -> Bool {
+        guard let pool = self.pool(pool) else { return true }
+        return pool.state.withLock { state in
+            if case .index = state.residents { return true }
+            return false
+        }
+    }
+
+    /// Starts a build if the pool's in-memory policy has none: from now on changes are kept
+    /// to be replayed over what the index holds. Returns the kind to build, or nil.
+    func beginBuild(of pool: EntryID) -> PolicyKind? {
+        self.pool(pool)?.state.withLock { state -> PolicyKind? in
+            guard case .unbuilt(let kind) = state.residents else { return nil }
+            state.residents = .building(kind, pending: [])
+            return kind
+        }
+    }
+
+    /// Installs a policy built from the index's cached files, oldest access first, and
+    /// replays what happened since the build began.
+    func finishBuild(of pool: EntryID, residents: [(id: EntryID, fingerprint: UInt64)]) {
+        self.pool(pool)?.state.withLock { state in
+            guard case .building(let kind, let pending) = state.residents else { return }
+            var policy = AnyReplacementPolicy(kind: kind)
+            for resident in residents { policy.restore(resident.id, fingerprint: resident.fingerprint) }
+            state.residents = .built(policy)
+            for change in pending { state.hear(change) }
+        }
+    }
+
+    /// A build that failed: the next pass tries again.
+    func abandonBuild(of pool: EntryID) {
+        self.pool(pool)?.state.withLock { state in
+            if case .building(let kind, _) = state.residents { state.residents = .unbuilt(kind) }
+        }
+    }
+
+    /// Runs `body` on the pool's built policy (the evictor choosing victims, a preview on a
+    /// copy). Nil when the pool has no built in-memory policy.
+    func withPolicy<Result>(of pool: EntryID, _ body: (inout AnyReplacementPolicy) -> Result) -> Result? {
+        self.pool(pool)?.state.withLock { state -> Result? in
+            guard case .built(var policy) = state.residents else { return nil }
+            state.residents = .index
+            let result = body(&policy)
+            state.residents = .built(policy)
+            return result
+        }
+    }
+
+    // MARK: - auto
+
+    /// A switch `auto` made, with the simulated hit ratios behind it.
+    struct Switch: Sendable {
+        var pool: EntryID
+        var from: PolicyKind
+        var to: PolicyKind
+        var ratios: [PolicyKind: Double]
+    }
+
+    /// For every `auto` pool whose simulations recommend another policy: switches it (its
+    /// residents carried over in the old policy's victim order) and says so.
+    func switchAutoPools() -> [Switch] {
+        let all = pools.withLock { Array($0) }
+        var switches: [Switch] = []
+        for (id, pool) in all {
+            pool.state.withLock { state in
+                guard state.choice == .auto, var advisor = state.advisor else { return }
+                defer { state.advisor = advisor }
+                guard let recommended = advisor.recommendation(), recommended.kind != state.activeKind else { return }
+                let from = state.activeKind
+                switch state.residents {
+                case .built(let policy): state.residents = .built(policy.converted(to: recommended.kind))
+                case .index, .unbuilt, .building: state.residents = .unbuilt(recommended.kind)
+                }
+                advisor.setCurrent(recommended.kind)
+                switches.append(Switch(pool: id, from: from, to: recommended.kind, ratios: recommended.ratios))
+            }
+        }
+        return switches
+    }
+
+    // MARK: - Figures
+
+    func report(of pool: EntryID) -> ReplacementReport? {
+        self.pool(pool)?.state.withLock { state in
+            ReplacementReport(choice: state.choice, active: state.activeKind,
+                              recentHitRatio: state.recent.ratio,
+                              simulatedHitRatios: state.advisor?.hitRatios() ?? [:],
+                              curve: state.advisor?.curve().map {
+                                  ReplacementReport.CurvePoint(multiplier: $0.multiplier, sizeBytes: $0.sizeBytes,
+                                                               sizeFiles: $0.sizeFiles, hitRatio: $0.hitRatio)
+                              } ?? [],
+                              sampledRequests: state.advisor?.sampledRequests ?? 0)
+        }
+    }
+}
+
+/// What a pool's replacement shows: `user.cache.eviction`, the curve, the recent hit ratio.
+public struct ReplacementReport: Sendable {
+    public struct CurvePoint: Sendable {
+        public var multiplier: Double
+        public var sizeBytes: Int64
+        public var sizeFiles: Int64
+        public var hitRatio: Double
+    }
+
+    public var choice: EvictionChoice
+    public var active: PolicyKind
+    public var recentHitRatio: Double?
+    public var simulatedHitRatios: [PolicyKind: Double]
+    public var curve: [CurvePoint]
+    public var sampledRequests: Int
+}
