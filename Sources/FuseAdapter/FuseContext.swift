@@ -49,17 +49,9 @@ final class FuseContext: Sendable {
         !writebackActive.load(ordering: .acquiring) && engine.bypassesPageCache(handle)
     }
 
-    /// The context of a request; at log level trace, also one line naming the request.
-    static func from(_ request: fuse_req_t, operation: StaticString = #function) -> FuseContext {
-        let context = Unmanaged<FuseContext>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()
-        context.logger.trace("\(requestName(operation)) from pid \(fuse_req_ctx(request)!.pointee.pid)")
-        return context
-    }
-
-    /// "cachefsLookup(_:_:_:)" → "lookup".
-    private static func requestName(_ function: StaticString) -> String {
-        let name = function.description.dropFirst("cachefs".count).prefix { $0 != "(" }
-        return name.prefix(1).lowercased() + name.dropFirst()
+    /// The context of a request. (Its trace line is written once, by `timed`.)
+    static func from(_ request: fuse_req_t) -> FuseContext {
+        Unmanaged<FuseContext>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()
     }
 
     static func caller(_ request: fuse_req_t) -> Caller {

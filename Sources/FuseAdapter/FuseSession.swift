@@ -197,10 +197,11 @@ public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
     }
 
     /// A failed notification leaves a stale name in the kernel until its timeout. At
-    /// unmount the connection is gone (ENOTCONN, or EBADF for one sent as it closed), which
-    /// needs no word.
+    /// unmount the connection is gone (ENOTCONN, or EBADF for one sent as it closed), and
+    /// ENOENT means the kernel had already forgotten the inode (nothing of it is cached, so
+    /// nothing is stale): neither needs a word.
     private func report(_ result: Int32, of call: String, inode: EntryID) {
-        guard result != 0, result != -ENOTCONN, result != -EBADF else { return }
+        guard result != 0, result != -ENOTCONN, result != -EBADF, result != -ENOENT else { return }
         logger.warning("\(call) for inode \(inode) failed: \(String(cString: strerror(-result)))")
     }
 }

@@ -32,11 +32,14 @@ final class RequestTimers: Sendable {
     }
 }
 
-/// Runs one callback and, when metrics are on, records how long it took. The context is
-/// read before the callback runs: once it has replied, the request is gone.
+/// Runs one callback and, when metrics are on, records how long it took; at log level
+/// trace, writes one line naming the request. The context is read before the callback
+/// runs: once it has replied, the request is gone.
 @inline(__always)
 func timed(_ request: fuse_req_t?, _ operation: FuseOperation, _ callback: () -> Void) {
-    guard let timers = FuseContext.from(request!).requestTimers else {
+    let context = FuseContext.from(request!)
+    context.logger.trace("\(operation.label) from pid \(fuse_req_ctx(request!)!.pointee.pid)")
+    guard let timers = context.requestTimers else {
         callback()
         return
     }

@@ -196,17 +196,16 @@ extension CacheEngine {
         if countedAsCached && isOverLimit(file.pool) { evictor.requestEnforcement(of: [file.pool]) }
     }
 
-    /// On ENOSPC, evicts least recently used cached files of any pool and tries again, for
-    /// as long as evicting frees something: only when nothing is evictable (all pinned,
-    /// persistent or open) does the caller see ENOSPC.
+    /// On ENOSPC, evicts cached files of any pool and tries again, up to
+    /// `Tunables.enospcRetries` times while evicting frees something: the caller sees ENOSPC
+    /// when nothing is evictable (all pinned, persistent or open) or after those tries.
     func freeingSpace<T>(extra: Int64, _ operation: () throws(CacheError) -> T) throws(CacheError) -> T {
         var attempts = 0
         while true {
             let result = Result { () throws(CacheError) in try operation() }
             guard case .failure(let error) = result, error == .io(ENOSPC) else { return try result.get() }
             attempts += 1
-            // Bounded: other writers may take each freed block first, but not forever.
-            guard attempts <= 64, evictor.relievePressure(extra: extra, in: self) != .nothingEvictable else {
+            guard attempts <= Tunables.enospcRetries, evictor.relievePressure(extra: extra, in: self) != .nothingEvictable else {
                 throw error
             }
         }

@@ -65,8 +65,14 @@ final class EventLog: Sendable {
         let written = state.pending.withUnsafeBytes { write(state.fd, $0.baseAddress, $0.count) }
         if written < 0 {
             let reason = errno
-            logger.error("could not append to \(path): \(String(cString: strerror(reason)))")
-            if reason != ENOSPC || state.pending.count > maxBytes { state.pending = Data() }
+            // A full disk holds lines back until an eviction makes room (`retryPending`):
+            // only lines that are dropped are worth a user's attention.
+            if reason == ENOSPC && state.pending.count <= maxBytes {
+                logger.debug("events held back until the store's disk has room: \(String(cString: strerror(reason)))")
+            } else {
+                logger.error("could not append to \(path), \(state.pending.count) bytes of events dropped: \(String(cString: strerror(reason)))")
+                state.pending = Data()
+            }
         } else {
             state.size += Int64(written)
             state.pending.removeFirst(written)

@@ -38,9 +38,10 @@ extension Evictor {
     }
 
     /// The next victims of a pool's in-memory policy until `need` is met, or nil when the
-    /// pool takes its victims from the index. Files the policy reaches that cannot go now
-    /// (pinned, being written) get a second chance at the newest end of its order; ids of
-    /// files that are gone are dropped.
+    /// pool takes its victims from the index. Files that cannot go now (pinned, being
+    /// written) are skipped by the policy itself and keep their place; one whose directory
+    /// was not loaded yet is judged from its index row, and if it cannot go it comes back at
+    /// the newest end of the order. Ids of files that are gone are dropped.
     func policyVictims(of pool: EntryID, need: Need, in engine: CacheEngine) -> [EntryRecord]? {
         guard !engine.replacement.usesIndex(pool) else { return nil }
         buildPolicyIfNeeded(of: pool, in: engine)
@@ -51,7 +52,9 @@ extension Evictor {
                 var victims: [EntryRecord] = []
                 var spared: [EntryRecord] = []
                 // Each id is asked for once per call: a spared file put back is not met again.
-                while !remaining.isMet, let id = policy.evict(isEligible: { _ in true }) {
+                while !remaining.isMet, let id = policy.evict(isEligible: { id in
+                    namespace.inodes[id].map { engine.isEvictable($0.record, at: time) } ?? true
+                }) {
                     let record: EntryRecord
                     do {
                         record = try namespace.record(id)

@@ -11,7 +11,7 @@ import Synchronization
 /// user waits for (`purge`, `clear`) and a write that met ENOSPC run a pass on their own
 /// thread, under the same `pass` lock.
 final class Evictor: Sendable {
-    static let victimBatch = 256
+    static let victimBatch = Tunables.victimBatch
 
     struct Timing: Sendable {
         var accessFlushSeconds: Double
@@ -84,7 +84,7 @@ final class Evictor: Sendable {
     func noteBytesWritten(_ count: Int) {
         let due = schedule.withLock { schedule in
             schedule.bytesSincePressureCheck += Int64(count)
-            guard schedule.bytesSincePressureCheck >= 4 << 20 else { return false }
+            guard schedule.bytesSincePressureCheck >= Tunables.pressureCheckBytes else { return false }
             schedule.bytesSincePressureCheck = 0
             schedule.pressureRequested = true
             return true

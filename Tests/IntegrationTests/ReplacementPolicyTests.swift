@@ -1,0 +1,129 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Replacement policies on a real mount: `user.cache.eviction`, what each keeps, remounts,
+/// `auto` and the what-if curve.
+@Suite struct ReplacementPolicyTests {
+    /// A pool of 20 files whose hot set of 5 was read, then a scan of 60 files never read.
+    /// Returns how many of the hot set are still there once the pool is within its limit.
+    private func hotFilesLeftAfterAScan(_ mount: MountedStore, remountingFirst: Bool = false) throws -> Int {
+        for index in 1...5 { _ = try mount.mustSucceed("echo hot\(index) > data/h\(index)") }
+        _ = try mount.mustSucceed("for round in 1 2; do cat data/h* > /dev/null; done")
+        if remountingFirst { try mount.remount() }
+        for batch in 0..<6 {
+            _ = try mount.mustSucceed("for index in $(seq \(batch * 10 + 1) \(batch * 10 + 10)); do echo scan > data/s$index; done")
+            // The evictor is asynchronous: each batch waits for it, as a slower reader would.
+            #expect(Shell.waitUntil(seconds: 10) { (Int((try? mount.xattr("data", "user.cache.files")) ?? "") ?? .max) <= 20 },
+                    "files: \(try mount.xattr("data", "user.cache.files"))")
+        }
+        let left = try mount.mustSucceed("ls data").split(separator: "\n")
+        #expect(left.count <= 20, "\(left)")
+        return left.filter { $0.hasPrefix("h") }.count
+    }
+
+    private func usePolicy(_ policy: String, in mount: MountedStore) throws {
+        _ = try mount.mustSucceed("setfattr -n user.cache.max_files -v 20 data")
+        _ = try mount.mustSucceed("setfattr -n user.cache.eviction -v \(policy) data")
+    }
+
+    @Test func underS3FIFOAScanOfNewFilesDoesNotFlushAReReadHotSet() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            try usePolicy("s3fifo", in: mount)
+            #expect(try hotFilesLeftAfterAScan(mount) == 5)
+            #expect(try mount.xattr("data", "user.cache.eviction") == "s3fifo")
+        }
+    }
+
+    @Test func underLRUTheSameScanFlushesTheHotSet() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            try usePolicy("lru", in: mount)
+            #expect(try hotFilesLeftAfterAScan(mount) == 0)
+        }
+    }
+
+    @Test func thePolicyAndItsOrderSurviveARemount() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            try usePolicy("s3fifo", in: mount)
+            // Rebuilt from the index at the next mount, the hot set is older than the scan
+            // and in the main queue: the scan still passes through the small one.
+            #expect(try hotFilesLeftAfterAScan(mount, remountingFirst: true) == 5)
+            #expect(try mount.xattr("data", "user.cache.eviction") == "s3fifo")
+            #expect(try mount.mustSucceed("cachefs_bin=\(MountedStore.executable); $cachefs_bin status . --json | grep -c '\"eviction\" : \"s3fifo\"'") == "1")
+        }
+    }
+
+    @Test func aBadEvictionValueIsRefusedWithEINVALAndChangesNothing() throws {
+        try withMountedStore(arguments: ["--pool", "data=1M"]) { mount in
+            _ = try mount.mustSucceed("setfattr -n user.cache.eviction -v sieve data")
+            for bad in ["banana", "LRU", "", "s3fifo,lru"] {
+                let refused = try mount.sh("setfattr -n user.cache.eviction -v '\(bad)' data")
+                #expect(!refused.succeeded && refused.error.contains("Invalid argument"), "\(bad): \(refused)")
+            }
+            #expect(try mount.xattr("data", "user.cache.eviction") == "sieve")
+            // `setfattr -x` goes back to the default.
+            _ = try mount.mustSucceed("setfattr -x user.cache.eviction data")
+            #expect(try mount.xattr("data", "user.cache.eviction") == "lru")
+        }
+    }
+
+    /// A loop over 30 files through a pool of 20: LRU never hits (each file is evicted just
+    /// before its turn comes again), the FIFO-based policies keep part of the loop.
+    @Test func autoLeavesLRUOnALoopAndSaysWhy() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            try usePolicy("auto", in: mount)
+            #expect(try mount.xattr("data", "user.cache.eviction_active") == "lru")
+            let trace = mount.directory + "/loop.csv"
+            let lines = (0..<60).flatMap { _ in (0..<30).map { "k\($0),64" } }
+            try (lines.joined(separator: "\n") + "\n").write(toFile: trace, atomically: true, encoding: .utf8)
+            let switched = Shell.waitUntil(seconds: 60) {
+                _ = try? Shell.run(["python3", ScriptHelper.path("replay_through_mount.py"), mount.path("data"), trace,
+                                    "--pace-every", "10", "--pace-seconds", "0.02"])
+                return (try? mount.xattr("data", "user.cache.eviction_active")) != "lru"
+            }
+            let active = try mount.xattr("data", "user.cache.eviction_active")
+            #expect(switched, "still \(active)")
+            #expect(try mount.xattr("data", "user.cache.eviction") == "auto")
+            let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
+            let change = events.split(separator: "\n").first { $0.contains("\"event\":\"policy-changed\"") }
+            #expect(change?.contains("lru -> \(active)") == true, "\(events.suffix(2000))")
+            // The choice `auto` made is kept across a remount.
+            try mount.remount()
+            #expect(try mount.xattr("data", "user.cache.eviction_active") == active)
+        }
+    }
+
+    @Test func theWhatIfCurveAndTheRecentHitRatioAreShown() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            _ = try mount.mustSucceed("setfattr -n user.cache.max_size -v 64K data")
+            #expect(try mount.xattr("data", "user.cache.hit_ratio") == "")
+            // 40 files of 4 KiB over a pool of 16 of them, read in a skewed order.
+            let trace = mount.directory + "/skewed.csv"
+            var generator = SystemRandomNumberGenerator()
+            let lines = (0..<3000).map { _ in
+                let rank = Int(pow(Double.random(in: 0..<1, using: &generator), 2.5) * 40)
+                return "k\(rank),4096"
+            }
+            try (lines.joined(separator: "\n") + "\n").write(toFile: trace, atomically: true, encoding: .utf8)
+            let replay = try Shell.run(["python3", ScriptHelper.path("replay_through_mount.py"), mount.path("data"), trace])
+            #expect(replay.succeeded, "\(replay.error)")
+            let measured = try #require(Double(try mount.xattr("data", "user.cache.hit_ratio")))
+            #expect(measured > 0 && measured < 1, "\(measured)")
+            let curve = try mount.xattr("data", "user.cache.hit_ratio_curve").split(separator: ",").map { pair in
+                let parts = pair.split(separator: "=")
+                return (size: Int64(parts[0]) ?? -1, ratio: Double(parts[1]) ?? -1)
+            }
+            #expect(curve.map(\.size) == [8192, 16384, 32768, 65536, 131072, 262144, 524288], "\(curve)")
+            // LRU is a stack policy: a larger cache never hits less.
+            for (smaller, larger) in zip(curve, curve.dropFirst()) {
+                #expect(smaller.ratio <= larger.ratio + 0.000_001, "\(curve)")
+            }
+            // 40 files fit whole from 256 KiB on: only the first request of each misses.
+            #expect(curve.last.map { $0.ratio > 0.95 } == true, "\(curve)")
+            let status = try mount.mustSucceed("\(MountedStore.executable) status . --what-if")
+            #expect(status.contains("data: estimated hit ratio by size (lru)") && status.contains("<- limit now"), "\(status)")
+            let metrics = try mount.mustSucceed("\(MountedStore.executable) status . --format prometheus")
+            #expect(metrics.contains("cachefs_pool_estimated_hit_ratio{pool=\"data\",size_bytes=\"65536\"}"), "\(metrics)")
+        }
+    }
+}
