@@ -14,8 +14,11 @@ import Testing
         for batch in 0..<6 {
             _ = try mount.mustSucceed("for index in $(seq \(batch * 10 + 1) \(batch * 10 + 10)); do echo scan > data/s$index; done")
             // The evictor is asynchronous: each batch waits for it, as a slower reader would.
-            #expect(Shell.waitUntil(seconds: 10) { (Int((try? mount.xattr("data", "user.cache.files")) ?? "") ?? .max) <= 20 },
-                    "files: \(try mount.xattr("data", "user.cache.files"))")
+            let settled = Shell.waitUntil(seconds: 10) {
+                (Int((try? mount.xattr("data", "user.cache.files")) ?? "") ?? .max) <= 20
+            }
+            let files = try mount.xattr("data", "user.cache.files")
+            #expect(settled, "files: \(files)")
         }
         let left = try mount.mustSucceed("ls data").split(separator: "\n")
         #expect(left.count <= 20, "\(left)")

@@ -42,6 +42,7 @@ extension CacheEngine {
                 .map { String(decoding: $0, as: UTF8.self) } ?? ""
         case .minFree: return (try? index.setting(MinFree.settingKey)) ?? MinFree.defaultValue.description
         case .store: return layout.root
+        case .warnings: return warnings.all.joined(separator: "\n")
         case .oldestAccess:
             return oldestAccess(inPool: record.entryID).map { ValueParsing.formatRFC3339(Timestamp(nanoseconds: $0)) } ?? ""
         case .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits,

@@ -30,6 +30,8 @@ public final class CacheEngine: Sendable {
     let logger: Logger
     let events: EventLog
     let reserve: SpaceReserve
+    /// What a user must act on, shown by `cachefs status` (the root's `user.cache.warnings`).
+    public let warnings = StoreWarnings()
     private let storeLock: StoreLock
 
     // MARK: - Constant data
@@ -111,7 +113,7 @@ public final class CacheEngine: Sendable {
         replacement = ReplacementTable(policies: storedPolicies)
         counters = Mutex(PoolCounters.load(from: index))
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
-                             commitWindow: commitWindowSeconds)
+                             commitWindow: commitWindowSeconds, warnings: warnings)
         reserve.handOver()
         writer.start()
         namespace = Namespace(index: index, writer: writer)
@@ -170,6 +172,7 @@ public final class CacheEngine: Sendable {
             try index.markAllClosedFilesDurable()
             try index.setSetting(BootIdentity.cleanKey, "1")
             try index.checkpoint()
+            writer.writeBackIfRemovedAtStop()
             reserve.restore()
         } catch {
             logger.error("saving state at shutdown failed: \(error)")

@@ -9,9 +9,13 @@ public final class IndexStore: Sendable {
     let pool: DatabasePool
     /// Called when SQLite finds the disk full; returns whether it freed space to retry with.
     private let freeSpaceForIndex: @Sendable () -> Bool
+    /// Where the index lives, and which file it was when opened (see `isRemoved`).
+    let path: String
+    let openedFile: FileIdentity?
 
     public init(path: String, freeSpaceForIndex: @escaping @Sendable () -> Bool = { false }) throws {
         self.freeSpaceForIndex = freeSpaceForIndex
+        self.path = path
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // WAL with NORMAL survives a daemon crash intact; power loss may lose the last
@@ -21,6 +25,7 @@ public final class IndexStore: Sendable {
         configuration.busyMode = .timeout(5)
         pool = try DatabasePool(path: path, configuration: configuration)
         try Schema.migrator().migrate(pool)
+        openedFile = FileIdentity(path: path)
     }
 
     /// Every synchronous write goes through here: on a full disk it asks for the unmounted

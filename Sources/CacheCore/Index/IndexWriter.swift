@@ -43,7 +43,22 @@ final class IndexWriter: Sendable {
     private let maxBatch: Int
     private let state = ConditionLock(State())
 
-    init(index: IndexStore, walPath: String, logger: Logger, commitWindow: Double, maxBatch: Int = 4096) {
+    /// Where a write-back of a removed index file stands (see `IndexStore.writeBack`).
+    private struct WriteBack {
+        var noticed = false
+        var last: Double = 0
+    }
+
+    /// While the index file is removed, the open copy is written back at most this often
+    /// (and at every durable flush): a full copy costs milliseconds per megabyte of index.
+    static let writeBackSeconds = 10.0
+
+    private let warnings: StoreWarnings
+    private let writeBack = Mutex(WriteBack())
+
+    init(index: IndexStore, walPath: String, logger: Logger, commitWindow: Double, maxBatch: Int = 4096,
+         warnings: StoreWarnings = StoreWarnings()) {
+        self.warnings = warnings
         self.index = index
         self.walPath = walPath
         self.logger = logger
@@ -172,8 +187,39 @@ final class IndexWriter: Sendable {
         commit(taken.items)
         headroom.replenish()
         if taken.durable { headroom.sync() }
+        writeBackIfRemoved(durable: taken.durable)
         for case .afterCommit(let action) in taken.items { action() }
         return (taken.last, taken.durable)
+    }
+
+    /// Writes the open database back under the index's name when the file there is not the
+    /// one SQLite has open (one `stat` per group commit when it is).
+    private func writeBackIfRemoved(durable: Bool, force: Bool = false) {
+        guard index.isRemoved else { return }
+        let now = ProcessInfo.processInfo.systemUptime
+        let (due, first) = writeBack.withLock { state -> (Bool, Bool) in
+            let first = !state.noticed
+            state.noticed = true
+            return (first || durable || force || now - state.last >= Self.writeBackSeconds, first)
+        }
+        if first {
+            let warning = "the index \(index.path) was removed or replaced while mounted: cachefs writes its open copy back under that name (at once, every \(Int(Self.writeBackSeconds)) s while changes come, at every fsync and at unmount); a crash before the next write-back loses the changes since the last"
+            logger.warning("\(warning)")
+            warnings.add(warning)
+        }
+        guard due else { return }
+        do {
+            try index.writeBack()
+            writeBack.withLock { $0.last = now }
+        } catch {
+            logger.error("could not write the index back to \(index.path): \(error)")
+            warnings.add("could not write the index back to \(index.path): \(error)")
+        }
+    }
+
+    /// At unmount, after the last changes: a removed index is written back one last time.
+    func writeBackIfRemovedAtStop() {
+        writeBackIfRemoved(durable: false, force: true)
     }
 
     private func durablePending() -> Bool {
@@ -195,7 +241,9 @@ final class IndexWriter: Sendable {
                             do {
                                 try change.apply(in: db)
                             } catch let error as DatabaseError where !Self.isFatal(error) {
+                                // Memory already shows the change: say so, where status shows it too.
                                 logger.error("index change \(change) failed: \(error)")
+                                warnings.add("an index change failed (\(error.resultCode)): memory and the index differ until the next mount; run `cachefs verify` on the unmounted store")
                             }
                         case .action(let action):
                             try action(db)

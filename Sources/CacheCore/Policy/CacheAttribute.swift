@@ -20,6 +20,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case fetchTTFB = "fetch_ttfb_ms", fetchTTFBTotal = "fetch_ttfb_ms_total", fetchTTFBCount = "fetch_ttfb_count"
     // The root only.
     case minFree = "min_free", store
+    /// What a user must act on (one line each; empty when all is well).
+    case warnings
     // Actions on pool directories and the root.
     case purge, clear
     // An action on the root only: its value names the empty pool to remove.
@@ -45,7 +47,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
             return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches,
                     .eviction, .evictionActive]
                 + figures + [.oldestAccess, .hitRatio, .hitRatioCurve]
-        case .root: return figures + [.minFree, .store]
+        case .root: return figures + [.minFree, .store, .warnings]
         case .nameOnly: return []
         }
     }

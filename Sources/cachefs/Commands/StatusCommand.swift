@@ -73,9 +73,11 @@ struct StatusCommand: ParsableCommand {
         var store: String
         var minFree: String
         var pools: [PoolStatus]
+        /// What the daemon says a user must act on.
+        var warnings: [String]
 
         enum CodingKeys: String, CodingKey {
-            case mount, store, pools
+            case mount, store, pools, warnings
             case minFree = "min_free"
         }
     }
@@ -86,7 +88,8 @@ struct StatusCommand: ParsableCommand {
             let report = Report(
                 mount: mount, store: try Xattr.get(mount, "user.cache.store"),
                 minFree: try Xattr.get(mount, "user.cache.min_free"),
-                pools: try poolDirectories(of: mount).map { try poolStatus(mount + "/" + $0, name: $0) })
+                pools: try poolDirectories(of: mount).map { try poolStatus(mount + "/" + $0, name: $0) },
+                warnings: try Xattr.get(mount, "user.cache.warnings").split(separator: "\n").map(String.init))
             if format == .prometheus {
                 print(PrometheusStatus.render(report.pools), terminator: "")
             } else if json || format == .json {
@@ -130,6 +133,7 @@ struct StatusCommand: ParsableCommand {
 
     private func printTable(_ report: Report) {
         print("store \(report.store), min_free \(report.minFree)")
+        for warning in report.warnings { print("warning: \(warning)") }
         let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "HIT RATIO",
                       "EVICTED", "OLDEST ACCESS"]
         var rows = [header]
