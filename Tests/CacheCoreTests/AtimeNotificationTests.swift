@@ -60,7 +60,7 @@ import Testing
         defer { engine.shutdown() }
         let file = try engine.writeFile("f", in: try engine.pool("data"), content: Array("x".utf8))
         // 1,000 removals of 0.5 ms each: half a second of deliveries, one chunk 32 ms.
-        engine.evictor.notifications.enqueue((0..<1000).map { .deleted(parent: 1, child: EntryID($0 + 100), name: [0x61]) })
+        engine.notifications.enqueue((0..<1000).map { .deleted(parent: 1, child: EntryID($0 + 100), name: [0x61]) })
         clock.advance(seconds: 1)
         let started = ContinuousClock.now
         engine.release(try engine.open(file, flags: O_RDONLY))

@@ -33,9 +33,9 @@ extension CacheEngine {
         case .negativeTTL: return String(policy(of: record).negativeTTLSeconds)
         case .maxFetches: return String(policy(of: record).maxFetches)
         case .eviction: return policy(of: record).eviction.rawValue
-        case .evictionActive: return (replacement.report(of: record.entryID)?.active ?? .lru).rawValue
-        case .hitRatio: return replacement.report(of: record.entryID)?.recentHitRatio.map(Self.formatRatio) ?? ""
-        case .hitRatioCurve: return replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
+        case .evictionActive: return (evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
+        case .hitRatio: return evictor.replacement.report(of: record.entryID)?.recentHitRatio.map(HitRatioText.format) ?? ""
+        case .hitRatioCurve: return evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
         case .fetching: return fetchingValue(of: record.entryID)
         case .etag, .lastModified:
             return (try? index.xattr(record.entryID, name: Data(attribute.fullName.utf8))).flatMap { $0 }
@@ -52,18 +52,13 @@ extension CacheEngine {
         }
     }
 
-    /// A hit ratio as the attributes show it: three decimals.
-    static func formatRatio(_ ratio: Double) -> String {
-        String(format: "%.3f", ratio)
-    }
-
     /// `user.cache.hit_ratio_curve`: `SIZE=RATIO` pairs from 1/8x to 8x of the pool's limit,
     /// comma-separated (sizes in bytes, or `Nfiles` for a pool limited by max_files only);
     /// empty until the pool has seen enough requests to estimate.
     static func curveValue(_ report: ReplacementReport) -> String {
         report.curve.map { point in
             let size = point.sizeBytes > 0 ? String(point.sizeBytes) : "\(point.sizeFiles)files"
-            return "\(size)=\(formatRatio(point.hitRatio))"
+            return "\(size)=\(HitRatioText.format(point.hitRatio))"
         }.joined(separator: ",")
     }
 

@@ -14,7 +14,7 @@ extension CacheEngine {
                 fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools),
                 fetchTTFBMillisecondsTotal: figure(.fetchTTFBTotal, pools: pools),
                 fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
-            if let report = replacement.report(of: id) {
+            if let report = evictor.replacement.report(of: id) {
                 figures.recentHitRatio = report.recentHitRatio
                 figures.estimatedHitRatios = report.curve.map {
                     PoolFigures.EstimatedHitRatio(size: $0.sizeBytes > 0 ? $0.sizeBytes : $0.sizeFiles,

@@ -61,7 +61,7 @@ extension CacheEngine {
         // (a `stat` right after the read shows it, as on ext4). The notification is sent by
         // the notification thread, not here: it invalidates attributes only, which takes no
         // lock the kernel holds during OPEN, and the wait is bounded (see there).
-        if movedAccessTime { evictor.notifications.invalidateAttributes(of: id, waitingAtMost: 0.1) }
+        if movedAccessTime { notifications.invalidateAttributes(of: id, waitingAtMost: 0.1) }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
                                           sizeLimit: sizeLimit(for: opened), fetch: writable ? nil : fetch),
                                  writeOnly: accessMode == O_WRONLY)
@@ -80,7 +80,7 @@ extension CacheEngine {
             if fetch == nil || fetch?.snapshot.outcome == .complete, !fetches.takeStoredWithLookup(id) {
                 countHit(pool: opened.pool)
                 if opened.parent != nil && !opened.persistent {
-                    replacement.accessed(id, fingerprint: fingerprint(of: opened), size: opened.size, pool: opened.pool)
+                    evictor.replacement.accessed(id, fingerprint: fingerprint(of: opened), size: opened.size, pool: opened.pool)
                 }
             }
         }
@@ -192,7 +192,7 @@ extension CacheEngine {
             return counted
         }
         // The kernel keeps the mode it was told; it learns the new one at its next GETATTR.
-        if clearedSetID { evictor.notifications.invalidateAttributes(of: file.entry, waitingAtMost: 0) }
+        if clearedSetID { notifications.invalidateAttributes(of: file.entry, waitingAtMost: 0) }
         if countedAsCached && isOverLimit(file.pool) { evictor.requestEnforcement(of: [file.pool]) }
     }
 
@@ -205,7 +205,8 @@ extension CacheEngine {
             let result = Result { () throws(CacheError) in try operation() }
             guard case .failure(let error) = result, error == .io(ENOSPC) else { return try result.get() }
             attempts += 1
-            guard attempts <= Tunables.enospcRetries, evictor.relievePressure(extra: extra, in: self) != .nothingEvictable else {
+            let outcome = evictor.relievePressure(extra: extra, in: self)
+            guard attempts <= Tunables.enospcRetries, outcome == .enoughSpace || outcome == .stillShort else {
                 throw error
             }
         }

@@ -42,7 +42,7 @@ extension CacheEngine {
             let record = created
             try writer.perform { db in try IndexStore.insertPool(record, policy: PoolPolicy(), in: db) }
             policies.withLock { $0[created.entryID] = PoolPolicy() }
-            replacement.apply(PoolPolicy(), to: created.entryID)
+            evictor.replacement.apply(PoolPolicy(), to: created.entryID)
             namespace.add(created)
             touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: 1)
             namespace.modify(created.entryID) { $0.lookups += 1 }
@@ -94,7 +94,7 @@ extension CacheEngine {
                 // The file is empty yet: the pool's average file stands for its size.
                 let poolUsage = usage.usage(of: created.pool)
                 let averageSize = poolUsage.cachedFiles > 0 ? poolUsage.cachedBytes / poolUsage.cachedFiles : 0
-                replacement.inserted(created.entryID, fingerprint: fingerprint(of: created), size: averageSize,
+                evictor.replacement.inserted(created.entryID, fingerprint: fingerprint(of: created), size: averageSize,
                                      pool: created.pool)
             }
             takeBackMissOfCreate(pool: created.pool)

@@ -43,7 +43,7 @@ extension CacheEngine {
             if inode.record.kind == .file && countsInUsage(inode.record) {
                 usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool,
                               persistent: inode.record.persistent)
-                if !inode.record.persistent { replacement.removed(id, pool: inode.record.pool) }
+                if !inode.record.persistent { evictor.replacement.removed(id, pool: inode.record.pool) }
                 if kept { usage.addPending(inode.record.size, pool: inode.record.pool) }
             }
             if !kept { fetches.dropIfPending(id) }

@@ -20,14 +20,14 @@ extension CacheEngine {
             namespace.removeName(LinkName(parent: WellKnownEntry.root, name: pool.name), of: pool.entryID, at: time)
             namespace.log(.delete(pool.entryID))
             policies.withLock { $0[pool.entryID] = nil }
-            replacement.removePool(pool.entryID)
+            evictor.replacement.removePool(pool.entryID)
             usage.removePool(pool.entryID)
             touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: -1)
             return pool
         }
         writer.flush()
         logger.info("removed pool \(text) and its policy")
-        evictor.notifications.enqueue([
+        notifications.enqueue([
             PendingNotification.deleted(parent: WellKnownEntry.root, child: removed.entryID, name: Array(removed.name)),
         ])
     }

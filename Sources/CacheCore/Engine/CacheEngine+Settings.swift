@@ -156,7 +156,7 @@ extension CacheEngine {
         let saved = updated
         try writer.perform { db in try IndexStore.savePolicy(saved, for: poolID, in: db) }
         policies.withLock { $0[pool.entryID] = updated }
-        replacement.apply(updated, to: pool.entryID)
+        evictor.replacement.apply(updated, to: pool.entryID)
         if attribute == .origin || attribute == .negativeTTL { negativeMisses.removeAll() }
         if attribute == .maxFetches { fetchLimiter.limitsChanged() }
         evictor.requestEnforcement(of: [pool.entryID])

@@ -50,11 +50,10 @@ public final class CacheEngine: Sendable {
     /// Guarded by its own mutex; changed under `namespaceLock` too.
     let policies: Mutex<[EntryID: PoolPolicy]>
     let counters: Mutex<PoolCounters>
-    /// Each pool's replacement policy (which files go first) and its what-if simulations.
-    let replacement: ReplacementTable
-    /// Size, age and pressure passes on a thread of their own, and the kernel notifications
-    /// of what they remove.
+    /// Size, age and pressure passes on a thread of their own, and each pool's replacement policy.
     let evictor: Evictor
+    /// What cachefs changed by itself, told to the kernel from a thread of its own.
+    let notifications: KernelNotifications
     /// Syncs closed files and marks them durable (see `makeClosedFilesDurable`).
     let durability: BackgroundWorker
     let remover = ByteRemover()
@@ -110,7 +109,6 @@ public final class CacheEngine: Sendable {
         usage = UsageLedger(try index.usageTotals())
         let storedPolicies = try index.poolPolicies()
         policies = Mutex(storedPolicies)
-        replacement = ReplacementTable(policies: storedPolicies)
         counters = Mutex(PoolCounters.load(from: index))
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
                              commitWindow: commitWindowSeconds, warnings: warnings)
@@ -121,9 +119,11 @@ public final class CacheEngine: Sendable {
         evictor = Evictor(timing: Evictor.Timing(accessFlushSeconds: configuration.accessFlushSeconds,
                                                  sweepSeconds: configuration.sweepSeconds,
                                                  pressureCheckSeconds: configuration.pressureCheckSeconds),
-                          notifier: notifier)
+                          policies: storedPolicies)
+        notifications = KernelNotifications(notifier: notifier)
         durability = BackgroundWorker(tick: durabilitySeconds, name: "cachefs-durable", roundAtStart: false)
         evictor.start(serving: self)
+        notifications.start()
         durability.start { [weak self] in self?.makeClosedFilesDurable() }
         remover.start { [weak self] ids in self?.removeBytesAndRows(of: ids) }
         // Limits may have been lowered (by --pool) since the last mount.
@@ -134,6 +134,7 @@ public final class CacheEngine: Sendable {
     public func shutdown() {
         fetches.stopAll(interrupting: originContext.transport.shutdown)
         evictor.stop()
+        notifications.stop()
         durability.stop()
         var leftovers: [EntryID] = []
         for file in handles.removeAll() {
@@ -184,6 +185,7 @@ public final class CacheEngine: Sendable {
     func simulateCrash() {
         fetches.stopAll(interrupting: originContext.transport.shutdown)
         evictor.stop()
+        notifications.stop()
         durability.stop()
         writer.abandon()
         remover.abandon()
@@ -241,9 +243,9 @@ public final class CacheEngine: Sendable {
         guard after.kind == .file, after.parent != nil, before.persistent != after.persistent else { return }
         usage.moveFile(bytes: after.size, pool: after.pool, toPersistent: after.persistent)
         if after.persistent {
-            replacement.removed(after.entryID, pool: after.pool)
+            evictor.replacement.removed(after.entryID, pool: after.pool)
         } else {
-            replacement.inserted(after.entryID, fingerprint: fingerprint(of: after), size: after.size, pool: after.pool)
+            evictor.replacement.inserted(after.entryID, fingerprint: fingerprint(of: after), size: after.size, pool: after.pool)
         }
     }
 

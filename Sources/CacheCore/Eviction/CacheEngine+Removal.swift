@@ -50,7 +50,7 @@ extension CacheEngine {
         let bytes = removed.reduce(Int64(0)) { $0 + $1.record.size }
         // The kernel made a user's own removal itself; only cachefs's removals need telling.
         guard kind != .deleted else { return (removed.count, bytes, ids) }
-        evictor.notifications.enqueue(removed.flatMap { item in
+        notifications.enqueue(removed.flatMap { item in
             item.names.map { PendingNotification.deleted(parent: $0.parent, child: item.record.entryID, name: Array($0.name)) }
         })
         return (removed.count, bytes, ids)

@@ -1,147 +1,152 @@
 import Foundation
-import Glibc
 
 /// The evictor's passes: size and file-count limits, age, disk pressure, and the purge and
 /// clear actions. Each holds `pass`, so two passes never decide from the same figures.
-/// Victims come from partial indexes in least-recently-used order (O(log n) each) and go
-/// through the engine's one removal seam (`removeFiles`), which re-checks each in memory;
-/// no pass holds the namespace lock across index or disk I/O.
+/// Victims come from the pool's replacement policy (the index's LRU order, O(log n) each,
+/// or a policy in memory) and go through the host's one removal seam (`removeFiles`),
+/// which re-checks each under the namespace lock. An index the evictor cannot read ends
+/// the pass with an error in the log, never with "nothing to evict".
 extension Evictor {
     /// Unpins files whose lease ended. It reads committed rows and does not wait for the
     /// writer: a lease set within the last commit window ends one round later.
-    func endPinLeases(in engine: CacheEngine) {
+    func endPinLeases(in host: any EvictionHost) {
+        let time = host.now
+        let ended: [EntryID]
         do {
-            let time = engine.now.nanoseconds
-            let ended = try engine.index.endedLeases(before: time)
-            guard !ended.isEmpty else { return }
-            var pools: Set<EntryID> = []
-            engine.namespace.withLock { namespace in
-                for id in ended {
-                    guard let record = try? namespace.record(id), record.pinnedUntil > 0,
-                          record.pinnedUntil <= time else { continue }
-                    _ = try? engine.update(id, in: &namespace) { $0.pinnedUntil = 0 }
-                    pools.insert(record.pool)
-                }
-            }
-            for pool in pools { enforceLimits(of: pool, in: engine) }
+            ended = try host.victimQueries.endedLeases(before: time.nanoseconds)
         } catch {
-            engine.logger.error("could not end pin leases: \(error)")
+            host.logger.error("could not read ended pin leases from the index: \(error)")
+            return
         }
+        guard !ended.isEmpty else { return }
+        for pool in host.endPinLeases(of: ended, at: time) { enforceLimits(of: pool, in: host) }
     }
 
     // MARK: - Size and file count
 
-    /// Evicts least recently used files until the pool is at its low watermark.
-    func enforceLimits(of pool: EntryID, in engine: CacheEngine) {
-        pass.withLock { _ in enforceLimitsInPass(of: pool, in: engine) }
+    /// Evicts files in the pool's policy order until the pool is at its low watermark.
+    func enforceLimits(of pool: EntryID, in host: any EvictionHost) {
+        pass.withLock { _ in enforceLimitsInPass(of: pool, in: host) }
     }
 
-    private func enforceLimitsInPass(of pool: EntryID, in engine: CacheEngine) {
-        guard let policy = engine.policies.withLock({ $0[pool] }) else { return }
-        let start = engine.usage.usage(of: pool)
+    private func enforceLimitsInPass(of pool: EntryID, in host: any EvictionHost) {
+        guard let policy = host.poolPolicies()[pool] else { return }
+        let start = host.usage(of: pool)
         let overBytes = policy.maxSize > 0 && start.cachedBytes > policy.maxSize
         let overFiles = policy.maxFiles > 0 && start.cachedFiles > policy.maxFiles
         guard overBytes || overFiles else { return }
-        let name = engine.poolNames()[pool] ?? ""
+        let name = host.poolNames()[pool] ?? ""
         // Files still being written wait for their close: evicting for a file that may yet
         // be refused (EFBIG) would empty the pool for nothing.
-        let writing = engine.usageBeingWritten(in: pool)
+        let writing = host.usageBeingWritten(in: pool)
         let settledBytes = start.cachedBytes - writing.bytes
         let settledFiles = start.cachedFiles - writing.files
         guard (policy.maxSize > 0 && settledBytes > policy.maxSize)
                 || (policy.maxFiles > 0 && settledFiles > policy.maxFiles) else {
-            engine.logger.debug("pool \(name) over its limit only by \(writing.files) files being written; evicting once they are closed")
+            host.logger.debug("pool \(name) over its limit only by \(writing.files) files being written; evicting once they are closed")
             return
         }
         let limit = overBytes ? "max_size \(policy.maxSize)" : "max_files \(policy.maxFiles)"
-        engine.events.record([CacheEvent(time: engine.now, event: .overLimit, pool: name, path: name,
-                                  size: start.cachedBytes, reason: "usage \(start.cachedBytes) bytes in \(start.cachedFiles) files over \(limit)")])
+        host.record([CacheEvent(time: host.now, event: .overLimit, pool: name, path: name,
+                                size: start.cachedBytes, reason: "usage \(start.cachedBytes) bytes in \(start.cachedFiles) files over \(limit)")])
         let targetBytes = policy.maxSize / 100 * policy.lowWatermarkPercent
         let targetFiles = policy.maxFiles * policy.lowWatermarkPercent / 100
-        engine.flushAccessTimes()
+        host.flushAccessTimes()
         while !isStopping {
-            let current = engine.usage.usage(of: pool)
-            let inProgress = engine.usageBeingWritten(in: pool)
+            let current = host.usage(of: pool)
+            let inProgress = host.usageBeingWritten(in: pool)
             var bytesToFree = policy.maxSize > 0 ? current.cachedBytes - inProgress.bytes - targetBytes : 0
             var filesToFree = policy.maxFiles > 0 ? current.cachedFiles - inProgress.files - targetFiles : 0
             guard bytesToFree > 0 || filesToFree > 0 else { return }
-            engine.logger.debug("pool \(name): \(current.cachedBytes) bytes in \(current.cachedFiles) files (\(inProgress.files) being written); freeing \(max(bytesToFree, 0)) bytes and \(max(filesToFree, 0)) files to reach the low watermark")
+            host.logger.debug("pool \(name): \(current.cachedBytes) bytes in \(current.cachedFiles) files (\(inProgress.files) being written); freeing \(max(bytesToFree, 0)) bytes and \(max(filesToFree, 0)) files to reach the low watermark")
             var victims: [EntryRecord] = []
-            let kind = engine.replacement.report(of: pool)?.active ?? .lru
-            if let chosen = policyVictims(of: pool, need: Need(bytes: bytesToFree, files: filesToFree), in: engine) {
+            let kind = replacement.report(of: pool)?.active ?? .lru
+            if let chosen = policyVictims(of: pool, need: Need(bytes: bytesToFree, files: filesToFree), in: host) {
                 victims = chosen
             } else {
-                let limitOfBatch = Self.victimBatch + inProgress.entries.count
                 let candidates: [EntryRecord]
                 do {
-                    candidates = try engine.index.leastRecentlyUsed(pool: pool, limit: limitOfBatch)
-                        .filter { !inProgress.entries.contains($0.entryID) }
+                    candidates = try host.victimQueries.leastRecentlyUsed(
+                        pool: pool, limit: Self.victimBatch + inProgress.entries.count, offset: 0)
                 } catch {
-                    engine.logger.error("pool \(name): could not read eviction candidates from the index: \(error)")
+                    host.logger.error("pool \(name): could not read eviction candidates from the index: \(error)")
                     return
                 }
-                for candidate in candidates where bytesToFree > 0 || filesToFree > 0 {
+                for candidate in candidates where (bytesToFree > 0 || filesToFree > 0)
+                    && !inProgress.entries.contains(candidate.entryID) {
                     victims.append(candidate)
                     bytesToFree -= candidate.size
                     filesToFree -= 1
                 }
             }
-            engine.logger.debug("pool \(name): \(victims.count) victims, \(kind.rawValue) order: \(victims.prefix(8).map { "\($0.entryID) (\($0.size) bytes)" }.joined(separator: ", "))")
-            let removed = engine.removeFiles(victims, as: .evicted, reason: "\(kind.reason); pool over \(limit)",
-                                      qualifies: engine.isEvictable)
-            giveBack(victims, removed: removed.ids, pool: pool, in: engine)
+            host.logger.debug("pool \(name): \(victims.count) victims, \(kind.rawValue) order: \(victims.prefix(8).map { "\($0.entryID) (\($0.size) bytes)" }.joined(separator: ", "))")
+            let removed = host.removeFiles(victims, as: .evicted, reason: "\(kind.reason); pool over \(limit)",
+                                           qualifies: host.isEvictable)
+            giveBack(victims, removed: removed.ids, pool: pool, in: host)
             if removed.files == 0 { return }
-            engine.writer.flush()
+            host.commitQueued()
         }
     }
 
     // MARK: - Age
 
     /// Removes every file older than its max age (the pool's, or its own expiration).
-    func sweepExpired(pools: [EntryID]? = nil, in engine: CacheEngine) {
-        pass.withLock { _ in sweepExpiredInPass(pools: pools, in: engine) }
+    func sweepExpired(pools: [EntryID]? = nil, in host: any EvictionHost) {
+        pass.withLock { _ in sweepExpiredInPass(pools: pools, in: host) }
     }
 
-    private func sweepExpiredInPass(pools: [EntryID]?, in engine: CacheEngine) {
-        engine.flushAccessTimes()
-        let time = engine.now
-        let chosen = pools ?? Array(engine.policies.withLock { $0.keys })
-        for pool in chosen {
-            let policy = engine.policies.withLock { $0[pool] } ?? PoolPolicy()
+    private func sweepExpiredInPass(pools: [EntryID]?, in host: any EvictionHost) {
+        host.flushAccessTimes()
+        let time = host.now
+        let policies = host.poolPolicies()
+        for pool in pools ?? Array(policies.keys) {
+            let policy = policies[pool] ?? PoolPolicy()
             if policy.maxAgeSeconds > 0 {
                 let cutoff = time.nanoseconds - policy.maxAgeSeconds * 1_000_000_000
-                removeExpired(in: engine, reason: "older than max_age \(policy.maxAgeSeconds)s") {
-                    try engine.index.olderThan(pool: pool, cutoff: cutoff, basis: policy.ageBasis, limit: Self.victimBatch)
+                removeExpired(in: host, reason: "older than max_age \(policy.maxAgeSeconds)s") {
+                    try host.victimQueries.olderThan(pool: pool, cutoff: cutoff, basis: policy.ageBasis,
+                                                     limit: Self.victimBatch)
                 }
             }
-            removeExpired(in: engine, reason: "older than its own expiration") {
-                try engine.index.ownExpirationDue(pool: pool, at: time.nanoseconds, basis: policy.ageBasis,
-                                                  limit: Self.victimBatch)
+            removeExpired(in: host, reason: "older than its own expiration") {
+                try host.victimQueries.ownExpirationDue(pool: pool, at: time.nanoseconds, basis: policy.ageBasis,
+                                                        limit: Self.victimBatch)
             }
         }
-        engine.writer.flush()
+        host.commitQueued()
     }
 
     /// Removes batches of expired files until a batch comes back short or removes nothing
     /// (a file read since its row was written is no longer expired, and stays).
-    private func removeExpired(in engine: CacheEngine, reason: String, batch: () throws -> [EntryRecord]) {
+    private func removeExpired(in host: any EvictionHost, reason: String, batch: () throws -> [EntryRecord]) {
         while !isStopping {
-            let candidates = (try? batch()) ?? []
-            let removed = engine.removeFiles(candidates, as: .expired, reason: reason, qualifies: engine.isExpired)
+            let candidates: [EntryRecord]
+            do {
+                candidates = try batch()
+            } catch {
+                host.logger.error("could not read expired files from the index: \(error)")
+                return
+            }
+            let removed = host.removeFiles(candidates, as: .expired, reason: reason, qualifies: host.isExpired)
             if candidates.count < Self.victimBatch || removed.files == 0 { break }
-            engine.writer.flush()
+            host.commitQueued()
         }
     }
 
     /// The pools in which a file's expiry has come, by the index (flushed access times are
     /// at most one flush old; the sweep flushes before it decides).
-    func poolsWithExpiryDue(in engine: CacheEngine) -> [EntryID] {
-        let time = engine.now.nanoseconds
-        return engine.policies.withLock { $0 }.compactMap { pool, policy in
-            guard let due = try? engine.index.earliestExpiry(pool: pool, maxAge: policy.maxAgeSeconds,
-                                                             basis: policy.ageBasis),
-                  due <= time else { return nil }
-            return pool
+    func poolsWithExpiryDue(in host: any EvictionHost) -> [EntryID] {
+        let time = host.now.nanoseconds
+        return host.poolPolicies().compactMap { pool, policy in
+            do {
+                guard let due = try host.victimQueries.earliestExpiry(pool: pool, maxAge: policy.maxAgeSeconds,
+                                                                      basis: policy.ageBasis),
+                      due <= time else { return nil }
+                return pool
+            } catch {
+                host.logger.error("could not read pool \(pool)'s next expiry from the index: \(error)")
+                return nil
+            }
         }
     }
 
@@ -155,46 +160,57 @@ extension Evictor {
         case stillShort
         /// Nothing left to remove: every remaining file is pinned, persistent or open.
         case nothingEvictable
+        /// Free space or the candidates could not be read (logged): nothing was decided.
+        case failed
     }
 
-    /// Evicts least recently used files of all pools until the store's filesystem has
-    /// `min_free` (plus `extra`) available.
+    /// Evicts files of all pools until the store's filesystem has `min_free` (plus `extra`)
+    /// available: the index's LRU order across pools says how much each pool gives.
     @discardableResult
-    func relievePressure(extra: Int64 = 0, in engine: CacheEngine) -> PressureOutcome {
-        pass.withLock { _ in relievePressureInPass(extra: extra, in: engine) }
+    func relievePressure(extra: Int64 = 0, in host: any EvictionHost) -> PressureOutcome {
+        pass.withLock { _ in relievePressureInPass(extra: extra, in: host) }
     }
 
-    private func relievePressureInPass(extra: Int64, in engine: CacheEngine) -> PressureOutcome {
-        let minFree = MinFree.parse((try? engine.index.setting(MinFree.settingKey)) ?? "") ?? MinFree.defaultValue
+    private func relievePressureInPass(extra: Int64, in host: any EvictionHost) -> PressureOutcome {
         var flushed = false
         var removedAny = false
         while !isStopping {
-            guard let stats = try? engine.statfs() else { return .nothingEvictable }
-            let available = Int64(stats.availableBlocks * stats.fragmentSize)
-            let needed = minFree.bytes(ofTotal: Int64(stats.blocks * stats.fragmentSize)) + extra
-            guard available < needed else {
-                if removedAny { engine.events.retryPending() }
+            let space: (available: Int64, total: Int64)
+            let needed: Int64
+            do {
+                space = try host.freeSpace()
+                needed = try host.minFree().bytes(ofTotal: space.total) + extra
+            } catch {
+                host.logger.error("could not read the store's free space or min_free: \(error)")
+                return .failed
+            }
+            guard space.available < needed else {
+                if removedAny { host.retryPendingEvents() }
                 return .enoughSpace
             }
             if !flushed {
-                engine.flushAccessTimes()
+                host.flushAccessTimes()
                 flushed = true
             }
             // An open file's bytes stay until its last close, so removing it frees nothing now:
             // asking for as many more candidates as there are open handles keeps a batch of
             // closed ones even when the least recently used files are all open.
-            let limit = Self.victimBatch + engine.handles.count
-            let candidates = (try? engine.index.leastRecentlyUsed(pool: nil, limit: limit)) ?? []
-            let closed = engine.namespace.withLock { namespace in
-                candidates.filter { (namespace.inodes[$0.entryID]?.openHandles ?? 0) == 0 }
+            let candidates: [EntryRecord]
+            do {
+                candidates = try host.victimQueries.leastRecentlyUsed(
+                    pool: nil, limit: Self.victimBatch + host.openHandleCount, offset: 0)
+            } catch {
+                host.logger.error("could not read pressure candidates from the index: \(error)")
+                return .failed
             }
-            var shortfall = needed - available
+            let closed = host.closedFiles(candidates)
+            var shortfall = needed - space.available
             var victims: [EntryRecord] = []
-            // The index's LRU order across pools says how much each pool gives; a pool with
-            // a policy of its own gives that much in its policy's order.
+            // A pool with a policy of its own gives as much as its candidates here weigh, in
+            // its policy's order.
             var fromPolicies: [EntryID: Need] = [:]
             for candidate in closed where shortfall > 0 {
-                if engine.replacement.usesIndex(candidate.pool) {
+                if replacement.usesIndex(candidate.pool) {
                     victims.append(candidate)
                 } else {
                     fromPolicies[candidate.pool, default: Need()].bytes += candidate.size
@@ -203,18 +219,18 @@ extension Evictor {
             }
             var chosenByPolicies: [EntryID: [EntryRecord]] = [:]
             for (pool, need) in fromPolicies {
-                let chosen = policyVictims(of: pool, need: need, in: engine) ?? []
+                let chosen = policyVictims(of: pool, need: need, in: host) ?? []
                 chosenByPolicies[pool] = chosen
                 victims += chosen
             }
-            let removed = engine.removeFiles(victims, as: .pressure,
-                                      reason: "store filesystem has \(available) bytes free, below \(needed)",
-                                      qualifies: engine.isEvictable)
-            for (pool, chosen) in chosenByPolicies { giveBack(chosen, removed: removed.ids, pool: pool, in: engine) }
+            let removed = host.removeFiles(victims, as: .pressure,
+                                           reason: "store filesystem has \(space.available) bytes free, below \(needed)",
+                                           qualifies: host.isEvictable)
+            for (pool, chosen) in chosenByPolicies { giveBack(chosen, removed: removed.ids, pool: pool, in: host) }
             if removed.files == 0 { return removedAny ? .stillShort : .nothingEvictable }
             removedAny = true
             // The free space is read again next: the bytes must be gone, not only the names.
-            engine.waitForIndex()
+            host.waitForIndex()
         }
         return .nothingEvictable
     }
@@ -222,24 +238,30 @@ extension Evictor {
     // MARK: - Actions
 
     /// `user.cache.purge`: evict until within limits and drop expired files, now.
-    func purge(pools: [EntryID], in engine: CacheEngine) {
-        for pool in pools { enforceLimits(of: pool, in: engine) }
-        sweepExpired(pools: pools, in: engine)
+    func purge(pools: [EntryID], in host: any EvictionHost) {
+        for pool in pools { enforceLimits(of: pool, in: host) }
+        sweepExpired(pools: pools, in: host)
     }
 
     /// `user.cache.clear`: remove every cached file that is not pinned.
-    func clear(pools: [EntryID], in engine: CacheEngine) {
-        pass.withLock { _ in clearInPass(pools: pools, in: engine) }
+    func clear(pools: [EntryID], in host: any EvictionHost) {
+        pass.withLock { _ in clearInPass(pools: pools, in: host) }
     }
 
-    private func clearInPass(pools: [EntryID], in engine: CacheEngine) {
-        engine.flushAccessTimes()
+    private func clearInPass(pools: [EntryID], in host: any EvictionHost) {
+        host.flushAccessTimes()
         for pool in pools {
             while !isStopping {
-                let batch = (try? engine.index.leastRecentlyUsed(pool: pool, limit: Self.victimBatch)) ?? []
-                let removed = engine.removeFiles(batch, as: .cleared, reason: "cleared", qualifies: engine.isEvictable)
+                let batch: [EntryRecord]
+                do {
+                    batch = try host.victimQueries.leastRecentlyUsed(pool: pool, limit: Self.victimBatch, offset: 0)
+                } catch {
+                    host.logger.error("could not read files to clear from the index: \(error)")
+                    return
+                }
+                let removed = host.removeFiles(batch, as: .cleared, reason: "cleared", qualifies: host.isEvictable)
                 if batch.isEmpty || removed.files == 0 { break }
-                engine.writer.flush()
+                host.commitQueued()
             }
         }
     }

@@ -20,20 +20,20 @@ extension Evictor {
     /// Builds the in-memory policy of a pool that has none yet, from the index's cached
     /// files in LRU order: the read counts and queue places of the last mount are lost, the
     /// recency order is not. Runs on the evictor's thread, reading the index with no lock held.
-    func buildPolicyIfNeeded(of pool: EntryID, in engine: CacheEngine) {
-        guard let kind = engine.replacement.beginBuild(of: pool) else { return }
+    func buildPolicyIfNeeded(of pool: EntryID, in host: any EvictionHost) {
+        guard let kind = replacement.beginBuild(of: pool) else { return }
         // Changes before `beginBuild` are all in the index once the writer has committed
         // what was queued; those after it are replayed over the result.
-        engine.flushAccessTimes()
+        host.flushAccessTimes()
         do {
-            let rows = try engine.index.cachedFilesByAccess(pool: pool)
-            engine.replacement.finishBuild(of: pool, residents: rows.map {
+            let rows = try host.victimQueries.cachedFilesByAccess(pool: pool)
+            replacement.finishBuild(of: pool, residents: rows.map {
                 (id: $0.id, fingerprint: Fingerprint.of(parent: $0.parent, name: $0.name))
             })
-            engine.logger.debug("pool \(pool): \(kind.rawValue) policy built from \(rows.count) cached files")
+            host.logger.debug("pool \(pool): \(kind.rawValue) policy built from \(rows.count) cached files")
         } catch {
-            engine.replacement.abandonBuild(of: pool)
-            engine.logger.error("could not read the index to build pool \(pool)'s \(kind.rawValue) policy: \(error)")
+            replacement.abandonBuild(of: pool)
+            host.logger.error("could not read the index to build pool \(pool)'s \(kind.rawValue) policy: \(error)")
         }
     }
 
@@ -42,39 +42,36 @@ extension Evictor {
     /// written) are skipped by the policy itself and keep their place; one whose directory
     /// was not loaded yet is judged from its index row, and if it cannot go it comes back at
     /// the newest end of the order. Ids of files that are gone are dropped.
-    func policyVictims(of pool: EntryID, need: Need, in engine: CacheEngine) -> [EntryRecord]? {
-        guard !engine.replacement.usesIndex(pool) else { return nil }
-        buildPolicyIfNeeded(of: pool, in: engine)
-        let time = engine.now
-        return engine.namespace.withLock { namespace -> [EntryRecord] in
-            engine.replacement.withPolicy(of: pool) { policy -> [EntryRecord] in
+    func policyVictims(of pool: EntryID, need: Need, in host: any EvictionHost) -> [EntryRecord]? {
+        guard !replacement.usesIndex(pool) else { return nil }
+        buildPolicyIfNeeded(of: pool, in: host)
+        let time = host.now
+        return host.withCachedFiles { record, isEligibleInMemory -> [EntryRecord] in
+            replacement.withPolicy(of: pool) { policy -> [EntryRecord] in
                 var remaining = need
                 var victims: [EntryRecord] = []
                 var spared: [EntryRecord] = []
                 // Each id is asked for once per call: a spared file put back is not met again.
-                while !remaining.isMet, let id = policy.evict(isEligible: { id in
-                    namespace.inodes[id].map { engine.isEvictable($0.record, at: time) } ?? true
-                }) {
-                    let record: EntryRecord
+                while !remaining.isMet, let id = policy.evict(isEligible: { isEligibleInMemory($0) ?? true }) {
+                    let found: EntryRecord?
                     do {
-                        record = try namespace.record(id)
-                    } catch CacheError.notFound {
-                        continue
+                        found = try record(id)
                     } catch {
-                        engine.logger.error("pool \(pool): could not read entry \(id) chosen by its policy: \(error)")
+                        host.logger.error("pool \(pool): could not read entry \(id) chosen by its policy: \(error)")
                         continue
                     }
+                    guard let record = found else { continue }
                     guard record.parent != nil, record.kind == .file, !record.persistent, record.pool == pool else {
                         continue
                     }
-                    if engine.isEvictable(record, at: time) {
+                    if host.isEvictable(record, at: time) {
                         victims.append(record)
                         remaining.take(record)
                     } else {
                         spared.append(record)
                     }
                 }
-                for record in spared { policy.restore(record.entryID, fingerprint: engine.fingerprint(of: record)) }
+                for record in spared { policy.restore(record.entryID, fingerprint: host.fingerprint(of: record)) }
                 return victims
             } ?? []
         }
@@ -82,48 +79,49 @@ extension Evictor {
 
     /// Victims a removal did not take (read, pinned or renamed in between) go back to their
     /// policy, so no cached file is ever unknown to it.
-    func giveBack(_ candidates: [EntryRecord], removed: Set<EntryID>, pool: EntryID, in engine: CacheEngine) {
+    func giveBack(_ candidates: [EntryRecord], removed: Set<EntryID>, pool: EntryID, in host: any EvictionHost) {
         let kept = candidates.filter { !removed.contains($0.entryID) }
         guard !kept.isEmpty else { return }
-        engine.namespace.withLock { namespace in
+        host.withCachedFiles { record, _ in
             let stillCached = kept.compactMap { candidate -> EntryRecord? in
-                guard let current = namespace.inodes[candidate.entryID]?.record, current.parent != nil,
-                      current.kind == .file, !current.persistent else { return nil }
+                let current: EntryRecord?
+                do {
+                    current = try record(candidate.entryID)
+                } catch {
+                    host.logger.error("pool \(pool): could not read entry \(candidate.entryID) to give it back to its policy: \(error)")
+                    return nil
+                }
+                guard let current, current.parent != nil, current.kind == .file, !current.persistent else { return nil }
                 return current
             }
-            engine.replacement.withPolicy(of: pool) { policy in
-                for record in stillCached { policy.restore(record.entryID, fingerprint: engine.fingerprint(of: record)) }
+            replacement.withPolicy(of: pool) { policy in
+                for record in stillCached { policy.restore(record.entryID, fingerprint: host.fingerprint(of: record)) }
             }
         }
     }
 
     /// `auto`: pools whose simulations favour another policy switch to it, persist the
     /// choice and write a `policy-changed` event with the figures behind it.
-    func switchAutoPools(in engine: CacheEngine) {
-        let switches = engine.replacement.switchAutoPools()
+    func switchAutoPools(in host: any EvictionHost) {
+        let switches = replacement.switchAutoPools()
         guard !switches.isEmpty else { return }
-        let names = engine.poolNames()
+        let names = host.poolNames()
         var events: [CacheEvent] = []
         for change in switches {
-            let saved = engine.policies.withLock { policies -> PoolPolicy? in
-                guard var policy = policies[change.pool], policy.eviction == .auto else { return nil }
-                policy.autoActive = change.to
-                policies[change.pool] = policy
-                return policy
-            }
-            guard let saved else { continue }
+            guard var policy = host.poolPolicies()[change.pool], policy.eviction == .auto else { continue }
+            policy.autoActive = change.to
             let pool = change.pool
-            engine.writer.enqueue([.action { db in try IndexStore.savePolicy(saved, for: pool, in: db) }])
+            host.savePolicy(policy, of: pool)
             let figures = PolicyKind.allCases.compactMap { kind in
-                change.ratios[kind].map { "\(kind.rawValue) \(CacheEngine.formatRatio($0))" }
+                change.ratios[kind].map { "\(kind.rawValue) \(HitRatioText.format($0))" }
             }.joined(separator: ", ")
             let name = names[pool] ?? ""
             let reason = "auto: \(change.from.rawValue) -> \(change.to.rawValue); simulated hit ratios of recent reads: \(figures)"
-            engine.logger.info("pool \(name): \(reason)")
-            events.append(CacheEvent(time: engine.now, event: .policyChanged, pool: name, path: name, size: 0,
+            host.logger.info("pool \(name): \(reason)")
+            events.append(CacheEvent(time: host.now, event: .policyChanged, pool: name, path: name, size: 0,
                                      reason: reason))
         }
-        engine.events.record(events)
+        host.record(events)
     }
 }
 

@@ -1,10 +1,10 @@
 import Foundation
 import Synchronization
 
-/// The evictor: its thread (`cachefs-evictor`), its schedule, one pass at a time, and the
-/// kernel notifications of what cachefs removes by itself. It chooses victims from the
-/// index and removes them through the engine's one removal seam (`removeFiles`), so a file
-/// is never removed two ways.
+/// The evictor: its thread (`cachefs-evictor`), its schedule, one pass at a time, and every
+/// pool's replacement policy (`replacement`). It sees the rest of the engine only through
+/// ``EvictionHost``: it chooses victims from the pool's policy (or the index's LRU order)
+/// and removes them through the host's one removal seam, so a file is never removed two ways.
 ///
 /// Requests reach it without waiting: a write that crossed a pool's limit, a policy change
 /// or a run of written bytes marks the schedule and wakes the thread. Only the actions a
@@ -36,7 +36,9 @@ final class Evictor: Sendable {
     /// the same usage figures would both evict. Held across index reads and unlinks; never
     /// taken by a request that does not evict.
     let pass = Mutex(())
-    let notifications: KernelNotifications
+    /// Each pool's replacement policy (which files go first) and its what-if simulations;
+    /// request threads tell it of inserts, reads and removals.
+    let replacement: ReplacementTable
     private let thread: BackgroundWorker
     /// Set at unmount: a pass ends after its current batch (the next mount enforces every
     /// pool's limits again), so a long eviction never holds the unmount up.
@@ -44,28 +46,26 @@ final class Evictor: Sendable {
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
-    init(timing: Timing, notifier: any KernelNotifier) {
+    init(timing: Timing, policies: [EntryID: PoolPolicy]) {
         self.timing = timing
-        notifications = KernelNotifications(notifier: notifier)
+        replacement = ReplacementTable(policies: policies)
         thread = BackgroundWorker(tick: min(timing.accessFlushSeconds, timing.sweepSeconds,
                                             timing.pressureCheckSeconds, 1),
                                   name: "cachefs-evictor")
     }
 
-    /// Starts both threads. The engine is held weakly: its deinit is never delayed by them.
-    func start(serving engine: CacheEngine) {
-        thread.start { [weak engine, self] in
-            guard let engine else { return }
-            runRound(in: engine)
+    /// Starts the thread. The host is held weakly: its deinit is never delayed by it.
+    func start(serving host: any EvictionHost) {
+        thread.start { [weak host, self] in
+            guard let host else { return }
+            runRound(in: host)
         }
-        notifications.start()
     }
 
-    /// Stops both threads after their current round, which ends after its current batch.
+    /// Stops the thread after its current round, which ends after its current batch.
     func stop() {
         stopping.store(true, ordering: .releasing)
         thread.stop()
-        notifications.stop()
     }
 
     /// Asks the thread to bring these pools within their limits now.
@@ -93,7 +93,7 @@ final class Evictor: Sendable {
     }
 
     /// One round of the thread: what is due by the clock, and what was asked for.
-    func runRound(in engine: CacheEngine) {
+    func runRound(in host: any EvictionHost) {
         let uptime = ProcessInfo.processInfo.systemUptime
         let due = schedule.withLock { schedule -> (flush: Bool, sweep: Bool, pressure: Bool, pools: Set<EntryID>) in
             let flush = uptime - schedule.lastFlush >= timing.accessFlushSeconds
@@ -108,19 +108,19 @@ final class Evictor: Sendable {
             return (flush, sweep, pressure, pools)
         }
         if due.flush {
-            engine.writer.enqueue(.setting(key: PoolCounters.settingKey, value: engine.counters.withLock { $0 }.encoded))
-            engine.flushAccessTimes()
+            host.saveCounters()
+            host.flushAccessTimes()
         }
-        endPinLeases(in: engine)
-        for pool in due.pools { enforceLimits(of: pool, in: engine) }
+        endPinLeases(in: host)
+        for pool in due.pools { enforceLimits(of: pool, in: host) }
         if due.sweep {
-            sweepExpired(in: engine)
+            sweepExpired(in: host)
         } else {
             // A file goes within a round of its expiry, not at the next periodic sweep.
-            let expiring = poolsWithExpiryDue(in: engine)
-            if !expiring.isEmpty { sweepExpired(pools: expiring, in: engine) }
+            let expiring = poolsWithExpiryDue(in: host)
+            if !expiring.isEmpty { sweepExpired(pools: expiring, in: host) }
         }
-        if due.pressure { relievePressure(in: engine) }
-        switchAutoPools(in: engine)
+        if due.pressure { relievePressure(in: host) }
+        switchAutoPools(in: host)
     }
 }

@@ -85,7 +85,7 @@ extension CacheEngine {
             }
             usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
             if !inode.record.persistent {
-                replacement.inserted(id, fingerprint: fingerprint(of: inode.record), size: inode.record.size,
+                evictor.replacement.inserted(id, fingerprint: fingerprint(of: inode.record), size: inode.record.size,
                                      pool: inode.record.pool)
             }
             return true
@@ -239,7 +239,7 @@ extension CacheEngine {
             if fetches.markCounted(id) {
                 usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
                 if !inode.record.persistent {
-                    replacement.inserted(id, fingerprint: fingerprint(of: inode.record), size: inode.record.size,
+                    evictor.replacement.inserted(id, fingerprint: fingerprint(of: inode.record), size: inode.record.size,
                                          pool: inode.record.pool)
                 }
             }

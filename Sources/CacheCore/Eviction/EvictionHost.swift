@@ -1,0 +1,69 @@
+import CachePolicy
+import Logging
+
+/// What the evictor may ask of the rest of the engine, and nothing more: the pools and
+/// their figures, the index's victim queries, a read-only view of cached files for a
+/// policy's choice, the one removal seam, and the few waits a pass needs. The engine is the
+/// host; a test can be one.
+protocol EvictionHost: AnyObject, Sendable {
+    var logger: Logger { get }
+    var now: Timestamp { get }
+
+    // MARK: Pools and their figures
+    func poolPolicies() -> [EntryID: PoolPolicy]
+    func poolNames() -> [EntryID: String]
+    func usage(of pool: EntryID) -> PoolUsage
+    /// The pool's files whose write has not ended (left out of the size pass's sums).
+    func usageBeingWritten(in pool: EntryID) -> (bytes: Int64, files: Int64, entries: Set<EntryID>)
+    /// Open handles: a pressure pass asks for that many more candidates, since open files free nothing.
+    var openHandleCount: Int { get }
+    /// The candidates no handle holds open (removing an open file frees nothing yet).
+    func closedFiles(_ candidates: [EntryRecord]) -> [EntryRecord]
+    /// Free and total bytes of the store's filesystem, and the `min_free` it must keep.
+    func freeSpace() throws -> (available: Int64, total: Int64)
+    func minFree() throws -> MinFree
+
+    // MARK: Candidates
+    var victimQueries: any VictimQueries { get }
+    /// Runs `body` under the namespace lock (no I/O but a directory's first load), for a
+    /// policy choosing victims one by one. `body` gets two lookups, valid only inside it:
+    /// the newest record of an entry (nil if it is gone), and whether a file known in memory
+    /// may be chosen now (nil if its directory is not loaded).
+    func withCachedFiles<Result>(
+        _ body: (_ record: (EntryID) throws -> EntryRecord?, _ isEligibleInMemory: (EntryID) -> Bool?) -> Result
+    ) -> Result
+    /// The name fingerprint a policy keeps for a file (see `ReplacementTable`).
+    func fingerprint(of record: EntryRecord) -> UInt64
+
+    // MARK: Acts
+    /// The one removal seam: removes the candidates that still qualify, with events and
+    /// kernel notifications, and says which went.
+    func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
+                     qualifies: (EntryRecord, Timestamp) -> Bool) -> (files: Int, bytes: Int64, ids: Set<EntryID>)
+    func isEvictable(_ record: EntryRecord, at time: Timestamp) -> Bool
+    func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool
+    /// Clears ended pin leases of these files (if they still carry them); returns their pools.
+    func endPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID>
+    /// Moves gathered access times into memory and the index and waits for the commit.
+    func flushAccessTimes()
+    /// Waits for the index writer's queue to commit.
+    func commitQueued()
+    /// Waits until removed files' bytes are gone and their rows committed.
+    func waitForIndex()
+    func saveCounters()
+    func savePolicy(_ policy: PoolPolicy, of pool: EntryID)
+    func record(_ events: [CacheEvent])
+    func retryPendingEvents()
+}
+
+/// The index's victim queries the evictor uses (`IndexStore` answers them).
+protocol VictimQueries: Sendable {
+    func leastRecentlyUsed(pool: EntryID?, limit: Int, offset: Int) throws -> [EntryRecord]
+    func olderThan(pool: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int) throws -> [EntryRecord]
+    func ownExpirationDue(pool: EntryID, at time: Int64, basis: AgeBasis, limit: Int) throws -> [EntryRecord]
+    func earliestExpiry(pool: EntryID, maxAge: Int64, basis: AgeBasis) throws -> Int64?
+    func endedLeases(before time: Int64) throws -> [EntryID]
+    func cachedFilesByAccess(pool: EntryID) throws -> [IndexStore.ResidentRow]
+}
+
+extension IndexStore: VictimQueries {}
