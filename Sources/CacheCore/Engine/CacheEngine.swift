@@ -109,7 +109,7 @@ public final class CacheEngine: Sendable {
         usage = UsageLedger(try index.usageTotals())
         let storedPolicies = try index.poolPolicies()
         policies = Mutex(storedPolicies)
-        counters = Mutex(PoolCounters.load(from: index))
+        counters = Mutex(try PoolCounters.load(from: index, logger: logger))
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
                              commitWindow: commitWindowSeconds, warnings: warnings)
         reserve.handOver()

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Per-pool counts that survive restarts: lookups that hit or missed, and what cachefs
 /// itself removed. Kept in memory, saved with the access-time batches and at unmount.
@@ -16,16 +17,21 @@ struct PoolCounters: Sendable, Codable, Equatable {
 
     static let settingKey = "counters"
 
-    static func load(from index: IndexStore) -> PoolCounters {
-        guard let text = try? index.setting(settingKey),
-              let decoded = try? JSONDecoder().decode(PoolCounters.self, from: Data(text.utf8)) else {
+    /// The saved counters; none (a new store) start at zero. An index that cannot be read
+    /// fails the mount; counters that do not decode start at zero, with a word in the log.
+    static func load(from index: IndexStore, logger: Logger) throws -> PoolCounters {
+        guard let text = try index.setting(settingKey) else { return PoolCounters() }
+        do {
+            return try JSONDecoder().decode(PoolCounters.self, from: Data(text.utf8))
+        } catch {
+            logger.error("the saved hit, miss and eviction counters do not decode; they start at zero: \(error)")
             return PoolCounters()
         }
-        return decoded
     }
 
     /// The JSON the counters are saved as, in the `setting` table.
     var encoded: String {
+        // Dictionaries of integers always encode: the fallback is never taken.
         String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }

@@ -15,13 +15,22 @@ extension CacheEngine {
         var bytesToDiscard: [EntryID] = []
         namespace.withLock { namespace in
             for candidate in candidates {
-                guard let current = try? namespace.record(candidate.entryID), current.parent != nil,
-                      current.parent == candidate.parent, current.name == candidate.name,
-                      current.kind == .file, qualifies(current, time) else { continue }
-                let path = path(of: current, in: &namespace)
-                // Eviction works on inodes: every name of a hard-linked file goes.
-                guard let gone = try? removeEveryName(of: current.entryID, at: time.nanoseconds, in: &namespace)
-                else { continue }
+                let current: EntryRecord
+                let gone: (names: [LinkName], discard: EntryID?)
+                let path: String
+                do {
+                    current = try namespace.record(candidate.entryID)
+                    guard current.parent != nil, current.parent == candidate.parent, current.name == candidate.name,
+                          current.kind == .file, qualifies(current, time) else { continue }
+                    path = self.path(of: current, in: &namespace)
+                    // Eviction works on inodes: every name of a hard-linked file goes.
+                    gone = try removeEveryName(of: current.entryID, at: time.nanoseconds, in: &namespace)
+                } catch CacheError.notFound {
+                    continue
+                } catch {
+                    logger.error("could not remove entry \(candidate.entryID) (\(kind.rawValue)): \(error)")
+                    continue
+                }
                 if let id = gone.discard { bytesToDiscard.append(id) }
                 removed.append((current, path, gone.names))
             }
@@ -58,6 +67,8 @@ extension CacheEngine {
 
     /// The path of an entry below the mount ("data/photos/a.jpg"), for events.
     func path(of entry: EntryRecord, in namespace: inout NamespaceState) -> String {
+        // A directory that cannot be read (an index error, logged where it happened) leaves
+        // its part of the path out: the path only names the entry in events.
         EntryPath.of(entry) { try? namespace.record($0) }
     }
 
@@ -78,6 +89,7 @@ extension CacheEngine {
         var names: [EntryID: String] = [:]
         namespace.withLock { namespace in
             for id in ids {
+                // Pools are children of the root, which is loaded at mount: no I/O can fail here.
                 if let record = try? namespace.record(id) { names[id] = String(decoding: record.name, as: UTF8.self) }
             }
         }
