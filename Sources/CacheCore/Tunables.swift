@@ -1,5 +1,7 @@
 /// The engine's tunable numbers in one place, each with why it has its value.
-enum Tunables {
+public enum Tunables {
+    // MARK: Eviction
+
     /// A write that meets ENOSPC evicts and tries again at most this often: other writers
     /// may take each freed block first, but a write must not loop forever.
     static let enospcRetries = 64
@@ -10,4 +12,51 @@ enum Tunables {
     /// thousands of files costs few queries, small enough that one batch holds the namespace
     /// lock briefly.
     static let victimBatch = 256
+
+    // MARK: The kernel
+
+    /// How long an open that moved atime waits for the kernel to drop the cached attributes:
+    /// `stat` right after a read shows the new atime, and an invalidation stuck behind a
+    /// directory lock never holds an open up for longer.
+    static let attributeInvalidationWaitSeconds = 0.1
+    /// Removals told to the kernel between two looks at the attribute queue, so an open's
+    /// invalidation never waits behind an eviction's thousands of removals.
+    static let notificationChunk = 64
+    /// A directory entry takes at least this many bytes of a READDIR reply, so a page of
+    /// `size / minimumDirentBytes` names always fills the kernel's buffer.
+    public static let minimumDirentBytes = 32
+
+    // MARK: The index
+
+    /// Changes one group commit takes at most: bounds a commit's time and memory.
+    static let commitBatch = 4096
+    /// A failed group commit (full disk, I/O error) waits this much longer at each attempt,
+    /// up to `commitRetryMaxSteps` steps (1 s), then keeps trying every second: memory
+    /// already shows the changes, so they must go in.
+    static let commitRetryStepMicroseconds: UInt32 = 50_000
+    static let commitRetryMaxSteps = 20
+    /// Entry ids reserved in the index at once: one commit per 4,096 creates, and recovery
+    /// looks only at the open range.
+    static let idReservationChunk: EntryID = 4096
+    /// Closed files the durability thread syncs and marks per round: one `syncfs` covers
+    /// them all, and one query picks them.
+    static let durableBatch = 4096
+
+    // MARK: Bytes
+
+    /// Emptied bytes of removed files kept for creates to rename into place (ext4 skips
+    /// recently freed inodes when it allocates: a spare costs 30 µs, a new inode up to 450).
+    public static let spareFiles = 4096
+    /// A fetch adds to `fetched_bytes` and checks the file is still wanted once per this many
+    /// bytes stored: often enough for a live figure, rare enough to cost nothing.
+    static let fetchAccountingBytes: Int64 = 1 << 20
+    /// Body bytes of an HTTP response queued before the event loop waits for the fetch to
+    /// store them: bounds a fetch's memory to about two of these.
+    static let responseWindowBytes = 1 << 20
+
+    /// `st_blocks` (512-byte units) of `size` bytes written whole, as ext4 allocates them in
+    /// 4 KiB blocks.
+    static func blocks(forSize size: Int64) -> Int64 {
+        (size + 4095) / 4096 * 8
+    }
 }

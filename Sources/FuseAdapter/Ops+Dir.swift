@@ -42,8 +42,8 @@ func cachefsReaddir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ 
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
     do {
-        // A directory entry takes at least 32 bytes, so this many names always fill `size`.
-        let items = try context.engine.readdir(EntryID(inode), offset: Int64(offset), limit: max(size / 32, 1))
+        let items = try context.engine.readdir(EntryID(inode), offset: Int64(offset),
+                                               limit: max(size / Tunables.minimumDirentBytes, 1))
         let (bytes, _) = pack(items, size: size) { item, place, room in
             var info = Glibc.stat()
             info.st_ino = ino_t(item.id)

@@ -9,7 +9,7 @@ extension CacheEngine {
     func makeClosedFilesDurable() {
         do {
             writer.flush()
-            let batch = try index.notYetDurable(limit: 4096)
+            let batch = try index.notYetDurable(limit: Tunables.durableBatch)
             guard !batch.isEmpty else { return }
             let renamed = spares.syncStarting()
             try disk.syncFilesystem(layout.root)

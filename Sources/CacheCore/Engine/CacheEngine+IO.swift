@@ -61,7 +61,7 @@ extension CacheEngine {
         // (a `stat` right after the read shows it, as on ext4). The notification is sent by
         // the notification thread, not here: it invalidates attributes only, which takes no
         // lock the kernel holds during OPEN, and the wait is bounded (see there).
-        if movedAccessTime { notifications.invalidateAttributes(of: id, waitingAtMost: 0.1) }
+        if movedAccessTime { notifications.invalidateAttributes(of: id, waitingAtMost: Tunables.attributeInvalidationWaitSeconds) }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
                                           sizeLimit: sizeLimit(for: opened), fetch: writable ? nil : fetch),
                                  writeOnly: accessMode == O_WRONLY)

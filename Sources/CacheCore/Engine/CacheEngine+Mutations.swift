@@ -236,7 +236,7 @@ extension CacheEngine {
                     updated.mtime = time
                     updated.durable = false
                     // Growing leaves a hole; shrinking frees the blocks past the end.
-                    updated.blocks = min(updated.blocks, (size + 4095) / 4096 * 8)
+                    updated.blocks = min(updated.blocks, Tunables.blocks(forSize: size))
                 }
                 switch changes.accessTime {
                 case .now: updated.atime = time

@@ -56,7 +56,7 @@ final class IndexWriter: Sendable {
     private let warnings: StoreWarnings
     private let writeBack = Mutex(WriteBack())
 
-    init(index: IndexStore, walPath: String, logger: Logger, commitWindow: Double, maxBatch: Int = 4096,
+    init(index: IndexStore, walPath: String, logger: Logger, commitWindow: Double, maxBatch: Int = Tunables.commitBatch,
          warnings: StoreWarnings = StoreWarnings()) {
         self.warnings = warnings
         self.index = index
@@ -256,7 +256,7 @@ final class IndexWriter: Sendable {
             } catch {
                 attempt += 1
                 logger.error("index commit of \(items.count) changes failed (attempt \(attempt)): \(error)")
-                usleep(useconds_t(min(attempt, 20) * 50_000))
+                usleep(useconds_t(min(attempt, Tunables.commitRetryMaxSteps)) * Tunables.commitRetryStepMicroseconds)
             }
         }
     }

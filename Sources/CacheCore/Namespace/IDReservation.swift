@@ -3,7 +3,7 @@
 /// recovery looks at those (a few thousand at most), never walks the store.
 struct IDReservation: Sendable {
     static let settingKey = "ids_reserved_below"
-    static let chunk: EntryID = 4096
+    static let chunk = Tunables.idReservationChunk
 
     private(set) var next: EntryID
     private(set) var reservedBelow: EntryID

@@ -24,7 +24,7 @@ final class KernelNotifications: Sendable {
     }
 
     /// Removals delivered between two looks at the attribute queue.
-    static let chunk = 64
+    static let chunk = Tunables.notificationChunk
 
     private let notifier: any KernelNotifier
     private let queue = ConditionLock(Queue())

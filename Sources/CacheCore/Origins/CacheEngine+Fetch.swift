@@ -187,7 +187,7 @@ extension CacheEngine {
                     return false
                 }
                 progress.advance(to: stored)
-                guard uncounted >= 1 << 20 else { return true }
+                guard uncounted >= Tunables.fetchAccountingBytes else { return true }
                 fetchedBytes(uncounted, pool: source.pool)
                 uncounted = 0
                 cancelled = !isWanted(id)
@@ -246,7 +246,7 @@ extension CacheEngine {
             // A change of persistence moves the counted file between the figures.
             _ = try? update(id, in: &namespace) { record in
                 record.writing = false
-                record.blocks = (source.size + 4095) / 4096 * 8
+                record.blocks = Tunables.blocks(forSize: source.size)
                 record.lastAccess = time
                 if becomesPersistent { record.persistent = true }
             }

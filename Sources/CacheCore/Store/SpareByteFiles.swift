@@ -18,7 +18,7 @@ import Synchronization
 /// renamed one is not): files whose bytes came from a spare are remembered until a `syncfs`
 /// covers them, and `fsync` of one syncs its folder too (``takeUnsyncedRename(of:)``).
 public final class SpareByteFiles: Sendable {
-    public static let defaultCapacity = 4096
+    public static let defaultCapacity = Tunables.spareFiles
 
     private struct State {
         var names: [UInt64] = []

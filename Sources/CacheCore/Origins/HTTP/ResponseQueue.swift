@@ -32,7 +32,7 @@ final class ResponseQueue: HTTPClientResponseDelegate, Sendable {
     }
 
     private let state = ConditionLock(State())
-    static let window = 1 << 20
+    static let window = Tunables.responseWindowBytes
 
     // MARK: - The asking thread
 
