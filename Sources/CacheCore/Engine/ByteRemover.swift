@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 
 /// Removes the bytes of removed files once the commit that left their rows nameless is done,
@@ -13,7 +14,7 @@ final class ByteRemover: Sendable {
 
     private struct State {
         var remove: (@Sendable ([EntryID]) -> Void)?
-        var batches: [[EntryID]] = []
+        var batches: Deque<[EntryID]> = []
         var running = 0
         var stopping = false
         var threadsLeft = 0

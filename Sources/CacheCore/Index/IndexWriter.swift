@@ -26,6 +26,7 @@ final class IndexWriter: Sendable {
     }
 
     private struct State {
+        /// Appended by request threads, taken whole by the writer thread (swapped, not copied).
         var queue: [Item] = []
         var enqueued: UInt64 = 0
         var committed: UInt64 = 0

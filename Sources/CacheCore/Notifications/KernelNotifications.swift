@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import Synchronization
 
@@ -16,7 +17,8 @@ enum PendingNotification: Sendable {
 /// thousands of removals, not after all of them.
 final class KernelNotifications: Sendable {
     private struct Queue {
-        var removals: [PendingNotification] = []
+        /// Taken from the front a chunk at a time, so a `Deque`: no copy of the rest per chunk.
+        var removals: Deque<PendingNotification> = []
         var attributes: [EntryID] = []
         /// Attribute invalidations queued and delivered so far: a ticket is the count after its own.
         var attributesQueued: UInt64 = 0
@@ -48,7 +50,7 @@ final class KernelNotifications: Sendable {
 
     func enqueue(_ removals: [PendingNotification]) {
         guard !removals.isEmpty else { return }
-        queue.withLock { $0.removals += removals }
+        queue.withLock { $0.removals.append(contentsOf: removals) }
         thread.wake()
     }
 
@@ -74,7 +76,7 @@ final class KernelNotifications: Sendable {
                     queue.attributes = []
                     queue.removals.removeFirst(min(Self.chunk, queue.removals.count))
                 }
-                return (queue.attributes, queue.attributesQueued, queue.removals.prefix(Self.chunk))
+                return (queue.attributes, queue.attributesQueued, Array(queue.removals.prefix(Self.chunk)))
             }
             if attributes.isEmpty && removals.isEmpty { return }
             if !attributes.isEmpty {
