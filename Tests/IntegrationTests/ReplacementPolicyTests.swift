@@ -96,6 +96,37 @@ import Testing
         }
     }
 
+    @Test func aPoolRecordsItsAccessesForReplayWhenAsked() throws {
+        try withMountedStore(arguments: ["--pool", "data=1M"]) { mount in
+            #expect(try mount.xattr("data", "user.cache.trace") == "0")
+            _ = try mount.mustSucceed("echo one > data/secret-name-a; echo two > data/secret-name-b")
+            _ = try mount.mustSucceed("setfattr -n user.cache.trace -v 1 data")
+            // Two creates (misses) and three opens for reading (hits) after the switch.
+            _ = try mount.mustSucceed("head -c 5000 /dev/zero > data/c; cat data/secret-name-a data/c data/c > /dev/null")
+            _ = try mount.mustSucceed("echo three > data/d")
+            let tracePath = mount.store + "/traces/data.csv"
+            #expect(Shell.waitUntil(seconds: 5) {
+                ((try? String(contentsOfFile: tracePath, encoding: .utf8)) ?? "").split(separator: "\n").count >= 5
+            })
+            let lines = try String(contentsOfFile: tracePath, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == 5, "\(lines)")
+            for line in lines {
+                let fields = line.split(separator: ",")
+                #expect(fields.count == 2 && fields[0].count == 16 && UInt64(fields[0], radix: 16) != nil
+                        && Int64(fields[1]) != nil, "\(line)")
+            }
+            // The two reads of c name the same file; the trace never names one.
+            #expect(lines[2].split(separator: ",")[0] == lines[3].split(separator: ",")[0])
+            #expect(lines[3].hasSuffix(",5000"), "\(lines)")
+            #expect(!(try String(contentsOfFile: tracePath, encoding: .utf8)).contains("secret"))
+            _ = try mount.mustSucceed("setfattr -n user.cache.trace -v 0 data; cat data/c > /dev/null")
+            try mount.remount()
+            #expect(try String(contentsOfFile: tracePath, encoding: .utf8).split(separator: "\n").count == 5)
+            let bad = try mount.sh("setfattr -n user.cache.trace -v banana data")
+            #expect(!bad.succeeded && bad.error.contains("Invalid argument"), "\(bad)")
+        }
+    }
+
     @Test func theWhatIfCurveAndTheRecentHitRatioAreShown() throws {
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
             _ = try mount.mustSucceed("setfattr -n user.cache.max_size -v 64K data")

@@ -33,6 +33,7 @@ extension CacheEngine {
         case .negativeTTL: return String(policy(of: record).negativeTTLSeconds)
         case .maxFetches: return String(policy(of: record).maxFetches)
         case .eviction: return policy(of: record).eviction.rawValue
+        case .trace: return policy(of: record).recordsTrace ? "1" : "0"
         case .evictionActive: return (evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
         case .hitRatio: return evictor.replacement.report(of: record.entryID)?.recentHitRatio.map(HitRatioText.format) ?? ""
         case .hitRatioCurve: return evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""

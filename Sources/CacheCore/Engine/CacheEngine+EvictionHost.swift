@@ -81,4 +81,9 @@ extension CacheEngine: EvictionHost {
     func record(_ events: [CacheEvent]) { self.events.record(events) }
 
     func retryPendingEvents() { events.retryPending() }
+
+    func appendTrace(_ lines: [UInt8], droppedLines: Int, of pool: EntryID) {
+        guard let name = poolNames()[pool] else { return }
+        traces.append(lines, droppedLines: droppedLines, of: pool, named: name)
+    }
 }

@@ -143,6 +143,7 @@ extension CacheEngine {
         case .origin: updated.origin = trimmed
         case .negativeTTL: updated.negativeTTLSeconds = ValueParsing.durationSeconds(text) ?? updated.negativeTTLSeconds
         case .maxFetches: updated.maxFetches = Int64(trimmed) ?? updated.maxFetches
+        case .trace: updated.recordsTrace = ValueParsing.flag(text) ?? updated.recordsTrace
         case .eviction:
             updated.eviction = EvictionChoice(rawValue: trimmed) ?? updated.eviction
             // `auto` starts from the policy the pool runs now.
@@ -170,7 +171,7 @@ extension CacheEngine {
             .ageBasis: defaults.ageBasis.rawValue, .maxFiles: String(defaults.maxFiles),
             .lowWatermark: String(defaults.lowWatermarkPercent), .origin: "",
             .negativeTTL: String(defaults.negativeTTLSeconds), .maxFetches: String(defaults.maxFetches),
-            .eviction: defaults.eviction.rawValue,
+            .eviction: defaults.eviction.rawValue, .trace: "0",
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolPolicy(attribute, text: text, on: pool)

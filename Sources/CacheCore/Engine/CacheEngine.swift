@@ -29,6 +29,8 @@ public final class CacheEngine: Sendable {
     let notifier: any KernelNotifier
     let logger: Logger
     let events: EventLog
+    /// Pools' access traces (`user.cache.trace`), written by the evictor's thread.
+    let traces: TraceFiles
     let reserve: SpaceReserve
     /// What a user must act on, shown by `cachefs status` (the root's `user.cache.warnings`).
     public let warnings = StoreWarnings()
@@ -87,6 +89,7 @@ public final class CacheEngine: Sendable {
             throw StoreError.corruptIndex(layout.root, "\(error)")
         }
         events = EventLog(path: layout.eventsPath, maxBytes: configuration.eventLogMaxBytes, logger: logger)
+        traces = TraceFiles(layout: layout, logger: logger)
         let boot = BootIdentity.current()
         let powerLost = try BootIdentity.wasPowerLost(index: index, currentBoot: boot)
         let previousStop = try index.setting(BootIdentity.cleanKey)
@@ -135,6 +138,9 @@ public final class CacheEngine: Sendable {
         fetches.stopAll(interrupting: originContext.transport.shutdown)
         evictor.stop()
         notifications.stop()
+        for trace in evictor.replacement.takeTraces() {
+            appendTrace(trace.bytes, droppedLines: trace.dropped, of: trace.pool)
+        }
         durability.stop()
         var leftovers: [EntryID] = []
         for file in handles.removeAll() {

@@ -53,6 +53,8 @@ protocol EvictionHost: AnyObject, Sendable {
     func saveCounters()
     func savePolicy(_ policy: PoolPolicy, of pool: EntryID)
     func record(_ events: [CacheEvent])
+    /// Appends a pool's recorded accesses to its trace file (`user.cache.trace`).
+    func appendTrace(_ lines: [UInt8], droppedLines: Int, of pool: EntryID)
     func retryPendingEvents()
 }
 

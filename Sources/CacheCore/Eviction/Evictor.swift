@@ -122,5 +122,8 @@ final class Evictor: Sendable {
         }
         if due.pressure { relievePressure(in: host) }
         switchAutoPools(in: host)
+        for trace in replacement.takeTraces() {
+            host.appendTrace(trace.bytes, droppedLines: trace.dropped, of: trace.pool)
+        }
     }
 }

@@ -14,7 +14,8 @@ extension IndexStore {
                     maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"], origin: row["origin"],
                     negativeTTLSeconds: row["negative_ttl"], maxFetches: row["max_fetches"],
                     eviction: EvictionChoice(rawValue: row["eviction"]) ?? .lru,
-                    autoActive: PolicyKind(rawValue: row["eviction_active"]) ?? .lru)
+                    autoActive: PolicyKind(rawValue: row["eviction_active"]) ?? .lru,
+                    recordsTrace: row["trace"])
             }
             return policies
         }
@@ -27,11 +28,12 @@ extension IndexStore {
     static func savePolicy(_ policy: PoolPolicy, for poolID: EntryID, in db: Database) throws {
         try db.execute(sql: """
             INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
-                negative_ttl, max_fetches, eviction, eviction_active)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                negative_ttl, max_fetches, eviction, eviction_active, trace)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [poolID, policy.maxSize, policy.maxAgeSeconds, policy.ageBasis.rawValue,
                              policy.maxFiles, policy.lowWatermarkPercent, policy.origin, policy.negativeTTLSeconds,
-                             policy.maxFetches, policy.eviction.rawValue, policy.autoActive.rawValue])
+                             policy.maxFetches, policy.eviction.rawValue, policy.autoActive.rawValue,
+                             policy.recordsTrace])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its policy.

@@ -165,12 +165,14 @@ enum Schema {
         migrator.registerMigration("v7-drop-entry-children") { db in
             try db.execute(sql: "DROP INDEX entry_children")
         }
-        // Replacement policies: the pool's `user.cache.eviction` choice, and the policy `auto`
-        // runs now, so a remount starts from what the pool's own reads chose.
+        // Replacement policies: the pool's `user.cache.eviction` choice, the policy `auto`
+        // runs now (so a remount starts from what the pool's own reads chose), and whether
+        // the pool records its accesses (`user.cache.trace`).
         migrator.registerMigration("v8-eviction-policy") { db in
             try db.execute(sql: """
                 ALTER TABLE pool ADD COLUMN eviction TEXT NOT NULL DEFAULT 'lru';
                 ALTER TABLE pool ADD COLUMN eviction_active TEXT NOT NULL DEFAULT 'lru';
+                ALTER TABLE pool ADD COLUMN trace INTEGER NOT NULL DEFAULT 0;
                 """)
         }
         return migrator

@@ -8,7 +8,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     // Pool directories.
     case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
     case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
-    case eviction
+    case eviction, trace
     // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
     // its recent requests, and the estimated hit ratio at other sizes.
     case evictionActive = "eviction_active", hitRatio = "hit_ratio", hitRatioCurve = "hit_ratio_curve"
@@ -45,7 +45,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .directory: return [.persistent, .pinned, .expiration]
         case .pool:
             return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches,
-                    .eviction, .evictionActive]
+                    .eviction, .evictionActive, .trace]
                 + figures + [.oldestAccess, .hitRatio, .hitRatioCurve]
         case .root: return figures + [.minFree, .store, .warnings]
         case .nameOnly: return []
@@ -57,7 +57,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .file, .directory: return [.persistent, .pinned, .expiration]
         case .pool:
             return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches,
-                    .eviction, .purge, .clear]
+                    .eviction, .trace, .purge, .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }

@@ -26,6 +26,10 @@ public struct PoolPolicy: Sendable, Equatable {
     /// The policy an `auto` pool runs now (kept so a remount starts from it).
     public var autoActive: PolicyKind
 
+    /// `user.cache.trace`: the pool appends its accesses to `STORE/traces/POOL.csv`, for
+    /// `cachefs replay`.
+    public var recordsTrace: Bool
+
     /// The replacement policy that chooses victims now.
     public var activePolicy: PolicyKind { eviction.fixedKind ?? autoActive }
 
@@ -35,7 +39,8 @@ public struct PoolPolicy: Sendable, Equatable {
     public init(maxSize: Int64 = 25 << 20, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
                 maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = 90, origin: String = "",
                 negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches,
-                eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru) {
+                eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false) {
+        self.recordsTrace = recordsTrace
         self.eviction = eviction
         self.autoActive = autoActive
         self.origin = origin

@@ -13,6 +13,11 @@ public struct StoreLayout: Sendable {
     public var eventsPath: String { root + "/events.jsonl" }
     public var logPath: String { root + "/daemon.log" }
     public var reservePath: String { root + "/reserve" }
+    /// Pools' access traces (`user.cache.trace`), one CSV file per pool, rotated.
+    public var tracesPath: String { root + "/traces" }
+
+    public func tracePath(ofPool name: String) -> String { tracesPath + "/" + name + ".csv" }
+
     /// Emptied byte files waiting for reuse (``SpareByteFiles``).
     public var sparesPath: String { root + "/spares" }
 

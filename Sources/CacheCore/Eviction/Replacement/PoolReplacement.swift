@@ -28,8 +28,11 @@ struct PoolReplacement: Sendable {
     /// what-if curve. Nil for a pool without limits (nothing would ever be evicted).
     var advisor: PolicyAdvisor?
     var recent = RecentHitRatio()
+    /// The pool's accesses not yet written, while `user.cache.trace` is on.
+    var trace: AccessTraceBuffer?
 
     init(policy: PoolPolicy) {
+        trace = policy.recordsTrace ? AccessTraceBuffer() : nil
         choice = policy.eviction
         residents = policy.eviction == .lru ? .index : .unbuilt(policy.activePolicy)
         advisor = Self.advisor(for: policy)
@@ -53,6 +56,7 @@ struct PoolReplacement: Sendable {
     /// is built carries its residents over in its own victim order; the index's LRU order
     /// is rebuilt from the index.
     mutating func apply(_ policy: PoolPolicy) {
+        if policy.recordsTrace != (trace != nil) { trace = policy.recordsTrace ? AccessTraceBuffer() : nil }
         choice = policy.eviction
         let kind = policy.activePolicy
         if policy.eviction == .lru {

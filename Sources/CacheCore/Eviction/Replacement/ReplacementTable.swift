@@ -50,6 +50,7 @@ final class ReplacementTable: Sendable {
             state.hear(.inserted(id, fingerprint: fingerprint))
             state.advisor?.record(fingerprint: fingerprint, size: size)
             state.recent.record(hit: false)
+            state.trace?.append(fingerprint: fingerprint, size: size)
         }
     }
 
@@ -59,6 +60,7 @@ final class ReplacementTable: Sendable {
             state.hear(.accessed(id))
             state.advisor?.record(fingerprint: fingerprint, size: size)
             state.recent.record(hit: true)
+            state.trace?.append(fingerprint: fingerprint, size: size)
         }
     }
 
@@ -117,6 +119,17 @@ final class ReplacementTable: Sendable {
             let result = body(&policy)
             state.residents = .built(policy)
             return result
+        }
+    }
+
+    /// Every recording pool's gathered accesses, taken for the evictor's thread to write.
+    func takeTraces() -> [(pool: EntryID, bytes: [UInt8], dropped: Int)] {
+        let all = pools.withLock { Array($0) }
+        return all.compactMap { id, pool in
+            pool.state.withLock { state in
+                guard let taken = state.trace?.take(), !taken.bytes.isEmpty || taken.dropped > 0 else { return nil }
+                return (id, taken.bytes, taken.dropped)
+            }
         }
     }
 

@@ -1,0 +1,33 @@
+import Glibc
+import Logging
+import Synchronization
+
+/// The pools' access traces in `STORE/traces/POOL.csv`, each rotated at `maxBytes` (one old
+/// file kept), opened at a pool's first recorded access. Written by the evictor's thread only.
+final class TraceFiles: Sendable {
+    /// About two million accesses per file: enough to size a pool, bounded on disk to two files.
+    static let maxBytes: Int64 = 48 << 20
+
+    private let layout: StoreLayout
+    private let logger: Logger
+    private let files = Mutex<[EntryID: RotatingFile]>([:])
+
+    init(layout: StoreLayout, logger: Logger) {
+        self.layout = layout
+        self.logger = logger
+    }
+
+    func append(_ lines: [UInt8], droppedLines: Int, of pool: EntryID, named name: String) {
+        if droppedLines > 0 {
+            logger.warning("pool \(name): \(droppedLines) accesses not recorded in its trace (more than a second's worth)")
+        }
+        let file = files.withLock { files -> RotatingFile in
+            if let file = files[pool] { return file }
+            mkdir(layout.tracesPath, 0o700)
+            let file = RotatingFile(path: layout.tracePath(ofPool: name), maxBytes: Self.maxBytes, logger: logger)
+            files[pool] = file
+            return file
+        }
+        file.append(lines)
+    }
+}
