@@ -63,6 +63,7 @@ let package = Package(
             name: "cachefs",
             dependencies: [
                 "CacheCore",
+                "CachePolicy",
                 "CLinux",
                 "CacheMetrics",
                 "FuseAdapter",

@@ -30,6 +30,10 @@ public protocol ReplacementPolicy: Sendable {
 
     func contains(_ key: CacheKey) -> Bool
 
+    /// The fingerprint a resident object was inserted with (kept so a policy can be
+    /// converted into another with its residents); nil for an unknown key.
+    func fingerprint(of key: CacheKey) -> UInt64?
+
     /// A new object enters the cache (a create, an origin fetch, a file that stops being
     /// persistent). `fingerprint` names the object across evictions: a ghost entry or a
     /// frequency count is kept under it, so a name that comes back is recognised although

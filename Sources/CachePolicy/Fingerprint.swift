@@ -1,0 +1,29 @@
+/// A stable 64-bit hash of a name (FNV-1a, then splitmix64's finalizer so that nearby names
+/// spread over all bits): the same in every process, unlike `Hasher`, so sampled keys and
+/// traces mean the same across mounts.
+public enum Fingerprint {
+    public static func of<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return mix(hash)
+    }
+
+    /// A file's name in its directory.
+    public static func of(parent: Int64, name: some Collection<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var parentBits = UInt64(bitPattern: parent)
+        for _ in 0..<8 {
+            hash = (hash ^ (parentBits & 0xff)) &* 0x100_0000_01b3
+            parentBits >>= 8
+        }
+        for byte in name { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return mix(hash)
+    }
+
+    static func mix(_ value: UInt64) -> UInt64 {
+        var hash = value
+        hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
+        return hash ^ (hash >> 31)
+    }
+}

@@ -1,0 +1,77 @@
+/// A count-min sketch of 4-bit counters with a doorkeeper bloom filter and periodic
+/// halving, as W-TinyLFU and Caffeine's `FrequencySketch` use it: the estimated number of
+/// recent requests of a fingerprint, in a few bytes per resident object.
+struct FrequencySketch: Sendable {
+    static let depth = 4
+    static let maxCount: UInt8 = 15
+    /// Halve every counter after this many increments per counter column: the history
+    /// counts the last ten cache-fulls of requests, so old popularity fades.
+    static let sampleFactor = 10
+
+    private(set) var width: Int
+    private var counters: [UInt8]
+    private var doorkeeper: [UInt64]
+    private var increments = 0
+
+    init(width requested: Int = 64) {
+        var width = 64
+        while width < requested { width <<= 1 }
+        self.width = width
+        counters = Array(repeating: 0, count: width * Self.depth)
+        doorkeeper = Array(repeating: 0, count: width / 64 * Self.depth)
+    }
+
+    /// Grows (and forgets) when the cache holds more objects than it has columns.
+    mutating func ensureWidth(for residents: Int) {
+        guard residents > width else { return }
+        self = FrequencySketch(width: residents * 4)
+    }
+
+    private func index(_ fingerprint: UInt64, row: Int) -> Int {
+        var hash = fingerprint &+ UInt64(row + 1) &* 0x9e37_79b9_7f4a_7c15
+        hash = (hash ^ (hash >> 31)) &* 0xbf58_476d_1ce4_e5b9
+        hash ^= hash >> 29
+        return row * width + Int(hash & UInt64(width - 1))
+    }
+
+    private func doorkeeperBit(_ fingerprint: UInt64, row: Int) -> (word: Int, mask: UInt64) {
+        let bit = index(fingerprint, row: row) // within row * width ..< (row + 1) * width
+        return (bit >> 6, 1 << UInt64(bit & 63))
+    }
+
+    private func inDoorkeeper(_ fingerprint: UInt64) -> Bool {
+        (0..<Self.depth).allSatisfy { row in
+            let (word, mask) = doorkeeperBit(fingerprint, row: row)
+            return doorkeeper[word] & mask != 0
+        }
+    }
+
+    mutating func increment(_ fingerprint: UInt64) {
+        increments += 1
+        if increments >= width * Self.sampleFactor { age() }
+        // The first request only enters the doorkeeper: one-hit wonders cost no counter.
+        guard inDoorkeeper(fingerprint) else {
+            for row in 0..<Self.depth {
+                let (word, mask) = doorkeeperBit(fingerprint, row: row)
+                doorkeeper[word] |= mask
+            }
+            return
+        }
+        for row in 0..<Self.depth {
+            let slot = index(fingerprint, row: row)
+            if counters[slot] < Self.maxCount { counters[slot] += 1 }
+        }
+    }
+
+    func estimate(_ fingerprint: UInt64) -> Int {
+        var least = Int(Self.maxCount)
+        for row in 0..<Self.depth { least = min(least, Int(counters[index(fingerprint, row: row)])) }
+        return least + (inDoorkeeper(fingerprint) ? 1 : 0)
+    }
+
+    private mutating func age() {
+        increments = 0
+        for slot in counters.indices { counters[slot] >>= 1 }
+        for word in doorkeeper.indices { doorkeeper[word] = 0 }
+    }
+}

@@ -1,0 +1,134 @@
+import DequeModule
+
+/// W-TinyLFU (Einziger et al., ACM TOS 2017; Caffeine's policy): new objects enter a small
+/// LRU window (1 % of the objects); main is a segmented LRU, probation (20 %) and protected
+/// (80 %). When the window is over its share, its least recent object competes with
+/// probation's: the one read less often recently (by a `FrequencySketch` of the names'
+/// requests, which remembers names no longer cached) is evicted, the other stays in
+/// probation. A read in probation promotes to protected; protected's overflow goes back to
+/// probation. One-time requests rarely displace objects that are read again.
+public struct WTinyLFUPolicy: ReplacementPolicy {
+    public static let kind = PolicyKind.tinylfu
+
+    /// The window's share of the objects (Caffeine's initial 1 %).
+    static let windowShare = 0.01
+    /// Protected's share of main (80 %; probation holds the rest).
+    static let protectedShare = 0.80
+
+    private var window = ResidentList()
+    private var probation = ResidentList()
+    private var protected = ResidentList()
+    private var sketch = FrequencySketch()
+    /// Objects moved from the window to probation and not yet judged against its victim.
+    private var candidates: Deque<CacheKey> = []
+
+    public init() {}
+
+    public var count: Int { window.count + probation.count + protected.count }
+
+    public func contains(_ key: CacheKey) -> Bool {
+        window.slot(of: key) != nil || probation.slot(of: key) != nil || protected.slot(of: key) != nil
+    }
+
+    public func fingerprint(of key: CacheKey) -> UInt64? {
+        if let slot = window.slot(of: key) { return window[slot].fingerprint }
+        if let slot = probation.slot(of: key) { return probation[slot].fingerprint }
+        if let slot = protected.slot(of: key) { return protected[slot].fingerprint }
+        return nil
+    }
+
+    public mutating func insert(_ key: CacheKey, fingerprint: UInt64) {
+        if contains(key) {
+            access(key)
+            return
+        }
+        sketch.ensureWidth(for: count + 1)
+        sketch.increment(fingerprint)
+        window.appendNewest(key, fingerprint: fingerprint)
+    }
+
+    public mutating func restore(_ key: CacheKey, fingerprint: UInt64) {
+        guard !contains(key) else { return }
+        sketch.ensureWidth(for: count + 1)
+        probation.appendNewest(key, fingerprint: fingerprint)
+    }
+
+    public mutating func access(_ key: CacheKey) {
+        if let slot = window.slot(of: key) {
+            sketch.increment(window[slot].fingerprint)
+            window.moveToNewest(slot)
+        } else if let slot = probation.slot(of: key) {
+            let node = probation.remove(slot)
+            sketch.increment(node.fingerprint)
+            protected.appendNewest(node.key, fingerprint: node.fingerprint)
+            let protectedLimit = max(1, Int(Double(probation.count + protected.count) * Self.protectedShare))
+            while protected.count > protectedLimit {
+                let demoted = protected.remove(protected.oldest)
+                probation.appendNewest(demoted.key, fingerprint: demoted.fingerprint)
+            }
+        } else if let slot = protected.slot(of: key) {
+            sketch.increment(protected[slot].fingerprint)
+            protected.moveToNewest(slot)
+        }
+    }
+
+    public mutating func remove(_ key: CacheKey) {
+        if let slot = window.slot(of: key) {
+            window.remove(slot)
+        } else if let slot = probation.slot(of: key) {
+            probation.remove(slot)
+        } else if let slot = protected.slot(of: key) {
+            protected.remove(slot)
+        }
+    }
+
+    /// As Caffeine does: the window's overflow moves to probation as candidates; then the
+    /// oldest candidate and probation's least recent object compete, and the one read less
+    /// often is the victim (a tie keeps main's object).
+    public mutating func evict(isEligible: (CacheKey) -> Bool) -> CacheKey? {
+        let windowTarget = max(1, Int(Double(count) * Self.windowShare))
+        while window.count > windowTarget, let slot = oldestEligible(in: window, isEligible: isEligible) {
+            let moved = window.remove(slot)
+            probation.appendNewest(moved.key, fingerprint: moved.fingerprint)
+            candidates.append(moved.key)
+        }
+        while let candidate = candidates.first {
+            guard let candidateSlot = probation.slot(of: candidate), isEligible(candidate) else {
+                // Read since (now protected), removed, or not to be evicted now: judged no more.
+                candidates.removeFirst()
+                continue
+            }
+            guard let victimSlot = oldestEligible(in: probation, isEligible: { key in
+                key != candidate && isEligible(key)
+            }), !candidates.contains(probation[victimSlot].key) else {
+                candidates.removeFirst()
+                return probation.remove(candidateSlot).key
+            }
+            candidates.removeFirst()
+            let candidateNode = probation[candidateSlot]
+            let victimNode = probation[victimSlot]
+            if sketch.estimate(candidateNode.fingerprint) > sketch.estimate(victimNode.fingerprint) {
+                return probation.remove(victimSlot).key
+            }
+            return probation.remove(candidateSlot).key
+        }
+        return evictFromMain(isEligible: isEligible)
+    }
+
+    private mutating func evictFromMain(isEligible: (CacheKey) -> Bool) -> CacheKey? {
+        if let slot = oldestEligible(in: probation, isEligible: isEligible) { return probation.remove(slot).key }
+        if let slot = oldestEligible(in: protected, isEligible: isEligible) { return protected.remove(slot).key }
+        if let slot = oldestEligible(in: window, isEligible: isEligible) { return window.remove(slot).key }
+        return nil
+    }
+
+    /// The least recent eligible object of a list; ineligible ones keep their place.
+    private func oldestEligible(in list: ResidentList, isEligible: (CacheKey) -> Bool) -> Int32? {
+        var slot = list.oldest
+        while slot != ResidentList.none {
+            if isEligible(list[slot].key) { return slot }
+            slot = list[slot].next
+        }
+        return nil
+    }
+}

@@ -1,0 +1,36 @@
+/// A cache run as an `auto` pool runs: a policy chosen by a ``PolicyAdvisor`` fed the same
+/// requests, switched (residents carried over) when the advisor recommends another, looked
+/// at every `checkEvery` requests as the evictor's rounds look.
+public struct AutoSimulator: Sendable {
+    static let checkEvery = 256
+
+    public private(set) var cache: CacheSimulator
+    private var advisor: PolicyAdvisor
+    private var sinceCheck = 0
+    public private(set) var switches: [(afterRequests: Int64, to: PolicyKind)] = []
+
+    public init(capacity: Int64, countsObjects: Bool = false, startingWith kind: PolicyKind = .lru) {
+        cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects)
+        advisor = PolicyAdvisor(current: kind, capacityBytes: countsObjects ? 0 : capacity,
+                                capacityFiles: countsObjects ? capacity : 0)
+    }
+
+    @discardableResult
+    public mutating func get(_ key: CacheKey, size: Int64) -> Bool {
+        advisor.record(fingerprint: UInt64(bitPattern: key), size: size)
+        let hit = cache.get(key, size: size)
+        sinceCheck += 1
+        if sinceCheck >= Self.checkEvery {
+            sinceCheck = 0
+            if let recommended = advisor.recommendation() {
+                cache.switchPolicy(to: recommended.kind)
+                advisor.setCurrent(recommended.kind)
+                switches.append((cache.figures.requests, recommended.kind))
+            }
+        }
+        return hit
+    }
+
+    public mutating func set(_ key: CacheKey, size: Int64) { cache.set(key, size: size) }
+    public mutating func delete(_ key: CacheKey) { cache.delete(key) }
+}

@@ -1,0 +1,62 @@
+/// Every policy, `auto` and Belady's optimum replayed over one trace at each size: what
+/// `cachefs replay` prints, and what the bench compares the mount's figures with.
+public struct ReplayReport: Sendable {
+    public struct Row: Sendable, Equatable {
+        /// A policy's name, `auto`, or `belady`.
+        public var policy: String
+        public var capacity: Int64
+        public var figures: HitFigures
+    }
+
+    public var requests: Int
+    /// Distinct keys read, and their bytes (each at its first size).
+    public var distinctKeys: Int
+    public var workingSetBytes: Int64
+    public var countsObjects: Bool
+    public var rows: [Row]
+
+    /// `capacities` are bytes, or objects with `countsObjects`.
+    public init(trace: [TraceRequest], capacities: [Int64], policies: [PolicyKind] = PolicyKind.allCases,
+                includingAuto: Bool = true, countsObjects: Bool = false) {
+        var sizes: [CacheKey: Int64] = [:]
+        for request in trace where request.operation == .get && sizes[request.key] == nil {
+            sizes[request.key] = request.size
+        }
+        self.requests = trace.count { $0.operation == .get }
+        distinctKeys = sizes.count
+        workingSetBytes = sizes.values.reduce(0, +)
+        self.countsObjects = countsObjects
+        var rows: [Row] = []
+        for capacity in capacities {
+            for kind in policies {
+                var cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects)
+                Self.replay(trace) { request in
+                    switch request.operation {
+                    case .get: cache.get(request.key, size: request.size)
+                    case .set: cache.set(request.key, size: request.size)
+                    case .delete: cache.delete(request.key)
+                    }
+                }
+                rows.append(Row(policy: kind.rawValue, capacity: capacity, figures: cache.figures))
+            }
+            if includingAuto {
+                var cache = AutoSimulator(capacity: capacity, countsObjects: countsObjects)
+                Self.replay(trace) { request in
+                    switch request.operation {
+                    case .get: cache.get(request.key, size: request.size)
+                    case .set: cache.set(request.key, size: request.size)
+                    case .delete: cache.delete(request.key)
+                    }
+                }
+                rows.append(Row(policy: "auto", capacity: capacity, figures: cache.cache.figures))
+            }
+            rows.append(Row(policy: "belady", capacity: capacity,
+                            figures: BeladyOptimum.run(trace, capacity: capacity, countsObjects: countsObjects)))
+        }
+        self.rows = rows
+    }
+
+    private static func replay(_ trace: [TraceRequest], _ body: (TraceRequest) -> Void) {
+        for request in trace { body(request) }
+    }
+}
