@@ -21,9 +21,9 @@ extension Evictor {
     /// files in LRU order: the read counts and queue places of the last mount are lost, the
     /// recency order is not. Runs on the evictor's thread, reading the index with no lock held.
     func buildPolicyIfNeeded(of pool: EntryID, in host: any EvictionHost) {
-        guard let kind = replacement.beginBuild(of: pool) else { return }
-        // Changes before `beginBuild` are all in the index once the writer has committed
-        // what was queued; those after it are replayed over the result.
+        guard let kind = replacement.kindToBuild(of: pool) else { return }
+        // What was queued is in the index once the writer committed it; changes since the
+        // pool chose its policy are replayed over the result.
         host.flushAccessTimes()
         do {
             let rows = try host.victimQueries.cachedFilesByAccess(pool: pool)
@@ -32,7 +32,6 @@ extension Evictor {
             })
             host.logger.debug("pool \(pool): \(kind.rawValue) policy built from \(rows.count) cached files")
         } catch {
-            replacement.abandonBuild(of: pool)
             host.logger.error("could not read the index to build pool \(pool)'s \(kind.rawValue) policy: \(error)")
         }
     }

@@ -111,6 +111,9 @@ final class Evictor: Sendable {
             host.saveCounters()
             host.flushAccessTimes()
         }
+        for pool in replacement.poolsToBuild() {
+            pass.withLock { _ in buildPolicyIfNeeded(of: pool, in: host) }
+        }
         endPinLeases(in: host)
         for pool in due.pools { enforceLimits(of: pool, in: host) }
         if due.sweep {

@@ -8,9 +8,9 @@ struct PoolReplacement: Sendable {
         /// LRU by read on the index's `last_access` order (`user.cache.eviction=lru`, the
         /// default): the index is the state, nothing is kept in memory.
         case index
-        /// An in-memory policy not built yet; nothing to record until a build starts.
-        case unbuilt(PolicyKind)
-        /// Being built from the index: what happens meanwhile is replayed once it is.
+        /// An in-memory policy not built yet: the evictor's thread builds it from the index
+        /// soon (at mount, or when the pool chose it), and what happened since the choice is
+        /// replayed over the result, so no read between the two is lost.
         case building(PolicyKind, pending: [ResidentChange])
         case built(AnyReplacementPolicy)
     }
@@ -34,14 +34,14 @@ struct PoolReplacement: Sendable {
     init(policy: PoolPolicy) {
         trace = policy.recordsTrace ? AccessTraceBuffer() : nil
         choice = policy.eviction
-        residents = policy.eviction == .lru ? .index : .unbuilt(policy.activePolicy)
+        residents = policy.eviction == .lru ? .index : .building(policy.activePolicy, pending: [])
         advisor = Self.advisor(for: policy)
     }
 
     var activeKind: PolicyKind {
         switch residents {
         case .index: return .lru
-        case .unbuilt(let kind), .building(let kind, _): return kind
+        case .building(let kind, _): return kind
         case .built(let policy): return policy.kind
         }
     }
@@ -64,7 +64,8 @@ struct PoolReplacement: Sendable {
         } else if kind != activeKind || isIndex {
             switch residents {
             case .built(let current): residents = .built(current.converted(to: kind))
-            case .index, .unbuilt, .building: residents = .unbuilt(kind)
+            case .building(_, let pending): residents = .building(kind, pending: pending)
+            case .index: residents = .building(kind, pending: [])
             }
         }
         if policy.maxSize > 0 || policy.maxFiles > 0 {
@@ -84,12 +85,24 @@ struct PoolReplacement: Sendable {
         return false
     }
 
+    /// Changes kept while a policy waits to be built.
+    static let pendingLimit = 1 << 20
+
+    /// Replays a change heard while building: what the index already showed is not inserted
+    /// twice (an insert of a resident would count as a read).
+    mutating func replay(_ change: ResidentChange) {
+        if case .inserted(let id, _) = change, case .built(let policy) = residents, policy.contains(id) { return }
+        hear(change)
+    }
+
     mutating func hear(_ change: ResidentChange) {
         switch residents {
-        case .index, .unbuilt: return
+        case .index: return
         case .building(let kind, var pending):
             residents = .index
-            pending.append(change)
+            // Past the bound only the reads' counts would be lost (the index holds which
+            // files are cached and their recency): the bound keeps memory in check.
+            if pending.count < Self.pendingLimit { pending.append(change) }
             residents = .building(kind, pending: pending)
         case .built(var policy):
             residents = .index

@@ -81,13 +81,23 @@ final class ReplacementTable: Sendable {
         }
     }
 
-    /// Starts a build if the pool's in-memory policy has none: from now on changes are kept
-    /// to be replayed over what the index holds. Returns the kind to build, or nil.
-    func beginBuild(of pool: EntryID) -> PolicyKind? {
+    /// The kind the pool's in-memory policy waits to be built as, or nil (built, or on the
+    /// index). Only the evictor's thread builds, one pass at a time.
+    func kindToBuild(of pool: EntryID) -> PolicyKind? {
         self.pool(pool)?.state.withLock { state -> PolicyKind? in
-            guard case .unbuilt(let kind) = state.residents else { return nil }
-            state.residents = .building(kind, pending: [])
+            guard case .building(let kind, _) = state.residents else { return nil }
             return kind
+        }
+    }
+
+    /// Pools whose in-memory policy waits to be built.
+    func poolsToBuild() -> [EntryID] {
+        let all = pools.withLock { Array($0) }
+        return all.compactMap { id, pool in
+            pool.state.withLock { state in
+                if case .building = state.residents { return id }
+                return nil
+            }
         }
     }
 
@@ -99,14 +109,7 @@ final class ReplacementTable: Sendable {
             var policy = AnyReplacementPolicy(kind: kind)
             for resident in residents { policy.restore(resident.id, fingerprint: resident.fingerprint) }
             state.residents = .built(policy)
-            for change in pending { state.hear(change) }
-        }
-    }
-
-    /// A build that failed: the next pass tries again.
-    func abandonBuild(of pool: EntryID) {
-        self.pool(pool)?.state.withLock { state in
-            if case .building(let kind, _) = state.residents { state.residents = .unbuilt(kind) }
+            for change in pending { state.replay(change) }
         }
     }
 
@@ -156,7 +159,8 @@ final class ReplacementTable: Sendable {
                 let from = state.activeKind
                 switch state.residents {
                 case .built(let policy): state.residents = .built(policy.converted(to: recommended.kind))
-                case .index, .unbuilt, .building: state.residents = .unbuilt(recommended.kind)
+                case .building(_, let pending): state.residents = .building(recommended.kind, pending: pending)
+                case .index: state.residents = .building(recommended.kind, pending: [])
                 }
                 advisor.setCurrent(recommended.kind)
                 switches.append(Switch(pool: id, from: from, to: recommended.kind, ratios: recommended.ratios))
