@@ -73,6 +73,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "CachePolicyTests",
+            dependencies: ["CachePolicy"]
+        ),
+        .testTarget(
             name: "CacheCoreTests",
             dependencies: ["CacheCore"]
         ),

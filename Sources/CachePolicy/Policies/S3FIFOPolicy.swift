@@ -131,8 +131,13 @@ struct GhostSet: Sendable {
         nextSequence += 1
         order.append((fingerprint, nextSequence))
         members[fingerprint] = nextSequence
-        while members.count > capacity || order.count > 2 * capacity + 16, let oldest = order.popFirst() {
+        while members.count > capacity, let oldest = order.popFirst() {
             if members[oldest.fingerprint] == oldest.sequence { members[oldest.fingerprint] = nil }
+        }
+        // Entries of fingerprints that came back (and left the set) are skipped when they
+        // surface; many of them are dropped at once, so `order` stays near the set's size.
+        if order.count > 2 * capacity + 16 {
+            order = Deque(order.filter { members[$0.fingerprint] == $0.sequence })
         }
     }
 

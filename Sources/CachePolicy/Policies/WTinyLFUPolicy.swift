@@ -14,6 +14,8 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     static let windowShare = 0.01
     /// Protected's share of main (80 %; probation holds the rest).
     static let protectedShare = 0.80
+    /// Marks a probation object that came from the window and has not competed yet.
+    static let candidateMark: UInt8 = 1
 
     private var window = ResidentList()
     private var probation = ResidentList()
@@ -45,6 +47,14 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         sketch.ensureWidth(for: count + 1)
         sketch.increment(fingerprint)
         window.appendNewest(key, fingerprint: fingerprint)
+        // The window's overflow moves to probation as candidates (marked), as Caffeine's
+        // maintenance after a write does; they compete when something must be evicted.
+        let windowTarget = max(1, Int(Double(count) * Self.windowShare))
+        while window.count > windowTarget {
+            let moved = window.remove(window.oldest)
+            probation.appendNewest(moved.key, fingerprint: moved.fingerprint, mark: Self.candidateMark)
+            candidates.append(moved.key)
+        }
     }
 
     public mutating func restore(_ key: CacheKey, fingerprint: UInt64) {
@@ -82,29 +92,32 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         }
     }
 
-    /// As Caffeine does: the window's overflow moves to probation as candidates; then the
-    /// oldest candidate and probation's least recent object compete, and the one read less
-    /// often is the victim (a tie keeps main's object).
+    /// As Caffeine does when the cache is full: the oldest candidate from the window and
+    /// probation's least recent established object compete, and the one requested less
+    /// often is the victim (a tie keeps the established one). A cache that filled from cold
+    /// has no established object yet: its candidates all become established first.
     public mutating func evict(isEligible: (CacheKey) -> Bool) -> CacheKey? {
-        let windowTarget = max(1, Int(Double(count) * Self.windowShare))
-        while window.count > windowTarget, let slot = oldestEligible(in: window, isEligible: isEligible) {
-            let moved = window.remove(slot)
-            probation.appendNewest(moved.key, fingerprint: moved.fingerprint)
-            candidates.append(moved.key)
-        }
         while let candidate = candidates.first {
-            guard let candidateSlot = probation.slot(of: candidate), isEligible(candidate) else {
-                // Read since (now protected), removed, or not to be evicted now: judged no more.
+            guard let candidateSlot = probation.slot(of: candidate), probation[candidateSlot].mark == Self.candidateMark,
+                  isEligible(candidate) else {
+                // Read since (now protected), removed, judged, or not to be evicted now.
                 candidates.removeFirst()
+                if let slot = probation.slot(of: candidate) { probation[slot].mark = 0 }
                 continue
             }
-            guard let victimSlot = oldestEligible(in: probation, isEligible: { key in
-                key != candidate && isEligible(key)
-            }), !candidates.contains(probation[victimSlot].key) else {
-                candidates.removeFirst()
-                return probation.remove(candidateSlot).key
+            var victimSlot = oldestEligible(in: probation) { key in
+                isEligible(key) && probation[probation.slot(of: key)!].mark == 0
+            }
+            if victimSlot == nil, let demoted = oldestEligible(in: protected, isEligible: isEligible) {
+                let node = protected.remove(demoted)
+                victimSlot = probation.appendNewest(node.key, fingerprint: node.fingerprint)
+            }
+            guard let victimSlot else {
+                establishCandidates()
+                break
             }
             candidates.removeFirst()
+            probation[candidateSlot].mark = 0
             let candidateNode = probation[candidateSlot]
             let victimNode = probation[victimSlot]
             if sketch.estimate(candidateNode.fingerprint) > sketch.estimate(victimNode.fingerprint) {
@@ -113,6 +126,13 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
             return probation.remove(candidateSlot).key
         }
         return evictFromMain(isEligible: isEligible)
+    }
+
+    private mutating func establishCandidates() {
+        for key in candidates {
+            if let slot = probation.slot(of: key) { probation[slot].mark = 0 }
+        }
+        candidates.removeAll()
     }
 
     private mutating func evictFromMain(isEligible: (CacheKey) -> Bool) -> CacheKey? {

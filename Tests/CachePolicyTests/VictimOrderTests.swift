@@ -1,0 +1,120 @@
+@testable import CachePolicy
+import Testing
+
+/// Each policy on a hand-built sequence whose victims were worked out by hand from the
+/// papers' rules (the comments give the reasoning).
+@Suite struct VictimOrderTests {
+    @Test func lruEvictsTheLeastRecentlyReadAndSkipsWhatCannotGo() {
+        var policy = LRUPolicy()
+        policy.insert(1, 2, 3)
+        policy.access(1)
+        // Recency, oldest first: 2, 3, 1. File 2 is pinned: it keeps its place.
+        #expect(policy.evict(isEligible: { $0 != 2 }) == 3)
+        #expect(policy.contains(2))
+        policy.remove(1)
+        #expect(policy.drain() == [2])
+        #expect(policy.count == 0)
+    }
+
+    @Test func s3fifoSendsReadObjectsToMainAndRemembersGhosts() {
+        var policy = S3FIFOPolicy()
+        policy.insert(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+        policy.access(3)
+        policy.access(7)
+        // All ten are in the small queue (main is empty); its tail goes first. 1 and 2 were
+        // never read: victims (and ghosts). 3 was read: it moves to main, and 4 goes.
+        #expect(policy.evict() == 1)
+        #expect(policy.evict() == 2)
+        #expect(policy.evict() == 4)
+        // 1 comes back: its ghost sends it straight to main, behind 3.
+        policy.insert(1)
+        // The small queue (5...10) drains first, 7 moving to main; then main: 3, 1, 7.
+        #expect(policy.drain() == [5, 6, 8, 9, 10, 3, 1, 7])
+    }
+
+    @Test func s3fifoMainGivesAReadObjectAnotherRound() {
+        var policy = S3FIFOPolicy()
+        for key in CacheKey(1)...3 { policy.restore(key, fingerprint: UInt64(key)) }
+        policy.access(1)
+        // Main holds 1, 2, 3 (restored: no reads counted). 1 was read since: it goes round
+        // again with its count down by one, so 2 and 3 go first.
+        #expect(policy.drain() == [2, 3, 1])
+    }
+
+    @Test func s3fifoSkipsPinnedObjectsWithoutLosingThem() {
+        var policy = S3FIFOPolicy()
+        policy.insert(1, 2, 3)
+        #expect(policy.evict(isEligible: { $0 != 1 }) == 2)
+        #expect(policy.contains(1))
+        #expect(policy.drain(isEligible: { $0 != 1 }) == [3])
+        #expect(policy.evict(isEligible: { $0 != 1 }) == nil)
+        #expect(policy.drain() == [1])
+    }
+
+    @Test func sieveHandClearsVisitedBitsAndStaysWhereItStopped() {
+        var policy = SIEVEPolicy()
+        policy.insert(1, 2, 3, 4, 5)
+        policy.access(1)
+        policy.access(3)
+        // The hand starts at 1 (visited: cleared), evicts 2 and stays at 3; 3 is cleared, 4
+        // goes; 5 goes; the hand wraps to 1 (cleared before) and then 3.
+        #expect(policy.drain() == [2, 4, 5, 1, 3])
+    }
+
+    @Test func sieveSkipsPinnedObjects() {
+        var policy = SIEVEPolicy()
+        policy.insert(1, 2, 3)
+        #expect(policy.evict(isEligible: { $0 != 1 }) == 2)
+        #expect(policy.evict(isEligible: { $0 != 1 }) == 3)
+        #expect(policy.evict(isEligible: { $0 != 1 }) == nil)
+        #expect(policy.contains(1))
+        policy.remove(1)
+        #expect(policy.evict() == nil)
+    }
+
+    @Test func tinylfuKeepsFrequentlyReadObjectsThroughAScan() {
+        var policy = WTinyLFUPolicy()
+        var lru = LRUPolicy()
+        for key in CacheKey(0)..<100 {
+            policy.insert(key)
+            lru.insert(key)
+        }
+        for _ in 0..<5 {
+            for key in CacheKey(0)..<10 {
+                policy.access(key)
+                lru.access(key)
+            }
+        }
+        // A scan of 1,000 new objects, each followed by an eviction: the cache stays at 100.
+        for key in CacheKey(1000)..<2000 {
+            policy.insert(key)
+            lru.insert(key)
+            _ = policy.evict()
+            _ = lru.evict()
+        }
+        #expect(policy.count == 100)
+        #expect((CacheKey(0)..<10).allSatisfy { policy.contains($0) })
+        #expect((CacheKey(0)..<10).allSatisfy { !lru.contains($0) })
+    }
+
+    @Test func tinylfuSkipsPinnedObjects() {
+        var policy = WTinyLFUPolicy()
+        policy.insert(1, 2, 3)
+        let victims = policy.drain(isEligible: { $0 != 2 })
+        #expect(Set(victims) == [1, 3])
+        #expect(policy.contains(2) && policy.count == 1)
+    }
+
+    @Test func aConvertedPolicyKeepsEveryResidentInTheOldVictimOrder() {
+        var lru = AnyReplacementPolicy(kind: .lru)
+        for key in CacheKey(1)...5 { lru.insert(key, fingerprint: UInt64(key)) }
+        lru.access(2)
+        var converted = lru.converted(to: .s3fifo)
+        #expect(converted.kind == .s3fifo && converted.count == 5)
+        var order: [CacheKey] = []
+        while let key = converted.evict() { order.append(key) }
+        // Restored in LRU order into main, with no reads counted: the same order.
+        #expect(order == [1, 3, 4, 5, 2])
+        #expect(lru.count == 5)
+    }
+}
