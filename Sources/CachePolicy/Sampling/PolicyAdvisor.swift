@@ -6,9 +6,10 @@
 public struct PolicyAdvisor: Sendable {
     /// The sizes of the what-if curve, as multiples of the pool's limit.
     public static let multipliers: [Double] = [0.125, 0.25, 0.5, 1, 2, 4, 8]
-    /// Distinct sampled names at most: about 100 bytes of simulation each, across all the
-    /// simulations, so under a megabyte per pool.
-    static let maxSampledKeys = 8_192
+    /// Names the largest simulation (8x) may hold before the sampling rate halves: each
+    /// costs about 100 bytes across the simulations, so a pool's advisor stays near a
+    /// megabyte whatever its size; a pool of up to 1,024 files is simulated whole.
+    public static let defaultMaxSampledKeys = 8_192
     /// Hits and requests halve every this many sampled requests: the figures follow the
     /// pool's recent reads (a few cache-fulls), not its whole history.
     static let decayPeriod = 8_192
@@ -25,20 +26,25 @@ public struct PolicyAdvisor: Sendable {
     public let candidates: [PolicyKind]
     private var capacityBytes: Int64
     private var capacityFiles: Int64
-    private var sampler = SpatialSampler(maxKeys: PolicyAdvisor.maxSampledKeys)
+    private var sampler = SpatialSampler()
+    private let maxSampledKeys: Int
     /// One simulation per candidate at the pool's size.
     private var bySize: [PolicyKind: Int] = [:]
     private var simulations: [CacheSimulator] = []
     /// The current policy's simulation at each of `multipliers`.
     private var curveSimulations: [Int] = []
     private var hits: [Double] = []
+    /// Sampled requests, and every request times the rate (what a perfect sample would
+    /// have seen), over the same recent window: SHARDS-adj's correction.
     private var requests = 0.0
+    private var expectedRequests = 0.0
     public private(set) var sampledRequests = 0
     private var sinceCheck = 0
     private var leadingStreak: (kind: PolicyKind, checks: Int)?
 
     public init(current: PolicyKind, candidates: [PolicyKind] = PolicyKind.allCases, capacityBytes: Int64,
-                capacityFiles: Int64) {
+                capacityFiles: Int64, maxSampledKeys: Int = PolicyAdvisor.defaultMaxSampledKeys) {
+        self.maxSampledKeys = maxSampledKeys
         self.current = current
         self.candidates = candidates
         self.capacityBytes = capacityBytes
@@ -66,8 +72,7 @@ public struct PolicyAdvisor: Sendable {
             simulations.append(CacheSimulator(kind: current, capacity: scaled(multiplier), countsObjects: countsObjects))
             return simulations.count - 1
         }
-        hits = Array(repeating: 0, count: simulations.count)
-        requests = 0
+        resetFigures()
         sampledRequests = 0
         sinceCheck = 0
         leadingStreak = nil
@@ -87,31 +92,28 @@ public struct PolicyAdvisor: Sendable {
         let kept = bySize.mapValues { simulations[$0] }
         let keptHits = bySize.mapValues { hits[$0] }
         let keptRequests = requests
+        let keptExpected = expectedRequests
         rebuild()
         for (kind, index) in bySize {
             if let simulation = kept[kind] { simulations[index] = simulation }
             hits[index] = keptHits[kind] ?? 0
         }
         requests = keptRequests
+        expectedRequests = keptExpected
+    }
+
+    private mutating func resetFigures() {
+        hits = Array(repeating: 0, count: simulations.count)
+        requests = 0
+        expectedRequests = 0
     }
 
     /// A request of the pool's (a hit, or a miss about to be inserted). Unsampled requests
     /// cost a hash and a compare.
     public mutating func record(fingerprint: UInt64, size: Int64) {
         guard capacity > 0 else { return }
-        var dropped: [UInt64] = []
-        let rateBefore = sampler.rate
-        guard sampler.sample(fingerprint, dropped: { dropped.append($0) }) || !dropped.isEmpty else { return }
-        if !dropped.isEmpty {
-            for index in simulations.indices {
-                for key in dropped { simulations[index].delete(Int64(bitPattern: key)) }
-            }
-            let shrink = sampler.rate / rateBefore
-            for index in simulations.indices {
-                simulations[index].resize(to: max(1, Int64((Double(simulations[index].capacity) * shrink).rounded())))
-            }
-        }
-        guard SpatialSampler.position(fingerprint) < sampler.threshold else { return }
+        expectedRequests += sampler.rate
+        guard sampler.samples(fingerprint) else { return }
         let key = Int64(bitPattern: fingerprint)
         for index in simulations.indices where simulations[index].get(key, size: size) { hits[index] += 1 }
         requests += 1
@@ -119,14 +121,38 @@ public struct PolicyAdvisor: Sendable {
         sinceCheck += 1
         if sampledRequests % Self.decayPeriod == 0 {
             requests /= 2
+            expectedRequests /= 2
             for index in hits.indices { hits[index] /= 2 }
         }
+        if let largest = curveSimulations.last, simulations[largest].residentCount > maxSampledKeys {
+            lowerSamplingRate()
+        }
+    }
+
+    /// Halves the rate: the simulations forget the names no longer sampled and shrink to
+    /// the new scale; the figures start again (they were counted at the old rate).
+    private mutating func lowerSamplingRate() {
+        sampler.halve()
+        for index in simulations.indices {
+            simulations[index].removeAll { !sampler.samples(UInt64(bitPattern: $0)) }
+            simulations[index].resize(to: max(1, simulations[index].capacity / 2))
+        }
+        resetFigures()
+    }
+
+    /// A simulation's hit ratio over the recent window, corrected as SHARDS-adj does: the
+    /// sampled requests beyond (or short of) what the rate leads to expect are taken off
+    /// (or added to) the hits, since a sample's excess comes from its most popular names.
+    private func adjustedRatio(_ index: Int) -> Double {
+        guard expectedRequests > 0 else { return 0 }
+        let excess = requests - expectedRequests
+        return min(1, max(0, (hits[index] - excess) / expectedRequests))
     }
 
     /// Each candidate's hit ratio over the recent sampled requests.
     public func hitRatios() -> [PolicyKind: Double] {
         guard requests > 0 else { return [:] }
-        return bySize.mapValues { hits[$0] / requests }
+        return bySize.mapValues { adjustedRatio($0) }
     }
 
     /// A policy to switch to, when another has led the current one by `switchMargin` for
@@ -156,10 +182,13 @@ public struct PolicyAdvisor: Sendable {
             (multiplier,
              countsObjects ? 0 : Int64((Double(capacityBytes) * multiplier).rounded()),
              countsObjects ? Int64((Double(capacityFiles) * multiplier).rounded()) : 0,
-             hits[index] / requests)
+             adjustedRatio(index))
         }
     }
 
-    /// The sampling rate now (1 until the pool has seen more than `maxSampledKeys` names).
+    /// The sampling rate now (1 while the 8x simulation holds at most `maxSampledKeys` names).
     public var samplingRate: Double { sampler.rate }
+
+    /// Names the largest simulation holds: the bound on the advisor's memory.
+    public var namesHeld: Int { curveSimulations.last.map { simulations[$0].residentCount } ?? 0 }
 }

@@ -58,6 +58,18 @@ public struct CacheSimulator: Sendable {
 
     public func contains(_ key: CacheKey) -> Bool { sizes[key] != nil }
 
+    public var residentCount: Int { sizes.count }
+
+    /// Forgets every resident object `shouldRemove` names (no longer sampled).
+    public mutating func removeAll(where shouldRemove: (CacheKey) -> Bool) {
+        for key in sizes.keys where shouldRemove(key) { delete(key) }
+    }
+
+    /// Counts from zero again, the cache as it is (to measure a warm cache).
+    public mutating func resetFigures() {
+        figures = HitFigures()
+    }
+
     /// A new capacity; the cache sheds what no longer fits.
     public mutating func resize(to capacity: Int64) {
         self.capacity = capacity
