@@ -27,7 +27,7 @@ import Testing
         let both = previous + current
         #expect(both.contains("create from pid"), "\(both.suffix(2000))")
         #expect(both.contains("lookup from pid"))
-        #expect(both.contains("victims, least recently used first"), "\(both.suffix(2000))")
+        #expect(both.contains("victims, lru order"), "\(both.suffix(2000))")
     }
 
     @Test func infoShowsNoRequests() throws {
