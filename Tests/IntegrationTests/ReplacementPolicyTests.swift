@@ -70,26 +70,29 @@ import Testing
         }
     }
 
-    /// A loop over 30 files through a pool of 20: LRU never hits (each file is evicted just
-    /// before its turn comes again), the FIFO-based policies keep part of the loop.
-    @Test func autoLeavesLRUOnALoopAndSaysWhy() throws {
+    /// A loop over 30 files through a pool of 20: LRU and S3-FIFO never hit (each file is
+    /// evicted just before its turn comes again); W-TinyLFU keeps part of the loop (newcomers
+    /// no more frequent than its residents are turned away).
+    @Test func autoLeavesS3FIFOOnALoopAndSaysWhy() throws {
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
             try usePolicy("auto", in: mount)
-            #expect(try mount.xattr("data", "user.cache.eviction_active") == "lru")
+            // A pool on LRU that chooses auto starts from S3-FIFO.
+            #expect(try mount.xattr("data", "user.cache.eviction_active") == "s3fifo")
             let trace = mount.directory + "/loop.csv"
             let lines = (0..<60).flatMap { _ in (0..<30).map { "k\($0),64" } }
             try (lines.joined(separator: "\n") + "\n").write(toFile: trace, atomically: true, encoding: .utf8)
             let switched = Shell.waitUntil(seconds: 60) {
                 _ = try? Shell.run(["python3", ScriptHelper.path("replay_through_mount.py"), mount.path("data"), trace,
                                     "--pace-every", "10", "--pace-seconds", "0.02"])
-                return (try? mount.xattr("data", "user.cache.eviction_active")) != "lru"
+                return (try? mount.xattr("data", "user.cache.eviction_active")) != "s3fifo"
             }
             let active = try mount.xattr("data", "user.cache.eviction_active")
             #expect(switched, "still \(active)")
             #expect(try mount.xattr("data", "user.cache.eviction") == "auto")
             let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
             let change = events.split(separator: "\n").first { $0.contains("\"event\":\"policy-changed\"") }
-            #expect(change?.contains("lru -> \(active)") == true, "\(events.suffix(2000))")
+            #expect(active == "tinylfu")
+            #expect(change?.contains("s3fifo -> tinylfu") == true, "\(events.suffix(2000))")
             // The choice `auto` made is kept across a remount.
             try mount.remount()
             #expect(try mount.xattr("data", "user.cache.eviction_active") == active)

@@ -1,3 +1,4 @@
+import CachePolicy
 import Foundation
 import Glibc
 
@@ -146,9 +147,11 @@ extension CacheEngine {
         case .trace: updated.recordsTrace = ValueParsing.flag(text) ?? updated.recordsTrace
         case .eviction:
             updated.eviction = EvictionChoice(rawValue: trimmed) ?? updated.eviction
-            // `auto` starts from the policy the pool runs now.
+            // `auto` starts from the policy the pool runs now, or from S3-FIFO instead of LRU
+            // (see `PolicyAdvisor.autoStart`).
             if updated.eviction == .auto && policy(of: pool).eviction != .auto {
-                updated.autoActive = policy(of: pool).activePolicy
+                let running = policy(of: pool).activePolicy
+                updated.autoActive = running == .lru ? PolicyAdvisor.autoStart : running
             }
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)

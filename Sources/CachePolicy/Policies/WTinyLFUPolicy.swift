@@ -60,6 +60,9 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     public mutating func restore(_ key: CacheKey, fingerprint: UInt64) {
         guard !contains(key) else { return }
         sketch.ensureWidth(for: count + 1)
+        // Counted once, as its insert was: a newcomer must then be read more than it to
+        // displace it, rather than flush a whole restored cache on a cold sketch.
+        sketch.increment(fingerprint)
         probation.appendNewest(key, fingerprint: fingerprint)
     }
 

@@ -9,7 +9,7 @@ public struct AutoSimulator: Sendable {
     private var sinceCheck = 0
     public private(set) var switches: [(afterRequests: Int64, to: PolicyKind)] = []
 
-    public init(capacity: Int64, countsObjects: Bool = false, startingWith kind: PolicyKind = .lru) {
+    public init(capacity: Int64, countsObjects: Bool = false, startingWith kind: PolicyKind = PolicyAdvisor.autoStart) {
         cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects)
         advisor = PolicyAdvisor(current: kind, capacityBytes: countsObjects ? 0 : capacity,
                                 capacityFiles: countsObjects ? capacity : 0)

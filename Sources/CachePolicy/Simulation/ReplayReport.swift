@@ -6,6 +6,14 @@ public struct ReplayReport: Sendable {
         public var policy: String
         public var capacity: Int64
         public var figures: HitFigures
+        /// For `auto`: the policies it switched to, with the request count at each switch.
+        public var switches: [(afterRequests: Int64, to: PolicyKind)] = []
+
+        public static func == (left: Row, right: Row) -> Bool {
+            left.policy == right.policy && left.capacity == right.capacity && left.figures == right.figures
+                && left.switches.map(\.afterRequests) == right.switches.map(\.afterRequests)
+                && left.switches.map(\.to) == right.switches.map(\.to)
+        }
     }
 
     public var requests: Int
@@ -48,7 +56,8 @@ public struct ReplayReport: Sendable {
                     case .delete: cache.delete(request.key)
                     }
                 }
-                rows.append(Row(policy: "auto", capacity: capacity, figures: cache.cache.figures))
+                rows.append(Row(policy: "auto", capacity: capacity, figures: cache.cache.figures,
+                                switches: cache.switches))
             }
             rows.append(Row(policy: "belady", capacity: capacity,
                             figures: BeladyOptimum.run(trace, capacity: capacity, countsObjects: countsObjects)))

@@ -113,7 +113,7 @@ struct ReplaySize {
 enum ReplayOutput {
     static func table(_ report: ReplayReport) -> String {
         var lines = ["\(report.requests) requests of \(report.distinctKeys) keys (\(Format.bytes(report.workingSetBytes)))"]
-        let header = ["SIZE", "POLICY", "OBJECT HIT", "BYTE HIT", "OF BELADY"]
+        let header = ["SIZE", "POLICY", "OBJECT HIT", "BYTE HIT", "OF BELADY", ""]
         var rows = [header]
         for (capacity, group) in grouped(report) {
             let belady = group.first { $0.policy == "belady" }?.figures.objectHitRatio ?? 0
@@ -122,6 +122,9 @@ enum ReplayOutput {
                     report.countsObjects ? "\(capacity) files" : Format.bytes(capacity), row.policy,
                     String(format: "%.3f", row.figures.objectHitRatio), String(format: "%.3f", row.figures.byteHitRatio),
                     belady > 0 ? String(format: "%.2fx", row.figures.objectHitRatio / belady) : "-",
+                    row.switches.isEmpty ? "" : "switched to " + row.switches.map {
+                        "\($0.to.rawValue) at request \($0.afterRequests)"
+                    }.joined(separator: ", "),
                 ])
             }
         }
@@ -142,9 +145,11 @@ enum ReplayOutput {
             var objectHitRatio: Double
             var byteHitRatio: Double
             var ofBelady: Double?
+            /// `auto`'s switches: "POLICY@REQUESTS".
+            var switches: [String]?
 
             enum CodingKeys: String, CodingKey {
-                case policy, size, requests, hits
+                case policy, size, requests, hits, switches
                 case objectHitRatio = "object_hit_ratio", byteHitRatio = "byte_hit_ratio", ofBelady = "of_belady"
             }
         }
@@ -169,7 +174,8 @@ enum ReplayOutput {
                 rows.append(JSONReport.Row(
                     policy: row.policy, size: capacity, requests: row.figures.requests, hits: row.figures.hits,
                     objectHitRatio: row.figures.objectHitRatio, byteHitRatio: row.figures.byteHitRatio,
-                    ofBelady: belady > 0 ? row.figures.objectHitRatio / belady : nil))
+                    ofBelady: belady > 0 ? row.figures.objectHitRatio / belady : nil,
+                    switches: row.policy == "auto" ? row.switches.map { "\($0.to.rawValue)@\($0.afterRequests)" } : nil))
             }
         }
         let encoder = JSONEncoder()
