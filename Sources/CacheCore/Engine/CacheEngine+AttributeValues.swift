@@ -39,8 +39,10 @@ extension CacheEngine {
         case .hitRatioCurve: return evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
         case .fetching: return fetchingValue(of: record.entryID)
         case .etag, .lastModified:
+            // Shown empty when the index cannot say: these two attributes are informational.
             return (try? index.xattr(record.entryID, name: Data(attribute.fullName.utf8))).flatMap { $0 }
                 .map { String(decoding: $0, as: UTF8.self) } ?? ""
+        // The value in force is the default when the index cannot say (as the evictor assumes).
         case .minFree: return (try? index.setting(MinFree.settingKey)) ?? MinFree.defaultValue.description
         case .store: return layout.root
         case .warnings: return warnings.all.joined(separator: "\n")
@@ -99,6 +101,7 @@ extension CacheEngine {
         var offset = 0
         let batch = 64
         while true {
+            // A figure for display: the oldest found so far stands when the index cannot say more.
             guard let candidates = try? index.leastRecentlyUsed(pool: pool, limit: batch, offset: offset) else {
                 return oldest
             }
@@ -134,6 +137,7 @@ extension CacheEngine {
             case .persistentUsage: return total + poolUsage.persistentBytes
             case .pendingUsage: return total + usage.pendingBytes(of: pool)
             case .files: return total + poolUsage.cachedFiles + poolUsage.persistentFiles
+            // A figure for display; the evictor reads pins from memory and the index on its own.
             case .pinnedFiles: return total + ((try? index.pinnedCount(pool: pool, now: time)) ?? 0)
             case .evictedFiles: return total + (counts.evictedFiles[pool] ?? 0)
             case .evictedBytes: return total + (counts.evictedBytes[pool] ?? 0)

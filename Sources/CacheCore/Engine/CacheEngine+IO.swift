@@ -90,6 +90,7 @@ extension CacheEngine {
     /// Whether an open handle's reads and writes should go past the kernel's page cache
     /// (chosen when it was opened; see `HandleTable.add`).
     public func bypassesPageCache(_ handle: UInt64) -> Bool {
+        // An unknown handle fails at its first read or write; here it only picks the page-cache mode.
         (try? handles.get(handle))?.bypassesPageCache ?? false
     }
 
@@ -144,6 +145,7 @@ extension CacheEngine {
         let file = try handles.get(handle)
         guard file.writable else { throw CacheError.badHandle }
         if let limit = file.sizeLimit, offset + Int64(bytes.count) > limit {
+            // A file already gone needs no refusal: the write still answers EFBIG below.
             if let current = try? record(file.entry) {
                 removeFiles([current], as: .refused, reason: "a cached file larger than its pool's max_size \(limit)")
             }
@@ -167,6 +169,7 @@ extension CacheEngine {
     /// wrong place; crossing the pool's limit wakes the evictor.
     func noteContentChanged(_ file: OpenFile, growingTo end: Int64?, clearingSetID: Bool = false) {
         let time = now.nanoseconds
+        // `st_blocks` keeps its last value when fstat fails; size and usage do not depend on it.
         let blocks = try? disk.allocatedBlocks(file.fd)
         var clearedSetID = false
         let countedAsCached = namespace.withLock { namespace in
@@ -186,6 +189,7 @@ extension CacheEngine {
                 usage.addBytes(growth, pool: file.pool, persistent: inode.record.persistent)
                 return !inode.record.persistent
             } ?? false
+            // The inode of an open handle is in memory: no I/O, nothing to fail.
             if clearedSetID, let record = try? namespace.inode(file.entry)?.record, record.parent != nil {
                 namespace.log(.update(record))
             }

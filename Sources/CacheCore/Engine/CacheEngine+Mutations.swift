@@ -221,6 +221,7 @@ extension CacheEngine {
                 if size > current.size, let limit = sizeLimit(for: current), size > limit {
                     throw CacheError.fileTooLarge
                 }
+                // A handle already released (a racing close): truncate by path below, as without one.
                 if let handle, let file = try? handles.get(handle) {
                     try disk.ftruncate(file.fd, length: size)
                 } else {

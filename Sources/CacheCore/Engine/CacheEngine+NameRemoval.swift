@@ -69,6 +69,7 @@ extension CacheEngine {
 
     /// The path of one name below the mount ("data/photos/a.jpg"), for events.
     func path(of name: LinkName, in namespace: inout NamespaceState) -> String {
+        // Only names the file in an event; the name alone stands when its directory cannot be read.
         guard let directory = try? namespace.record(name.parent) else { return String(decoding: name.name, as: UTF8.self) }
         let directoryPath = path(of: directory, in: &namespace)
         return directoryPath + "/" + String(decoding: name.name, as: UTF8.self)

@@ -88,6 +88,7 @@ extension CacheEngine {
         func originItems(after offset: Int64, limit: Int) -> [DirectoryItem] {
             guard let fromOrigin, limit > 0 else { return [] }
             return OriginListing.items(fromOrigin, after: offset, limit: limit) { name in
+                // The directory is loaded by now (its own names were listed first): the lookup is memory only.
                 (try? namespace.childID(of: id, named: Data(name))) != nil
             }
         }

@@ -95,6 +95,7 @@ extension CacheEngine {
 
     /// Whether a file of an origin pool becomes persistent when complete: its directory is.
     private func inheritsPersistence(_ record: EntryRecord, in namespace: inout NamespaceState) -> Bool {
+        // The parent of a file being fetched is loaded (its lookup loaded it): memory only.
         record.parent.flatMap { try? namespace.record($0) }?.persistent ?? false
     }
 

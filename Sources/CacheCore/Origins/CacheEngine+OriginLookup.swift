@@ -104,6 +104,7 @@ extension CacheEngine {
             if let source { fetches.addPending(id, source: source) }
             return (created.attributes, true)
         } }
+        // A failed add (rethrown below) also means the bytes made for it are not needed.
         if kind == .file, (try? added.get().isNew) != true { unlinkBytes(of: [id]) }
         return try added.get()
     }

@@ -67,6 +67,7 @@ struct ExecOrigin: Origin {
         case .stopped: process.terminate()
         case .failed(let code): readError = code
         }
+        // The pipe's read end: closing it cannot lose output already read.
         try? output.fileHandleForReading.close()
         process.waitUntilExit()
         if readError != 0 { throw .failed("reading from \(program): \(String(cString: strerror(readError)))") }

@@ -10,6 +10,7 @@ enum BootIdentity {
 
     static func current() -> String {
         if let forced = ProcessInfo.processInfo.environment[overrideVariable], !forced.isEmpty { return forced }
+        // Without a boot id every mount looks like the same boot: power-loss detection is off, nothing breaks.
         let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }

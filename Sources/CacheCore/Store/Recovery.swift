@@ -97,6 +97,7 @@ struct Recovery {
     /// came between the entry's insert and its bytes, before CREATE answered, so the file
     /// never existed for anyone and its entry is dropped like a cached one.
     private func storedSize(_ path: String) -> Int64? {
+        // No bytes (or unreadable ones) answer nil: the caller drops the entry either way.
         try? disk.fileSize(path)
     }
 
@@ -107,6 +108,7 @@ struct Recovery {
         var orphans = 0
         for directory in StoreLayout.fanOutDirectories {
             let folder = layout.objectsPath + "/" + directory
+            // A fan-out folder that is missing holds no orphans.
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
                 guard let id = EntryID(name), known.contains(id) else {
                     unlink(folder + "/" + name)

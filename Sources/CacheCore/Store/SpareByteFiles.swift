@@ -49,6 +49,7 @@ public final class SpareByteFiles: Sendable {
         }
         for name in listed {
             guard !discard, let number = UInt64(name), kept.count < capacity else {
+                // A spare that cannot be removed is only a file in spares/: the next mount tries again.
                 try? disk.unlink(layout.sparesPath + "/" + name)
                 continue
             }
@@ -68,7 +69,9 @@ public final class SpareByteFiles: Sendable {
             } catch {
                 continue  // gone from the folder (removed by hand): try the next one
             }
+            // A spare that does not open is not used: a create makes new bytes instead.
             guard let fd = try? disk.open(bytes, flags: O_RDWR, mode: 0) else {
+                // Best effort: a spare left behind is dropped at the next mount.
                 try? disk.unlink(bytes)
                 return nil
             }

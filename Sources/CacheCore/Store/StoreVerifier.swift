@@ -58,6 +58,7 @@ public struct StoreVerifier {
         var present: Set<EntryID> = []
         for directory in StoreLayout.fanOutDirectories {
             let folder = layout.objectsPath + "/" + directory
+            // A fan-out folder that is missing holds no bytes; entries whose bytes are missing are reported below.
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
                 guard let id = EntryID(name), indexed[id] != nil else {
                     report.problems.append(.orphanBytes(path: folder + "/" + name))
@@ -70,6 +71,7 @@ public struct StoreVerifier {
             report.filesChecked += 1
             if report.filesChecked % 256 == 0 { progress?(report.filesChecked, indexed.count) }
             let id = record.entryID
+            // Only names the entry in the report; a directory that cannot be read leaves its part out.
             let path = EntryPath.of(record) { try? index.entry($0) }
             if record.parent == nil {
                 report.problems.append(.nameless(id: id))
@@ -85,6 +87,7 @@ public struct StoreVerifier {
             }
         }
         for (record, actual) in try index.linkCountMismatches() {
+            // Only names the entry in the report; a directory that cannot be read leaves its part out.
             let path = EntryPath.of(record) { try? index.entry($0) }
             report.problems.append(.wrongLinkCount(id: record.entryID, path: path, indexed: record.linkCount,
                                                    actual: actual))

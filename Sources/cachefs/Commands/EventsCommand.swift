@@ -28,6 +28,7 @@ struct EventsCommand: ParsableCommand {
     }
 
     static func describe(_ line: String) -> String {
+        // A line that is not JSON (cut by a crash mid-write) is shown as it is, not dropped.
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return line }
         let text = { (key: String) in object[key].map { "\($0)" } ?? "" }
         return "\(text("time"))  \(text("event").padding(toLength: 10, withPad: " ", startingAt: 0))  \(text("path"))  \(text("size")) B  (\(text("reason")))"
@@ -52,7 +53,9 @@ struct LineFollower {
             partial = ""
         }
         guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        // A read-only handle: closing it cannot lose anything.
         defer { try? handle.close() }
+        // A file rotated under us is shorter: reading from where the seek left off shows the new lines.
         try? handle.seek(toOffset: offset)
         let data = handle.readDataToEndOfFile()
         offset += UInt64(data.count)

@@ -58,6 +58,7 @@ enum DaemonRecord {
     }
 
     private static func recordText(_ path: String) -> String {
+        // No lock file yet (or gone): no daemon is recorded, which is what empty text means.
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
 }

@@ -11,6 +11,7 @@ struct MountTable {
     let entries: [Entry]
 
     static func current() -> MountTable {
+        // No /proc (not Linux, or masked): an empty table means no mount is found, as it should.
         let text = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
         return MountTable(entries: text.split(separator: "\n").compactMap(parse))
     }

@@ -25,6 +25,7 @@ enum WritebackBoost {
 
     /// The "major:minor" of a mount, from /proc/self/mountinfo (field 3, mount point field 5).
     private static func deviceNumber(of mountpoint: String) -> String? {
+        // No mountinfo: the boost is an optimisation, skipped when the mount cannot be found.
         guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
         for line in table.split(separator: "\n") {
             let fields = line.split(separator: " ")

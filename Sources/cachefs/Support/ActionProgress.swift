@@ -19,8 +19,10 @@ enum ActionProgress {
         }
         worker.start()
         while !outcome.wait(seconds: 0.2) {
+            // A count that fails mid-action only leaves the progress line where it was.
             line.update(max(before - ((try? fileCount(path)) ?? before), 0), of: before, verb: "removed")
         }
+        // Only the summary's figure; the action's own outcome is reported from `outcome`.
         let after = (try? fileCount(path)) ?? before
         line.finish(max(before - after, 0), of: before, verb: "removed")
         try outcome.result()

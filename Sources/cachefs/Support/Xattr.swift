@@ -88,6 +88,7 @@ enum Xattr {
 
     /// Where the daemon serving `path` logs: STORE/daemon.log, or its stderr in the foreground.
     private static func logLocation(of path: String) -> String {
+        // Only to point the user at the log: when the mount cannot say, the generic advice stands.
         guard let root = try? mountRoot(containing: path), let store = try? get(root, "user.cache.store") else {
             return "STORE/daemon.log, or its stderr with --foreground"
         }
@@ -107,6 +108,7 @@ func reportingFailures(_ body: () throws -> Void) throws {
 
 /// The pool directories of a mount, in the order `ls` shows them.
 func poolDirectories(of mount: String) throws -> [String] {
+    // Any failure to read the attribute means the same to the user: not a cachefs mount root.
     guard (try? Xattr.get(mount, "user.cache.store")) != nil else {
         throw Xattr.Failure(description: "\(mount): not the root of a cachefs mount")
     }

@@ -80,6 +80,7 @@ struct S3Origin: Origin {
     private func failure(_ response: HTTPTransport.Response, _ what: String, _ path: [[UInt8]]) -> OriginFailure {
         let detail = S3ErrorResponse.parse(Data(response.errorBody)).map { " (\($0))" } ?? ""
         if response.status == 403 {
+            // Only for the error message: without credentials the message says so by an empty key id.
             let keyID = (try? access.credentials.get().accessKeyID) ?? ""
             return .failed("S3 denied \(what) \(display(path)) (403\(detail)): check credentials "
                 + "(access key \(keyID), region \(access.region))")
