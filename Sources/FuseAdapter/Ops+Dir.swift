@@ -35,8 +35,9 @@ func cachefsOpendir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeM
     Reply(request!).openedDirectory(info: info!)
 }
 
-/// The corresponding FUSE operation is `READDIR`: one page from the index, packed until the
-/// kernel's buffer is full; the next call resumes at the offset of the last name sent.
+/// The corresponding FUSE operation is `READDIR`: one page of names from memory (the
+/// directory is loaded from the index the first time), packed until the kernel's buffer is
+/// full; the next call resumes at the offset of the last name sent.
 func cachefsReaddir(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ offset: off_t,
                     _ info: UnsafeMutablePointer<fuse_file_info>?) {
     let context = FuseContext.from(request!)

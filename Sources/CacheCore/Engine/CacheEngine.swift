@@ -49,7 +49,8 @@ public final class CacheEngine: Sendable {
     let handles = HandleTable()
     let usage: UsageLedger
     let access = AccessTracker()
-    /// Guarded by its own mutex; changed under `namespaceLock` too.
+    /// Guarded by its own mutex; changed inside the `Namespace` hold too (pool creation and
+    /// removal, policy changes), so a pool and its policy appear, change and go together.
     let policies: Mutex<[EntryID: PoolPolicy]>
     let counters: Mutex<PoolCounters>
     /// Size, age and pressure passes on a thread of their own, and each pool's replacement policy.

@@ -1,8 +1,12 @@
 import CLinux
 import Glibc
 
-/// The one seam through which the core makes file syscalls on the store, so tests can
-/// inject faults (ENOSPC, EIO) the way swift-system's mocking driver does.
+/// The seam through which the engine makes its file syscalls on object bytes, spares and the
+/// store's folders, so tests can inject faults (ENOSPC, EIO) the way swift-system's mocking
+/// driver does. Not yet every syscall on the store: the event and trace files
+/// (`RotatingFile`), the space reserve, the index log's headroom, the store lock, the index's
+/// write-back and the object-folder walks of recovery and `verify` still call the system
+/// directly.
 public protocol Disk: Sendable {
     func open(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32
     func close(_ fd: Int32)
