@@ -1,59 +1,98 @@
 /// One of the policies, chosen at run time (a pool's `user.cache.eviction`), with the same
-/// operations; a copy is a snapshot. Each operation reaches the policy in place, never
-/// through a copy of its storage.
-public enum AnyReplacementPolicy: Sendable {
-    case lru(LRUPolicy)
-    case s3fifo(S3FIFOPolicy)
-    case sieve(SIEVEPolicy)
-    case tinylfu(WTinyLFUPolicy)
+/// operations; a copy is a snapshot.
+///
+/// A struct holding the one policy in use as an optional, rather than an enum with payloads:
+/// `policy!.change()` changes the policy in place, where taking an enum's payload out keeps a
+/// second reference alive for the switch and copies every array of it at each change.
+public struct AnyReplacementPolicy: Sendable {
+    public let kind: PolicyKind
+    private var lru: LRUPolicy?
+    private var s3fifo: S3FIFOPolicy?
+    private var sieve: SIEVEPolicy?
+    private var tinylfu: WTinyLFUPolicy?
 
     public init(kind: PolicyKind) {
+        self.kind = kind
         switch kind {
-        case .lru: self = .lru(LRUPolicy())
-        case .s3fifo: self = .s3fifo(S3FIFOPolicy())
-        case .sieve: self = .sieve(SIEVEPolicy())
-        case .tinylfu: self = .tinylfu(WTinyLFUPolicy())
-        }
-    }
-
-    public var kind: PolicyKind {
-        switch self {
-        case .lru: return .lru
-        case .s3fifo: return .s3fifo
-        case .sieve: return .sieve
-        case .tinylfu: return .tinylfu
+        case .lru: lru = LRUPolicy()
+        case .s3fifo: s3fifo = S3FIFOPolicy()
+        case .sieve: sieve = SIEVEPolicy()
+        case .tinylfu: tinylfu = WTinyLFUPolicy()
         }
     }
 
     private var policy: any ReplacementPolicy {
-        switch self {
-        case .lru(let policy): return policy
-        case .s3fifo(let policy): return policy
-        case .sieve(let policy): return policy
-        case .tinylfu(let policy): return policy
+        switch kind {
+        case .lru: return lru!
+        case .s3fifo: return s3fifo!
+        case .sieve: return sieve!
+        case .tinylfu: return tinylfu!
         }
     }
 
-    public var count: Int { policy.count }
+    public var count: Int {
+        switch kind {
+        case .lru: return lru!.count
+        case .s3fifo: return s3fifo!.count
+        case .sieve: return sieve!.count
+        case .tinylfu: return tinylfu!.count
+        }
+    }
 
-    public func contains(_ key: CacheKey) -> Bool { policy.contains(key) }
+    public func contains(_ key: CacheKey) -> Bool {
+        switch kind {
+        case .lru: return lru!.contains(key)
+        case .s3fifo: return s3fifo!.contains(key)
+        case .sieve: return sieve!.contains(key)
+        case .tinylfu: return tinylfu!.contains(key)
+        }
+    }
 
     public func fingerprint(of key: CacheKey) -> UInt64? { policy.fingerprint(of: key) }
 
     public mutating func insert(_ key: CacheKey, fingerprint: UInt64) {
-        apply(Insert(key: key, fingerprint: fingerprint, restoring: false))
+        switch kind {
+        case .lru: lru!.insert(key, fingerprint: fingerprint)
+        case .s3fifo: s3fifo!.insert(key, fingerprint: fingerprint)
+        case .sieve: sieve!.insert(key, fingerprint: fingerprint)
+        case .tinylfu: tinylfu!.insert(key, fingerprint: fingerprint)
+        }
     }
 
     public mutating func restore(_ key: CacheKey, fingerprint: UInt64) {
-        apply(Insert(key: key, fingerprint: fingerprint, restoring: true))
+        switch kind {
+        case .lru: lru!.restore(key, fingerprint: fingerprint)
+        case .s3fifo: s3fifo!.restore(key, fingerprint: fingerprint)
+        case .sieve: sieve!.restore(key, fingerprint: fingerprint)
+        case .tinylfu: tinylfu!.restore(key, fingerprint: fingerprint)
+        }
     }
 
-    public mutating func access(_ key: CacheKey) { apply(Access(key: key)) }
+    public mutating func access(_ key: CacheKey) {
+        switch kind {
+        case .lru: lru!.access(key)
+        case .s3fifo: s3fifo!.access(key)
+        case .sieve: sieve!.access(key)
+        case .tinylfu: tinylfu!.access(key)
+        }
+    }
 
-    public mutating func remove(_ key: CacheKey) { apply(Remove(key: key)) }
+    public mutating func remove(_ key: CacheKey) {
+        switch kind {
+        case .lru: lru!.remove(key)
+        case .s3fifo: s3fifo!.remove(key)
+        case .sieve: sieve!.remove(key)
+        case .tinylfu: tinylfu!.remove(key)
+        }
+    }
 
     public mutating func evict(isEligible: (CacheKey) -> Bool) -> CacheKey? {
-        withoutActuallyEscaping(isEligible) { isEligible in apply(Evict(isEligible: isEligible)) }
+        switch kind {
+        case .lru: return lru!.evict(isEligible: isEligible)
+        case .s3fifo: return s3fifo!.evict(isEligible: isEligible)
+        case .sieve: return sieve!.evict(isEligible: isEligible)
+        case .tinylfu: return tinylfu!.evict(isEligible: isEligible)
+        }
     }
 
     public mutating func evict() -> CacheKey? { evict(isEligible: { _ in true }) }
@@ -70,59 +109,5 @@ public enum AnyReplacementPolicy: Sendable {
         }
         for (key, fingerprint) in order { converted.restore(key, fingerprint: fingerprint) }
         return converted
-    }
-
-    // MARK: - Reaching the policy in place
-
-    private protocol Operation {
-        associatedtype Result
-        func run<Policy: ReplacementPolicy>(on policy: inout Policy) -> Result
-    }
-
-    private struct Insert: Operation {
-        let key: CacheKey
-        let fingerprint: UInt64
-        let restoring: Bool
-        func run<Policy: ReplacementPolicy>(on policy: inout Policy) {
-            if restoring { policy.restore(key, fingerprint: fingerprint) } else { policy.insert(key, fingerprint: fingerprint) }
-        }
-    }
-
-    private struct Access: Operation {
-        let key: CacheKey
-        func run<Policy: ReplacementPolicy>(on policy: inout Policy) { policy.access(key) }
-    }
-
-    private struct Remove: Operation {
-        let key: CacheKey
-        func run<Policy: ReplacementPolicy>(on policy: inout Policy) { policy.remove(key) }
-    }
-
-    private struct Evict: Operation {
-        let isEligible: (CacheKey) -> Bool
-        func run<Policy: ReplacementPolicy>(on policy: inout Policy) -> CacheKey? { policy.evict(isEligible: isEligible) }
-    }
-
-    /// The payload is taken out (`self` holds an empty LRU meanwhile), so the policy's arrays
-    /// have one owner and change in place.
-    private mutating func apply<Op: Operation>(_ operation: Op) -> Op.Result {
-        switch self {
-        case .lru(var policy):
-            self = .lru(LRUPolicy())
-            defer { self = .lru(policy) }
-            return operation.run(on: &policy)
-        case .s3fifo(var policy):
-            self = .lru(LRUPolicy())
-            defer { self = .s3fifo(policy) }
-            return operation.run(on: &policy)
-        case .sieve(var policy):
-            self = .lru(LRUPolicy())
-            defer { self = .sieve(policy) }
-            return operation.run(on: &policy)
-        case .tinylfu(var policy):
-            self = .lru(LRUPolicy())
-            defer { self = .tinylfu(policy) }
-            return operation.run(on: &policy)
-        }
     }
 }

@@ -7,7 +7,7 @@ public struct CacheSimulator: Sendable {
     public private(set) var capacity: Int64
     public let countsObjects: Bool
     public private(set) var policy: AnyReplacementPolicy
-    private var sizes: [CacheKey: Int64] = [:]
+    private var sizes = KeyMap<Int64>()
     public private(set) var used: Int64 = 0
     public private(set) var figures = HitFigures()
 
@@ -62,7 +62,7 @@ public struct CacheSimulator: Sendable {
 
     /// Forgets every resident object `shouldRemove` names (no longer sampled).
     public mutating func removeAll(where shouldRemove: (CacheKey) -> Bool) {
-        for key in sizes.keys where shouldRemove(key) { delete(key) }
+        for key in sizes.allKeys where shouldRemove(key) { delete(key) }
     }
 
     /// Counts from zero again, the cache as it is (to measure a warm cache).
@@ -92,7 +92,10 @@ public struct CacheSimulator: Sendable {
 
     private mutating func shrink() {
         while used > capacity, let victim = policy.evict() {
-            used -= cost(sizes.removeValue(forKey: victim) ?? 0)
+            // Removed first: `cost(sizes.removeValue(…))` would read `self` for `cost` while
+            // `sizes` changes, and copy the whole dictionary each time.
+            let removed = sizes.removeValue(forKey: victim) ?? 0
+            used -= cost(removed)
         }
     }
 }

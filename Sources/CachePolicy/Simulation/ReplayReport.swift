@@ -8,6 +8,9 @@ public struct ReplayReport: Sendable {
         public var figures: HitFigures
         /// For `auto`: the policies it switched to, with the request count at each switch.
         public var switches: [(afterRequests: Int64, to: PolicyKind)] = []
+        /// Time per request of the replay (the policy's work plus the simulator's own map of
+        /// sizes): an upper bound on what the policy adds to a request.
+        public var nanosecondsPerRequest: Double = 0
 
         public static func == (left: Row, right: Row) -> Bool {
             left.policy == right.policy && left.capacity == right.capacity && left.figures == right.figures
@@ -38,18 +41,21 @@ public struct ReplayReport: Sendable {
         for capacity in capacities {
             for kind in policies {
                 var cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects)
-                Self.replay(trace) { request in
+                let started = ContinuousClock.now
+                for request in trace {
                     switch request.operation {
                     case .get: cache.get(request.key, size: request.size)
                     case .set: cache.set(request.key, size: request.size)
                     case .delete: cache.delete(request.key)
                     }
                 }
-                rows.append(Row(policy: kind.rawValue, capacity: capacity, figures: cache.figures))
+                rows.append(Row(policy: kind.rawValue, capacity: capacity, figures: cache.figures,
+                                nanosecondsPerRequest: Self.nanoseconds(since: started, requests: trace.count)))
             }
             if includingAuto {
                 var cache = AutoSimulator(capacity: capacity, countsObjects: countsObjects)
-                Self.replay(trace) { request in
+                let started = ContinuousClock.now
+                for request in trace {
                     switch request.operation {
                     case .get: cache.get(request.key, size: request.size)
                     case .set: cache.set(request.key, size: request.size)
@@ -57,7 +63,8 @@ public struct ReplayReport: Sendable {
                     }
                 }
                 rows.append(Row(policy: "auto", capacity: capacity, figures: cache.cache.figures,
-                                switches: cache.switches))
+                                switches: cache.switches,
+                                nanosecondsPerRequest: Self.nanoseconds(since: started, requests: trace.count)))
             }
             rows.append(Row(policy: "belady", capacity: capacity,
                             figures: BeladyOptimum.run(trace, capacity: capacity, countsObjects: countsObjects)))
@@ -65,7 +72,10 @@ public struct ReplayReport: Sendable {
         self.rows = rows
     }
 
-    private static func replay(_ trace: [TraceRequest], _ body: (TraceRequest) -> Void) {
-        for request in trace { body(request) }
+    private static func nanoseconds(since start: ContinuousClock.Instant, requests: Int) -> Double {
+        let elapsed = ContinuousClock.now - start
+        let total = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+        return requests > 0 ? total / Double(requests) : 0
     }
+
 }

@@ -147,9 +147,11 @@ enum ReplayOutput {
             var ofBelady: Double?
             /// `auto`'s switches: "POLICY@REQUESTS".
             var switches: [String]?
+            var nanosecondsPerRequest: Double
 
             enum CodingKeys: String, CodingKey {
                 case policy, size, requests, hits, switches
+                case nanosecondsPerRequest = "nanoseconds_per_request"
                 case objectHitRatio = "object_hit_ratio", byteHitRatio = "byte_hit_ratio", ofBelady = "of_belady"
             }
         }
@@ -175,7 +177,8 @@ enum ReplayOutput {
                     policy: row.policy, size: capacity, requests: row.figures.requests, hits: row.figures.hits,
                     objectHitRatio: row.figures.objectHitRatio, byteHitRatio: row.figures.byteHitRatio,
                     ofBelady: belady > 0 ? row.figures.objectHitRatio / belady : nil,
-                    switches: row.policy == "auto" ? row.switches.map { "\($0.to.rawValue)@\($0.afterRequests)" } : nil))
+                    switches: row.policy == "auto" ? row.switches.map { "\($0.to.rawValue)@\($0.afterRequests)" } : nil,
+                    nanosecondsPerRequest: row.nanosecondsPerRequest))
             }
         }
         let encoder = JSONEncoder()
