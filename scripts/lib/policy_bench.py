@@ -7,7 +7,8 @@ shifts halfway), replays each through a real mount at pool sizes of 1 %, 5 %, 10
 of its working set under every policy and `auto`, and prints each hit ratio beside the
 simulated one (`cachefs replay`, the engine's own policy code), libCacheSim's reference
 implementations when it can be installed, and Belady's optimum. Also: the pool's what-if
-curve against replays at those sizes, requests per second and the daemon's CPU per request.
+curve against replays at those sizes (counted over the trace's second half, since the curve
+describes the pool's recent requests), requests per second and the daemon's CPU per request.
 
 Every file is 4 KiB, so object and byte hit ratios are the same; pools are limited by
 max_files with low_watermark 100, so eviction brings a pool to its limit, not below.
@@ -75,9 +76,9 @@ def write_trace(path, keys):
         trace.write("".join(f"{key},4096\n" for key in keys))
 
 
-def simulated(cachefs, trace_path, sizes, policies=None, auto=True):
+def simulated(cachefs, trace_path, sizes, policies=None, auto=True, warmup="0"):
     """cachefs replay --json: {(policy, size): hit ratio}."""
-    command = [cachefs, "replay", trace_path, "--objects", "--json"]
+    command = [cachefs, "replay", trace_path, "--objects", "--json", "--warmup", warmup]
     for size in sizes:
         command += ["--size", str(size)]
     for policy in policies or []:
@@ -249,8 +250,10 @@ def main():
                 curve_error = None
                 points = parse_curve(result["curve"])
                 if points and policy != "auto":
+                    # The curve describes the pool's recent requests: compare with a replay
+                    # counted over the trace's second half (the cache warmed by the first).
                     expected = simulated(options.cachefs, trace_path, sorted({size for size, _ in points}), [policy],
-                                         auto=False)
+                                         auto=False, warmup="50%")
                     curve_error = max(abs(ratio - expected[(policy, size)]) for size, ratio in points)
                 row = {
                     "trace": name, "size_percent": percent, "files": files, "policy": policy,

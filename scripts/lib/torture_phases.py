@@ -514,8 +514,8 @@ class Faults:
                 problems.append(f"FAULT writes failed ({', '.join(failed_writes)}) but the daemon log has no "
                                 f"error line for them")
             if not failed_writes:
-                steps.append("no write failed after the index was removed (SQLite kept writing the unlinked "
-                             "file: everything done now is lost at the next mount)")
+                steps.append("no write failed after the index was removed (the daemon writes its open copy "
+                             "back under the index's name)")
             if errors:
                 steps.append(f"log: {errors[0].strip()[:160]}")
             # unmount: the daemon must exit on its own, without a signal
@@ -527,6 +527,8 @@ class Faults:
                     problems.append(f"CRASH unmount with the index removed: died of signal {-rc}; log:\n"
                                     + "\n".join(S.tail(d.log_path, 12, d.log_offset)))
                 steps.append(f"unmount: exit {rc}")
+                if not os.path.exists(index):
+                    problems.append("LOST the index was not written back after it was removed while mounted")
             else:
                 steps.append(f"daemon exited by itself with {rc_during}")
         finally:

@@ -32,5 +32,6 @@ public struct AutoSimulator: Sendable {
     }
 
     public mutating func set(_ key: CacheKey, size: Int64) { cache.set(key, size: size) }
+    public mutating func resetFigures() { cache.resetFigures() }
     public mutating func delete(_ key: CacheKey) { cache.delete(key) }
 }

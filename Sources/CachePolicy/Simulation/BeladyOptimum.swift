@@ -5,7 +5,9 @@
 /// that differ the exact optimum is NP-hard; this evicts by farthest next request until the
 /// object fits, the usual approximation, so it is a strong reference, not a proven bound.
 public enum BeladyOptimum {
-    public static func run(_ trace: [TraceRequest], capacity: Int64, countsObjects: Bool = false) -> HitFigures {
+    /// Requests before `warmup` fill the cache but are not counted.
+    public static func run(_ trace: [TraceRequest], capacity: Int64, countsObjects: Bool = false,
+                           warmup: Int = 0) -> HitFigures {
         let never = Int.max
         // The index of each get's next get of the same key.
         var nextUse = Array(repeating: never, count: trace.count)
@@ -41,12 +43,12 @@ public enum BeladyOptimum {
             }
             let next = nextUse[index]
             if sizes[request.key] != nil {
-                figures.record(hit: true, size: sizes[request.key] ?? request.size)
+                if index >= warmup { figures.record(hit: true, size: sizes[request.key] ?? request.size) }
                 currentNext[request.key] = next
                 heap.push(next, request.key)
                 continue
             }
-            figures.record(hit: false, size: request.size)
+            if index >= warmup { figures.record(hit: false, size: request.size) }
             guard next != never, cost(request.size) <= capacity else { continue }
             // Make room from the farthest next use down; if the newcomer is the farthest, skip it.
             var admitted = true

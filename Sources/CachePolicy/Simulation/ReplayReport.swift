@@ -27,8 +27,9 @@ public struct ReplayReport: Sendable {
     public var rows: [Row]
 
     /// `capacities` are bytes, or objects with `countsObjects`.
+    /// Requests before `warmup` fill the caches but are not counted (a warm cache's figures).
     public init(trace: [TraceRequest], capacities: [Int64], policies: [PolicyKind] = PolicyKind.allCases,
-                includingAuto: Bool = true, countsObjects: Bool = false) {
+                includingAuto: Bool = true, countsObjects: Bool = false, warmup: Int = 0) {
         var sizes: [CacheKey: Int64] = [:]
         for request in trace where request.operation == .get && sizes[request.key] == nil {
             sizes[request.key] = request.size
@@ -42,7 +43,8 @@ public struct ReplayReport: Sendable {
             for kind in policies {
                 var cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects)
                 let started = ContinuousClock.now
-                for request in trace {
+                for (index, request) in trace.enumerated() {
+                    if index == warmup { cache.resetFigures() }
                     switch request.operation {
                     case .get: cache.get(request.key, size: request.size)
                     case .set: cache.set(request.key, size: request.size)
@@ -55,7 +57,8 @@ public struct ReplayReport: Sendable {
             if includingAuto {
                 var cache = AutoSimulator(capacity: capacity, countsObjects: countsObjects)
                 let started = ContinuousClock.now
-                for request in trace {
+                for (index, request) in trace.enumerated() {
+                    if index == warmup { cache.resetFigures() }
                     switch request.operation {
                     case .get: cache.get(request.key, size: request.size)
                     case .set: cache.set(request.key, size: request.size)
@@ -67,7 +70,8 @@ public struct ReplayReport: Sendable {
                                 nanosecondsPerRequest: Self.nanoseconds(since: started, requests: trace.count)))
             }
             rows.append(Row(policy: "belady", capacity: capacity,
-                            figures: BeladyOptimum.run(trace, capacity: capacity, countsObjects: countsObjects)))
+                            figures: BeladyOptimum.run(trace, capacity: capacity, countsObjects: countsObjects,
+                                                       warmup: warmup)))
         }
         self.rows = rows
     }

@@ -28,12 +28,17 @@ struct ReplayCommand: ParsableCommand {
     @Option(name: .customLong("policy"), help: "A policy to replay: lru, s3fifo, sieve, tinylfu (repeatable; default all).")
     var policies: [String] = []
     @Flag(help: "Sizes count files, not bytes (a pool limited by max_files).") var objects = false
+    @Option(help: "Requests that fill the caches before counting starts: a number, or a percentage of the trace (50%).")
+    var warmup: String = "0"
     @Flag(name: .customLong("no-auto"), help: "Leave out the auto row.") var noAuto = false
     @Flag(help: "Print JSON.") var json = false
 
     func validate() throws {
         for policy in policies where PolicyKind(rawValue: policy) == nil {
             throw ValidationError("unknown policy \(policy): expected one of \(PolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard Self.warmupRequests(warmup, of: 1) != nil else {
+            throw ValidationError("bad warmup \(warmup): expected a number of requests or a percentage such as 50%")
         }
         for size in sizes where ReplaySize(size) == nil {
             throw ValidationError("bad size \(size): expected bytes, a size such as 25M, or a percentage such as 5%")
@@ -64,12 +69,24 @@ struct ReplayCommand: ParsableCommand {
             .map { max(1, $0.capacity(workingSet: workingSet)) }
         let kinds = policies.isEmpty ? PolicyKind.allCases : policies.compactMap(PolicyKind.init)
         let report = ReplayReport(trace: requests, capacities: capacities, policies: kinds, includingAuto: !noAuto,
-                                  countsObjects: objects)
+                                  countsObjects: objects,
+                                  warmup: Self.warmupRequests(warmup, of: requests.count) ?? 0)
         if json {
             print(try ReplayOutput.json(report))
         } else {
             print(ReplayOutput.table(report))
         }
+    }
+
+    /// `--warmup`: a count, or a percentage of the trace's requests.
+    static func warmupRequests(_ text: String, of total: Int) -> Int? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasSuffix("%") {
+            guard let percent = Double(trimmed.dropLast()), (0...100).contains(percent) else { return nil }
+            return Int(Double(total) * percent / 100)
+        }
+        guard let count = Int(trimmed), count >= 0 else { return nil }
+        return count
     }
 
     static func workingSet(of requests: [TraceRequest], inObjects: Bool) -> Int64 {
