@@ -81,16 +81,17 @@ public final class CacheEngine: Sendable {
         durabilitySeconds = configuration.durabilitySeconds
         commitWindowSeconds = configuration.commitWindowSeconds
         try StoreInitializer.prepareDirectories(layout, disk: disk)
-        storeLock = try StoreLock(layout: layout)
-        let reserve = SpaceReserve(path: layout.reservePath, logger: logger)
+        storeLock = try StoreLock(layout: layout, disk: disk)
+        let reserve = SpaceReserve(path: layout.reservePath, disk: disk, logger: logger)
         self.reserve = reserve
         do {
             index = try IndexStore(path: layout.indexPath, freeSpaceForIndex: { reserve.releaseForFullDisk() })
         } catch {
             throw StoreError.corruptIndex(layout.root, "\(error)")
         }
-        events = EventLog(path: layout.eventsPath, maxBytes: configuration.eventLogMaxBytes, logger: logger)
-        traces = TraceFiles(layout: layout, logger: logger)
+        events = EventLog(path: layout.eventsPath, maxBytes: configuration.eventLogMaxBytes, disk: disk,
+                          logger: logger)
+        traces = TraceFiles(layout: layout, disk: disk, logger: logger)
         let boot = BootIdentity.current()
         let powerLost = try BootIdentity.wasPowerLost(index: index, currentBoot: boot)
         let previousStop = try index.setting(BootIdentity.cleanKey)
@@ -114,7 +115,7 @@ public final class CacheEngine: Sendable {
         let storedPolicies = try index.poolPolicies()
         policies = Mutex(storedPolicies)
         counters = Mutex(try PoolCounters.load(from: index, logger: logger))
-        writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", logger: logger,
+        writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", disk: disk, logger: logger,
                              commitWindow: commitWindowSeconds, warnings: warnings)
         reserve.handOver()
         writer.start()

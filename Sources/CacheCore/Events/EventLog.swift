@@ -7,9 +7,9 @@ final class EventLog: Sendable {
     private let file: RotatingFile
     private let logger: Logger
 
-    init(path: String, maxBytes: Int64 = 4 << 20, logger: Logger) {
+    init(path: String, maxBytes: Int64 = 4 << 20, disk: any Disk = PosixDisk(), logger: Logger) {
         self.logger = logger
-        file = RotatingFile(path: path, maxBytes: maxBytes, logger: logger)
+        file = RotatingFile(path: path, maxBytes: maxBytes, disk: disk, logger: logger)
     }
 
     func record(_ events: [CacheEvent]) {

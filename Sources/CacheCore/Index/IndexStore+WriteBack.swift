@@ -31,9 +31,9 @@ extension IndexStore {
     /// name (SQLite's backup API; the copy is a plain rollback-journal database that the
     /// next mount opens in WAL mode). The copy is written beside it and renamed into place,
     /// so a crash midway leaves the previous copy or none, never half of one.
-    public func writeBack() throws {
+    public func writeBack(disk: any Disk = PosixDisk()) throws {
         let temporary = path + ".writeback"
-        unlink(temporary)
+        try removeIfPresent(temporary, disk: disk)
         do {
             let copy = try DatabaseQueue(path: temporary)
             try pool.backup(to: copy)
@@ -41,13 +41,15 @@ extension IndexStore {
         }
         // Log files left under the index's name belong to the removed database; the new
         // file must not be read with them.
-        unlink(path + "-wal")
-        unlink(path + "-shm")
-        guard rename(temporary, path) == 0 else { throw CacheError.io(errno) }
-        let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
+        try removeIfPresent(path + "-wal", disk: disk)
+        try removeIfPresent(path + "-shm", disk: disk)
+        try disk.rename(temporary, to: path)
+        try disk.syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+
+    private func removeIfPresent(_ path: String, disk: any Disk) throws {
+        do throws(CacheError) {
+            try disk.unlink(path)
+        } catch where error.errno == ENOENT {}
     }
 }

@@ -57,8 +57,11 @@ final class IndexWriter: Sendable {
     private let warnings: StoreWarnings
     private let writeBack = Mutex(WriteBack())
 
-    init(index: IndexStore, walPath: String, logger: Logger, commitWindow: Double, maxBatch: Int = Tunables.commitBatch,
-         warnings: StoreWarnings = StoreWarnings()) {
+    private let disk: any Disk
+
+    init(index: IndexStore, walPath: String, disk: any Disk = PosixDisk(), logger: Logger, commitWindow: Double,
+         maxBatch: Int = Tunables.commitBatch, warnings: StoreWarnings = StoreWarnings()) {
+        self.disk = disk
         self.warnings = warnings
         self.index = index
         self.walPath = walPath
@@ -69,7 +72,7 @@ final class IndexWriter: Sendable {
 
     func start() {
         let thread = Thread { [self] in
-            var headroom = LogHeadroom(walPath: walPath, logger: logger)
+            var headroom = LogHeadroom(walPath: walPath, disk: disk, logger: logger)
             headroom.replenish()
             run(&headroom)
         }
@@ -210,7 +213,7 @@ final class IndexWriter: Sendable {
         }
         guard due else { return }
         do {
-            try index.writeBack()
+            try index.writeBack(disk: disk)
             writeBack.withLock { $0.last = now }
         } catch {
             logger.error("could not write the index back to \(index.path): \(error)")

@@ -18,35 +18,46 @@ struct LogHeadroom: ~Copyable {
     static let size: Int64 = 8 << 20
 
     private let descriptor: Int32
+    private let disk: any Disk
     private let logger: Logger
     /// The log's length when the headroom past it was last made whole.
     private var coveredLength: Int64 = -1
     private var unsupported = false
 
-    init(walPath: String, logger: Logger) {
-        descriptor = Glibc.open(walPath, O_RDWR | O_CLOEXEC)
+    init(walPath: String, disk: any Disk, logger: Logger) {
+        self.disk = disk
         self.logger = logger
-        if descriptor < 0 {
-            logger.error("cannot open the index log \(walPath): \(String(cString: strerror(errno)))")
+        do throws(CacheError) {
+            descriptor = try disk.open(walPath, flags: O_RDWR, mode: 0)
+        } catch {
+            logger.error("cannot open the index log \(walPath): \(error)")
+            descriptor = -1
         }
     }
 
     deinit {
-        if descriptor >= 0 { Glibc.close(descriptor) }
+        if descriptor >= 0 { disk.close(descriptor) }
     }
 
     /// Makes the headroom whole again if the log grew into it. Cheap when it did not (one
     /// `fstat`); on a full disk it stays short and is tried again after the next commit.
     mutating func replenish() {
         guard descriptor >= 0, !unsupported else { return }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return }
-        let length = Int64(info.st_size)
+        let length: Int64
+        do throws(CacheError) {
+            length = try disk.size(of: descriptor)
+        } catch {
+            logger.error("cannot read the index log's size: \(error)")
+            return
+        }
         guard length != coveredLength else { return }
-        if fallocate(descriptor, FALLOC_FL_KEEP_SIZE, off_t(length), off_t(Self.size)) == 0 {
+        do throws(CacheError) {
+            try disk.fallocate(descriptor, mode: FALLOC_FL_KEEP_SIZE, offset: length, length: Self.size)
             coveredLength = length
-        } else if errno != ENOSPC {
-            logger.warning("cannot keep headroom past the index log: \(String(cString: strerror(errno)))")
+        } catch where error.errno == ENOSPC {
+            // Short on a full disk: tried again after the next commit.
+        } catch {
+            logger.warning("cannot keep headroom past the index log: \(error)")
             unsupported = true
         }
     }
@@ -55,8 +66,10 @@ struct LogHeadroom: ~Copyable {
     /// database file itself after each checkpoint, so frames moved there are durable too.
     func sync() {
         guard descriptor >= 0 else { return }
-        if fsync(descriptor) != 0 {
-            logger.error("fsync of the index log failed: \(String(cString: strerror(errno)))")
+        do throws(CacheError) {
+            try disk.fsync(descriptor, dataOnly: false)
+        } catch {
+            logger.error("fsync of the index log failed: \(error)")
         }
     }
 }

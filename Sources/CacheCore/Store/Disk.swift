@@ -1,12 +1,10 @@
 import CLinux
 import Glibc
 
-/// The seam through which the engine makes its file syscalls on object bytes, spares and the
-/// store's folders, so tests can inject faults (ENOSPC, EIO) the way swift-system's mocking
-/// driver does. Not yet every syscall on the store: the event and trace files
-/// (`RotatingFile`), the space reserve, the index log's headroom, the store lock, the index's
-/// write-back and the object-folder walks of recovery and `verify` still call the system
-/// directly.
+/// The one seam through which the core makes file syscalls on the store (object bytes,
+/// spares, events and traces, the space reserve, the index log's headroom, the store lock,
+/// the index's write-back, recovery's walk), so tests can inject faults (ENOSPC, EIO) and the
+/// encryption layer has one place to plug in. SQLite's own I/O on the index is SQLite's.
 public protocol Disk: Sendable {
     func open(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32
     func close(_ fd: Int32)
@@ -25,6 +23,36 @@ public protocol Disk: Sendable {
     func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs
     /// Flushes every dirty page of the filesystem holding `path` to the disk.
     func syncFilesystem(_ path: String) throws(CacheError)
+    /// Writes at the file's offset (the end of an `O_APPEND` file); returns the bytes written.
+    func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer) throws(CacheError) -> Int
+    /// `st_size` of an open file.
+    func size(of fd: Int32) throws(CacheError) -> Int64
+    /// An exclusive `flock` without waiting: `.io(EWOULDBLOCK)` when another process holds it.
+    func lockExclusively(_ fd: Int32) throws(CacheError)
+    /// The names in a directory, without "." and "..".
+    func contentsOfDirectory(_ path: String) throws(CacheError) -> [String]
+    /// Makes a directory's entries durable (after a rename into it).
+    func syncDirectory(_ path: String) throws(CacheError)
+}
+
+extension Disk {
+    public func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer) throws(CacheError) -> Int {
+        try PosixDisk().write(fd, from: buffer)
+    }
+
+    public func size(of fd: Int32) throws(CacheError) -> Int64 { try PosixDisk().size(of: fd) }
+
+    public func lockExclusively(_ fd: Int32) throws(CacheError) { try PosixDisk().lockExclusively(fd) }
+
+    public func contentsOfDirectory(_ path: String) throws(CacheError) -> [String] {
+        try PosixDisk().contentsOfDirectory(path)
+    }
+
+    public func syncDirectory(_ path: String) throws(CacheError) {
+        let fd = try open(path, flags: O_RDONLY | O_DIRECTORY, mode: 0)
+        defer { close(fd) }
+        try fsync(fd, dataOnly: false)
+    }
 }
 
 /// The real disk: thin wrappers that retry on EINTR and report errno as ``CacheError/io(_:)``.
@@ -100,6 +128,33 @@ public struct PosixDisk: Disk {
         let fd = try open(path, flags: O_RDONLY | O_DIRECTORY, mode: 0)
         defer { close(fd) }
         _ = try retrying { syncfs(fd) }
+    }
+
+    public func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer) throws(CacheError) -> Int {
+        try retrying { Glibc.write(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    public func size(of fd: Int32) throws(CacheError) -> Int64 {
+        var info = stat()
+        _ = try retrying { fstat(fd, &info) }
+        return Int64(info.st_size)
+    }
+
+    public func lockExclusively(_ fd: Int32) throws(CacheError) {
+        _ = try retrying { flock(fd, LOCK_EX | LOCK_NB) }
+    }
+
+    public func contentsOfDirectory(_ path: String) throws(CacheError) -> [String] {
+        guard let directory = opendir(path) else { throw .io(errno) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 
     private func retrying<T: BinaryInteger>(_ call: () -> T) throws(CacheError) -> T {

@@ -87,7 +87,7 @@ struct Recovery {
                 continue
             }
             try index.delete(record.entryID)
-            unlink(path)
+            try removeIfPresent(path)
             dropped += 1
         }
         logger.warning("power-loss recovery dropped \(dropped) cached files not known durable")
@@ -101,6 +101,13 @@ struct Recovery {
         try? disk.fileSize(path)
     }
 
+    /// Bytes already gone are what recovery wants; any other failure fails the mount, said.
+    private func removeIfPresent(_ path: String) throws {
+        do throws(CacheError) {
+            try disk.unlink(path)
+        } catch where error.errno == ENOENT {}
+    }
+
     /// After a power loss the index may have lost its last commits, reservations included:
     /// bytes without an entry are found by walking the objects folder, the only walk at mount.
     func removeOrphanBytes() throws {
@@ -109,9 +116,9 @@ struct Recovery {
         for directory in StoreLayout.fanOutDirectories {
             let folder = layout.objectsPath + "/" + directory
             // A fan-out folder that is missing holds no orphans.
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            for name in (try? disk.contentsOfDirectory(folder)) ?? [] {
                 guard let id = EntryID(name), known.contains(id) else {
-                    unlink(folder + "/" + name)
+                    try removeIfPresent(folder + "/" + name)
                     orphans += 1
                     continue
                 }

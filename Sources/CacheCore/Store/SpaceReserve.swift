@@ -12,12 +12,15 @@ final class SpaceReserve: Sendable {
 
     private let path: String
     private let logger: Logger
+    private let disk: any Disk
     private let held: Mutex<Bool>
 
-    init(path: String, logger: Logger) {
+    init(path: String, disk: any Disk, logger: Logger) {
         self.path = path
         self.logger = logger
-        held = Mutex(access(path, F_OK) == 0)
+        self.disk = disk
+        // No reserve file (or none readable) is no reserve: the next clean unmount makes one.
+        held = Mutex((try? disk.fileSize(path)) != nil)
     }
 
     /// Frees the reserve because SQLite found the disk full; returns whether there was one.
@@ -37,25 +40,34 @@ final class SpaceReserve: Sendable {
     func restore() {
         held.withLock { held in
             guard !held else { return }
-            held = Self.allocate(path)
+            held = allocate()
         }
     }
 
     private func release() -> Bool {
         held.withLock { held in
             guard held else { return false }
-            unlink(path)
+            do throws(CacheError) {
+                try disk.unlink(path)
+            } catch {
+                logger.error("could not free the space reserve \(path): \(error)")
+            }
             held = false
             return true
         }
     }
 
-    private static func allocate(_ path: String) -> Bool {
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        if posix_fallocate(fd, 0, off_t(size)) == 0 { return true }
-        unlink(path)
-        return false
+    /// On a full disk (or any failure) the store goes without a reserve until the next try.
+    private func allocate() -> Bool {
+        do throws(CacheError) {
+            let fd = try disk.open(path, flags: O_WRONLY | O_CREAT, mode: 0o600)
+            defer { disk.close(fd) }
+            try disk.fallocate(fd, mode: 0, offset: 0, length: Self.size)
+            return true
+        } catch {
+            // A partial reserve is worth nothing: it goes; its absence is what `held` says.
+            try? disk.unlink(path)
+            return false
+        }
     }
 }

@@ -41,12 +41,7 @@ public final class SpareByteFiles: Sendable {
         self.disk = disk
         try disk.mkdir(layout.sparesPath, mode: 0o700)
         var kept: [UInt64] = []
-        let listed: [String]
-        do {
-            listed = try FileManager.default.contentsOfDirectory(atPath: layout.sparesPath)
-        } catch {
-            throw .io(EIO)
-        }
+        let listed = try disk.contentsOfDirectory(layout.sparesPath)
         for name in listed {
             guard !discard, let number = UInt64(name), kept.count < capacity else {
                 // A spare that cannot be removed is only a file in spares/: the next mount tries again.

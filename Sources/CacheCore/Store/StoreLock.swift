@@ -4,21 +4,28 @@ import Glibc
 /// life of the process and released by the kernel even if the daemon is killed.
 public final class StoreLock: Sendable {
     private let fd: Int32
+    private let disk: any Disk
 
-    public init(layout: StoreLayout) throws(StoreError) {
-        let fd = Glibc.open(layout.lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .cannotOpen(layout.root, String(cString: strerror(errno))) }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            Glibc.close(fd)
-            if code == EWOULDBLOCK { throw .alreadyMounted(layout.root) }
-            throw .cannotOpen(layout.root, String(cString: strerror(code)))
+    public init(layout: StoreLayout, disk: any Disk = PosixDisk()) throws(StoreError) {
+        self.disk = disk
+        let fd: Int32
+        do {
+            fd = try disk.open(layout.lockPath, flags: O_RDWR | O_CREAT, mode: 0o600)
+        } catch {
+            throw .cannotOpen(layout.root, String(cString: strerror(error.errno)))
+        }
+        do {
+            try disk.lockExclusively(fd)
+        } catch {
+            disk.close(fd)
+            if error.errno == EWOULDBLOCK { throw .alreadyMounted(layout.root) }
+            throw .cannotOpen(layout.root, String(cString: strerror(error.errno)))
         }
         self.fd = fd
     }
 
     deinit {
-        Glibc.close(fd)
+        disk.close(fd)
     }
 }
 

@@ -38,8 +38,11 @@ public struct StoreVerifier {
 
     let layout: StoreLayout
 
-    public init(storePath: String) {
+    private let disk: any Disk
+
+    public init(storePath: String, disk: any Disk = PosixDisk()) {
         layout = StoreLayout(root: storePath)
+        self.disk = disk
     }
 
     /// Checks the store (holding its lock, so no daemon can run meanwhile) and repairs what
@@ -49,7 +52,7 @@ public struct StoreVerifier {
         guard FileManager.default.fileExists(atPath: layout.indexPath) else {
             throw StoreError.cannotOpen(layout.root, "no index.sqlite: not a cachefs store")
         }
-        let lock = try StoreLock(layout: layout)
+        let lock = try StoreLock(layout: layout, disk: disk)
         defer { withExtendedLifetime(lock) {} }
         let index = try IndexStore(path: layout.indexPath)
         var report = Report()
@@ -59,7 +62,7 @@ public struct StoreVerifier {
         for directory in StoreLayout.fanOutDirectories {
             let folder = layout.objectsPath + "/" + directory
             // A fan-out folder that is missing holds no bytes; entries whose bytes are missing are reported below.
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            for name in (try? disk.contentsOfDirectory(folder)) ?? [] {
                 guard let id = EntryID(name), indexed[id] != nil else {
                     report.problems.append(.orphanBytes(path: folder + "/" + name))
                     continue
@@ -80,9 +83,10 @@ public struct StoreVerifier {
             } else if record.writing && !record.persistent {
                 report.problems.append(.tornFile(id: id, path: path))
             } else {
-                var info = stat()
-                if stat(layout.objectPath(for: id), &info) == 0, Int64(info.st_size) != record.size {
-                    report.problems.append(.wrongSize(id: id, path: path, indexed: record.size, actual: Int64(info.st_size)))
+                // Bytes that vanished between the walk and here were reported missing by the walk's
+                // next run; only a size that can be read is compared.
+                if let actual = try? disk.fileSize(layout.objectPath(for: id)), actual != record.size {
+                    report.problems.append(.wrongSize(id: id, path: path, indexed: record.size, actual: actual))
                 }
             }
         }
@@ -105,16 +109,23 @@ public struct StoreVerifier {
         return report
     }
 
+    /// Bytes already gone are what a repair wants; any other failure stops it, said.
+    private func removeIfPresent(_ path: String) throws {
+        do throws(CacheError) {
+            try disk.unlink(path)
+        } catch where error.errno == ENOENT {}
+    }
+
     private func repair(_ problems: [Problem], index: IndexStore) throws {
         for problem in problems {
             switch problem {
             case .orphanBytes(let path):
-                unlink(path)
+                try removeIfPresent(path)
             case .missingBytes(let id, _):
                 try index.delete(id)
             case .tornFile(let id, _), .nameless(let id):
                 try index.delete(id)
-                unlink(layout.objectPath(for: id))
+                try removeIfPresent(layout.objectPath(for: id))
             case .wrongSize(let id, _, _, let actual):
                 if var record = try index.entry(id) {
                     record.size = actual

@@ -1,4 +1,3 @@
-import Glibc
 import Logging
 import Synchronization
 
@@ -9,11 +8,13 @@ final class TraceFiles: Sendable {
     static let maxBytes: Int64 = 48 << 20
 
     private let layout: StoreLayout
+    private let disk: any Disk
     private let logger: Logger
     private let files = Mutex<[EntryID: RotatingFile]>([:])
 
-    init(layout: StoreLayout, logger: Logger) {
+    init(layout: StoreLayout, disk: any Disk, logger: Logger) {
         self.layout = layout
+        self.disk = disk
         self.logger = logger
     }
 
@@ -23,8 +24,13 @@ final class TraceFiles: Sendable {
         }
         let file = files.withLock { files -> RotatingFile in
             if let file = files[pool] { return file }
-            mkdir(layout.tracesPath, 0o700)
-            let file = RotatingFile(path: layout.tracePath(ofPool: name), maxBytes: Self.maxBytes, logger: logger)
+            do throws(CacheError) {
+                try disk.mkdir(layout.tracesPath, mode: 0o700)
+            } catch {
+                logger.error("could not make \(layout.tracesPath): \(error)")
+            }
+            let file = RotatingFile(path: layout.tracePath(ofPool: name), maxBytes: Self.maxBytes, disk: disk,
+                                    logger: logger)
             files[pool] = file
             return file
         }
