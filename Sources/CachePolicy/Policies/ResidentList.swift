@@ -1,28 +1,57 @@
-/// A doubly linked list of resident objects in arrays of slots (no class per node), with a
-/// map from key to slot: the building block of every policy here. Value semantics: a copy
-/// is a snapshot. Each node costs 32 bytes (key, fingerprint, two links, a mark), plus about
-/// 17 in the key map (13 bytes a bucket, at most three quarters full).
+/// A doubly linked list of resident objects in an array of slots (no class per node), with
+/// its own open-addressing index from key to slot: the building block of every policy here.
+/// Value semantics: a copy is a snapshot.
+///
+/// Memory per object: a 24-byte node (key, a 32-bit fingerprint, two 32-bit links, a mark)
+/// and a 4-byte bucket in the index, which stays between three eighths and three quarters
+/// full: about 30 bytes. The index holds slots only; a lookup compares the key in the node.
 struct ResidentList: Sendable {
     static let none: Int32 = -1
 
     struct Node: Sendable {
         var key: CacheKey
-        var fingerprint: UInt64
+        var compactFingerprint: UInt32
         var previous: Int32
         var next: Int32
         /// A policy's own small state: a read counter, a visited bit, a segment.
         var mark: UInt8
+
+        /// The fingerprint as policies pass it on (ghosts, sketches, conversions).
+        var fingerprint: UInt64 { UInt64(compactFingerprint) }
     }
+
+    /// Fingerprints are kept in 32 bits (the low bits of a mixed 64-bit hash): ghosts and
+    /// sketches keyed by them collide once in four billion.
+    static func compact(_ fingerprint: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: fingerprint) }
+
+    /// A fingerprint as a node keeps it: what ghosts and sketches must be keyed by.
+    static func canonical(_ fingerprint: UInt64) -> UInt64 { UInt64(compact(fingerprint)) }
 
     private(set) var nodes: [Node] = []
     private var free: [Int32] = []
-    private(set) var slots = KeyMap<Int32>()
+    /// Slots by key, `none` for an empty bucket; a power of two long.
+    private var index: [Int32] = []
     /// The oldest end (next to go) and the newest end.
     private(set) var oldest: Int32 = none
     private(set) var newest: Int32 = none
     private(set) var count = 0
 
-    func slot(of key: CacheKey) -> Int32? { slots[key] }
+    private var mask: Int { index.count - 1 }
+
+    private func home(_ key: CacheKey) -> Int {
+        Int(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9e37_79b9_7f4a_7c15) >> 17) & mask
+    }
+
+    func slot(of key: CacheKey) -> Int32? {
+        guard count > 0 else { return nil }
+        var bucket = home(key)
+        while index[bucket] != Self.none {
+            let slot = index[bucket]
+            if nodes[Int(slot)].key == key { return slot }
+            bucket = (bucket + 1) & mask
+        }
+        return nil
+    }
 
     subscript(slot: Int32) -> Node {
         get { nodes[Int(slot)] }
@@ -32,7 +61,9 @@ struct ResidentList: Sendable {
     /// Adds a key at the newest end; returns its slot.
     @discardableResult
     mutating func appendNewest(_ key: CacheKey, fingerprint: UInt64, mark: UInt8 = 0) -> Int32 {
-        let node = Node(key: key, fingerprint: fingerprint, previous: newest, next: Self.none, mark: mark)
+        if (count + 1) * 4 > index.count * 3 { growIndex() }
+        let node = Node(key: key, compactFingerprint: Self.compact(fingerprint), previous: newest, next: Self.none,
+                        mark: mark)
         let slot: Int32
         if let reused = free.popLast() {
             slot = reused
@@ -43,7 +74,7 @@ struct ResidentList: Sendable {
         }
         if newest != Self.none { nodes[Int(newest)].next = slot } else { oldest = slot }
         newest = slot
-        slots[key] = slot
+        insertIntoIndex(slot)
         count += 1
         return slot
     }
@@ -60,7 +91,7 @@ struct ResidentList: Sendable {
     mutating func remove(_ slot: Int32) -> Node {
         unlink(slot)
         let node = nodes[Int(slot)]
-        slots[node.key] = nil
+        removeFromIndex(slot)
         free.append(slot)
         count -= 1
         return node
@@ -76,16 +107,37 @@ struct ResidentList: Sendable {
         newest = slot
     }
 
-    /// Keys from the oldest end to the newest.
-    var keysOldestFirst: [(key: CacheKey, fingerprint: UInt64)] {
-        var result: [(CacheKey, UInt64)] = []
-        result.reserveCapacity(count)
+    // MARK: - The index
+
+    private mutating func insertIntoIndex(_ slot: Int32) {
+        var bucket = home(nodes[Int(slot)].key)
+        while index[bucket] != Self.none { bucket = (bucket + 1) & mask }
+        index[bucket] = slot
+    }
+
+    /// Backward-shift deletion: later entries of the probe run move into the hole, so no
+    /// tombstones pile up.
+    private mutating func removeFromIndex(_ slot: Int32) {
+        var hole = home(nodes[Int(slot)].key)
+        while index[hole] != slot { hole = (hole + 1) & mask }
+        var bucket = (hole + 1) & mask
+        while index[bucket] != Self.none {
+            let start = home(nodes[Int(index[bucket])].key)
+            if (bucket - start) & mask >= (bucket - hole) & mask {
+                index[hole] = index[bucket]
+                hole = bucket
+            }
+            bucket = (bucket + 1) & mask
+        }
+        index[hole] = Self.none
+    }
+
+    private mutating func growIndex() {
+        index = Array(repeating: Self.none, count: max(16, index.count * 2))
         var slot = oldest
         while slot != Self.none {
-            let node = nodes[Int(slot)]
-            result.append((node.key, node.fingerprint))
-            slot = node.next
+            insertIntoIndex(slot)
+            slot = nodes[Int(slot)].next
         }
-        return result
     }
 }

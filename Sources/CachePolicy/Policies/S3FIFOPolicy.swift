@@ -41,7 +41,7 @@ public struct S3FIFOPolicy: ReplacementPolicy {
             access(key)
             return
         }
-        if ghost.remove(fingerprint) {
+        if ghost.remove(ResidentList.canonical(fingerprint)) {
             main.appendNewest(key, fingerprint: fingerprint)
         } else {
             small.appendNewest(key, fingerprint: fingerprint)

@@ -45,7 +45,7 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
             return
         }
         sketch.ensureWidth(for: count + 1)
-        sketch.increment(fingerprint)
+        sketch.increment(ResidentList.canonical(fingerprint))
         window.appendNewest(key, fingerprint: fingerprint)
         // The window's overflow moves to probation as candidates (marked), as Caffeine's
         // maintenance after a write does; they compete when something must be evicted.
@@ -62,7 +62,7 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         sketch.ensureWidth(for: count + 1)
         // Counted once, as its insert was: a newcomer must then be read more than it to
         // displace it, rather than flush a whole restored cache on a cold sketch.
-        sketch.increment(fingerprint)
+        sketch.increment(ResidentList.canonical(fingerprint))
         probation.appendNewest(key, fingerprint: fingerprint)
     }
 

@@ -1,4 +1,4 @@
-/// A hash map from `CacheKey` to a small value, for the policies' and simulators' per-object
+/// A hash map from `CacheKey` to a small value, for the simulator's per-object
 /// lookups: open addressing with linear probing and backward-shift deletion, and a
 /// multiplicative hash (keys are entry ids or already-mixed fingerprints). About a tenth of
 /// `Dictionary`'s cost per lookup, whose SipHash dominated a policy's work per request.
