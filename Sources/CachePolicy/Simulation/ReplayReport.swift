@@ -42,32 +42,15 @@ public struct ReplayReport: Sendable {
         for capacity in capacities {
             for kind in policies {
                 var cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects)
-                let started = ContinuousClock.now
-                for (index, request) in trace.enumerated() {
-                    if index == warmup { cache.resetFigures() }
-                    switch request.operation {
-                    case .get: cache.get(request.key, size: request.size)
-                    case .set: cache.set(request.key, size: request.size)
-                    case .delete: cache.delete(request.key)
-                    }
-                }
+                let time = Self.replay(trace, into: &cache, warmup: warmup)
                 rows.append(Row(policy: kind.rawValue, capacity: capacity, figures: cache.figures,
-                                nanosecondsPerRequest: Self.nanoseconds(since: started, requests: trace.count)))
+                                nanosecondsPerRequest: time))
             }
             if includingAuto {
                 var cache = AutoSimulator(capacity: capacity, countsObjects: countsObjects)
-                let started = ContinuousClock.now
-                for (index, request) in trace.enumerated() {
-                    if index == warmup { cache.resetFigures() }
-                    switch request.operation {
-                    case .get: cache.get(request.key, size: request.size)
-                    case .set: cache.set(request.key, size: request.size)
-                    case .delete: cache.delete(request.key)
-                    }
-                }
-                rows.append(Row(policy: "auto", capacity: capacity, figures: cache.cache.figures,
-                                switches: cache.switches,
-                                nanosecondsPerRequest: Self.nanoseconds(since: started, requests: trace.count)))
+                let time = Self.replay(trace, into: &cache, warmup: warmup)
+                rows.append(Row(policy: "auto", capacity: capacity, figures: cache.figures, switches: cache.switches,
+                                nanosecondsPerRequest: time))
             }
             rows.append(Row(policy: "belady", capacity: capacity,
                             figures: BeladyOptimum.run(trace, capacity: capacity, countsObjects: countsObjects,
@@ -76,10 +59,36 @@ public struct ReplayReport: Sendable {
         self.rows = rows
     }
 
-    private static func nanoseconds(since start: ContinuousClock.Instant, requests: Int) -> Double {
-        let elapsed = ContinuousClock.now - start
+    /// Runs the trace through a cache, counting from `warmup` on; returns the time per request.
+    private static func replay<Cache: TraceCache>(_ trace: [TraceRequest], into cache: inout Cache,
+                                                  warmup: Int) -> Double {
+        let started = ContinuousClock.now
+        for (index, request) in trace.enumerated() {
+            if index == warmup { cache.resetFigures() }
+            switch request.operation {
+            case .get: cache.get(request.key, size: request.size)
+            case .set: cache.set(request.key, size: request.size)
+            case .delete: cache.delete(request.key)
+            }
+        }
+        let elapsed = ContinuousClock.now - started
         let total = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
-        return requests > 0 ? total / Double(requests) : 0
+        return trace.isEmpty ? 0 : total / Double(trace.count)
     }
+}
 
+/// What a trace can be replayed into: a simulated cache of one policy, or of `auto`.
+protocol TraceCache {
+    @discardableResult
+    mutating func get(_ key: CacheKey, size: Int64) -> Bool
+    mutating func set(_ key: CacheKey, size: Int64)
+    mutating func delete(_ key: CacheKey)
+    mutating func resetFigures()
+    var figures: HitFigures { get }
+}
+
+extension CacheSimulator: TraceCache {}
+
+extension AutoSimulator: TraceCache {
+    public var figures: HitFigures { cache.figures }
 }
