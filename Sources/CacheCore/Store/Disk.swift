@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import SystemPackage
 
 /// The one seam through which the core makes file syscalls on the store (object bytes,
 /// spares, events and traces, the space reserve, the index log's headroom, the store lock,
@@ -55,28 +56,48 @@ extension Disk {
     }
 }
 
-/// The real disk: thin wrappers that retry on EINTR and report errno as ``CacheError/io(_:)``.
+/// The real disk: swift-system's `FileDescriptor` where it covers the call (open, close,
+/// reads, writes, resize), thin Glibc wrappers for the rest; all retry on EINTR and report
+/// errno as ``CacheError/io(_:)``. Descriptors stay `Int32`: FUSE replies splice from them.
 public struct PosixDisk: Disk {
     public init() {}
 
     public func open(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32 {
-        try retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        let access = FileDescriptor.AccessMode(rawValue: flags & O_ACCMODE)
+        let options = FileDescriptor.OpenOptions(rawValue: flags & ~O_ACCMODE).union(.closeOnExec)
+        let permissions = flags & O_CREAT != 0 ? FilePermissions(rawValue: mode) : nil
+        return try system {
+            try FileDescriptor.open(FilePath(path), access, options: options, permissions: permissions).rawValue
+        }
     }
 
     public func close(_ fd: Int32) {
-        _ = Glibc.close(fd)
+        // The descriptors closed here were only read, or their bytes' durability is fsync's
+        // business: a failed close loses nothing `close` could report usefully.
+        try? FileDescriptor(rawValue: fd).close()
     }
 
     public func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
-        try retrying { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+        try system { try FileDescriptor(rawValue: fd).read(fromAbsoluteOffset: offset, into: buffer) }
     }
 
     public func pwrite(_ fd: Int32, from buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
-        try retrying { Glibc.pwrite(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+        try system { try FileDescriptor(rawValue: fd).write(toAbsoluteOffset: offset, buffer) }
     }
 
     public func ftruncate(_ fd: Int32, length: Int64) throws(CacheError) {
-        _ = try retrying { Glibc.ftruncate(fd, off_t(length)) }
+        try system { try FileDescriptor(rawValue: fd).resize(to: length) }
+    }
+
+    /// Runs a swift-system call, its `Errno` as ``CacheError/io(_:)``.
+    private func system<T>(_ call: () throws -> T) throws(CacheError) -> T {
+        do {
+            return try call()
+        } catch let error as Errno {
+            throw .io(error.rawValue)
+        } catch {
+            throw .io(EIO)
+        }
     }
 
     public func fsync(_ fd: Int32, dataOnly: Bool) throws(CacheError) {
@@ -131,7 +152,7 @@ public struct PosixDisk: Disk {
     }
 
     public func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer) throws(CacheError) -> Int {
-        try retrying { Glibc.write(fd, buffer.baseAddress, buffer.count) }
+        try system { try FileDescriptor(rawValue: fd).write(buffer) }
     }
 
     public func size(of fd: Int32) throws(CacheError) -> Int64 {
