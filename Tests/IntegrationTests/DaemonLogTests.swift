@@ -27,6 +27,16 @@ import Testing
         let both = previous + current
         #expect(both.contains("create from pid"), "\(both.suffix(2000))")
         #expect(both.contains("lookup from pid"))
+        // One line per request, named by its operation (a second line once read
+        // "(_:_:_:) from pid N", the callback's #function).
+        #expect(!both.contains(":_:"), "\(both.suffix(2000))")
+        let requestLines = both.split(separator: "\n").filter { $0.contains(" trace cachefs: ") }
+        let malformed = requestLines.filter { line in
+            guard let words = line.split(separator: ":").last?.split(separator: " "), words.count == 4 else { return true }
+            return words[1] != "from" || words[2] != "pid" || Int(words[3]) == nil
+                || !words[0].allSatisfy { $0.isLowercase || $0 == "_" }
+        }
+        #expect(!requestLines.isEmpty && malformed.isEmpty, "\(malformed.prefix(5))")
         #expect(both.contains("victims, lru order"), "\(both.suffix(2000))")
     }
 
