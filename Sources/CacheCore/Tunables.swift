@@ -54,6 +54,17 @@ public enum Tunables {
     /// store them: bounds a fetch's memory to about two of these.
     static let responseWindowBytes = 1 << 20
 
+    // MARK: Threads
+
+    /// Byte removals that run at once on the ``BlockingPool``: two overlap the disk's waits
+    /// (ext4 mounted with `discard` discards blocks as it frees them), so an eviction pass
+    /// frees bytes as fast as it takes names; four were no faster and took CPU from reads.
+    static let removalLanes = 2
+    /// Fetches that run at once across all pools, on the ``BlockingPool`` (each pool also has
+    /// its own `max_fetches`, default 4): a fetch's thread mostly waits for its origin, so
+    /// eight pools at their default fit, and a runaway setting cannot start a thread per file.
+    static let fetchLanes = 32
+
     /// `st_blocks` (512-byte units) of `size` bytes written whole, as ext4 allocates them in
     /// 4 KiB blocks.
     static func blocks(forSize size: Int64) -> Int64 {

@@ -41,7 +41,7 @@ final class RecordingNotifier: KernelNotifier {
         try engine.setxattr(ids["b"]!, name: "user.cache.pinned", value: Array("1".utf8), flags: 0)
         clock.advance(seconds: 1)
         try engine.writeFile("e", in: data, content: Array(repeating: 0, count: 300))
-        engine.evictor.enforceLimits(of: data, in: engine)
+        engine.evictor.enforceLimits(of: data, in: engine.eviction)
         // 1100 bytes > 1000: down to 900, least recently read first, pinned b skipped.
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("c".utf8)) }
         #expect(try engine.lookup(parent: data, name: Array("a".utf8)).id == ids["a"])
@@ -66,17 +66,17 @@ final class RecordingNotifier: KernelNotifier {
         try engine.setxattr(leased, name: "user.cache.pinned", value: Array("150s".utf8), flags: 0)
         clock.advance(seconds: 50)
         _ = try engine.readAll(old)
-        engine.evictor.sweepExpired(in: engine)
+        engine.evictor.sweepExpired(in: engine.eviction)
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("short".utf8)) }
         #expect(throws: CacheError.notFound) { try engine.text(short, "user.cache.state") }
         clock.advance(seconds: 60)
-        engine.evictor.sweepExpired(in: engine)
+        engine.evictor.sweepExpired(in: engine.eviction)
         // old was read at 50 s: 60 s later it is within its 100 s.
         #expect(try engine.text(old, "user.cache.state") == "cached")
         #expect(try engine.text(leased, "user.cache.state") == "pinned")
         clock.advance(seconds: 60)
-        engine.evictor.runRound(in: engine)
-        engine.evictor.sweepExpired(in: engine)
+        engine.evictor.runRound(in: engine.eviction)
+        engine.evictor.sweepExpired(in: engine.eviction)
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("leased".utf8)) }
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("old".utf8)) }
     }
@@ -92,7 +92,7 @@ final class RecordingNotifier: KernelNotifier {
         try engine.writeFile("c", in: data, content: [1, 2, 3])
         try engine.setxattr(pinned, name: "user.cache.pinned", value: Array("1".utf8), flags: 0)
         try engine.setxattr(kept, name: "user.cache.persistent", value: Array("1".utf8), flags: 0)
-        engine.evictor.clear(pools: [data], in: engine)
+        engine.evictor.clear(pools: [data], in: engine.eviction)
         let names = try engine.readdir(data, offset: 2, limit: 10).map { String(decoding: $0.name, as: UTF8.self) }
         #expect(names == ["p", "k"])
         #expect(try engine.text(data, "user.cache.usage") == "1")

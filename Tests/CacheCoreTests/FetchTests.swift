@@ -71,7 +71,7 @@ import Testing
         }
         #expect(reads.withLock { $0.count } == 8)
         #expect(reads.withLock { $0.allSatisfy { $0 == Array(bytes[(1 << 20)..<((1 << 20) + 4096)]) } })
-        #expect(engine.figure(.originRequests, pools: [data]) == 1)
+        #expect(engine.attributes.figure(.originRequests, pools: [data]) == 1)
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("absent".utf8)) }
     }
 
@@ -102,7 +102,7 @@ import Testing
         let data = try engine.pool("data")
         // The origin still lists the name, but the pool holds no entry for it.
         #expect(try engine.readdir(data, offset: 0, limit: 100).allSatisfy { $0.attributes == nil })
-        #expect(engine.usage.usage(of: data).cachedBytes == 0)
+        #expect(engine.names.usage.usage(of: data).cachedBytes == 0)
     }
 
     @Test func aFileShownButNotFetchedIsNotKeptByACleanUnmount() throws {
@@ -114,6 +114,6 @@ import Testing
         let data = try engine.pool("data")
         try engine.setxattr(data, name: "user.cache.origin", value: [], flags: 0)
         #expect(try engine.readdir(data, offset: 0, limit: 100).count == 2)
-        #expect(engine.usage.usage(of: data).cachedBytes == 0)
+        #expect(engine.names.usage.usage(of: data).cachedBytes == 0)
     }
 }

@@ -51,7 +51,7 @@ import Testing
         do {
             let engine = try Self.openQuietly(store.path, commitWindow: 3600)
             engine.evictor.stop()
-            engine.durability.stop()
+            engine.files.durability.stop()
             try engine.index.pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
                 #expect(try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") == 0)
@@ -151,7 +151,7 @@ import Testing
             defer { engine.shutdown() }
             let recovered = try state(of: engine)
             #expect(recovered == model.state, "\(cut): the recovered store is not the model at that commit")
-            #expect(engine.usage.usage(of: try engine.pool("data")) == model.usage, "\(cut): usage")
+            #expect(engine.names.usage.usage(of: try engine.pool("data")) == model.usage, "\(cut): usage")
             engine.waitForIndex()
             engine.waitForIndex()
             #expect(store.objectFiles.count == model.fileCount, "\(cut): bytes without a name, or names without bytes")
@@ -171,7 +171,7 @@ import Testing
         while let (directory, prefix) = pending.popLast() {
             for item in try engine.readdir(directory, offset: 0, limit: 100_000).dropFirst(2) {
                 let path = prefix + String(decoding: item.name, as: UTF8.self)
-                let record = try engine.record(item.id)
+                let record = try engine.names.record(item.id)
                 var value = item.kind == .directory ? "d" : "f:" + String(decoding: try engine.readAll(item.id), as: UTF8.self)
                 if record.persistent { value += "+p" }
                 if record.pinnedUntil != 0 { value += "+n" }

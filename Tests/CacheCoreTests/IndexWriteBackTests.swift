@@ -18,7 +18,8 @@ import Testing
             // The next commit notices and writes the open database back at once.
             _ = try engine.writeFile("after", in: data, content: Array("two".utf8))
             engine.waitForIndex()
-            #expect(FileManager.default.fileExists(atPath: store.path + "/index.sqlite"))
+            #expect(FileManager.default.fileExists(atPath: store.path + "/index.sqlite"),
+                    "\(engine.warnings.all) \((try? FileManager.default.contentsOfDirectory(atPath: store.path)) ?? [])")
             let warning = try engine.text(WellKnownEntry.root, "user.cache.warnings")
             #expect(warning.contains("was removed or replaced while mounted"), "\(warning)")
             // Changes after the write-back reach the file at unmount.

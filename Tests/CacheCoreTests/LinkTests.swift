@@ -87,8 +87,8 @@ import Testing
         #expect(try engine.lookup(parent: ids.right, name: bytes("g")).id == ids.file)
         // The kernel forgets it, so the removal drops the entry from memory at once.
         engine.forget(ids.file, count: engine.lookups(of: ids.file))
-        let record = try engine.namespace.withLock { try $0.record(ids.file) }
-        #expect(engine.removeFiles([record], as: .evicted, reason: "test").files == 1)
+        let record = try engine.names.namespace.withLock { try $0.record(ids.file) }
+        #expect(engine.names.removeFiles([record], as: .evicted, reason: "test").files == 1)
         #expect(try engine.names(in: ids.right).isEmpty)
         #expect(try engine.names(in: ids.left).isEmpty, "the evicted name stays gone")
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: ids.left, name: bytes("f")) }
@@ -128,7 +128,7 @@ import Testing
         let old = try engine.writeFile("old", in: data, content: Array(repeating: 1, count: 600))
         _ = try engine.link(old, newParent: elsewhere, newName: bytes("alias"))
         _ = try engine.writeFile("new", in: data, content: Array(repeating: 2, count: 600))
-        engine.evictor.enforceLimits(of: data, in: engine)
+        engine.evictor.enforceLimits(of: data, in: engine.eviction)
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: bytes("old")) }
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: elsewhere, name: bytes("alias")) }
         #expect(try engine.text(data, "user.cache.usage") == "600")
@@ -206,9 +206,9 @@ import Testing
         try engine.rename(parent: data, name: bytes("tmp"), newParent: data, newName: bytes("target"), flags: [])
         // The kernel resolved "target" to the old inode just before the rename: it opens.
         #expect(try engine.readAll(old) == bytes("old"))
-        #expect(engine.usage.pendingBytes(of: data) == 3)
+        #expect(engine.names.usage.pendingBytes(of: data) == 3)
         engine.forget(old, count: 1)
-        #expect(engine.usage.pendingBytes(of: data) == 0)
+        #expect(engine.names.usage.pendingBytes(of: data) == 0)
         #expect(throws: CacheError.stale) { try engine.open(old, flags: O_RDONLY) }
         engine.waitForIndex()
         engine.waitForIndex()

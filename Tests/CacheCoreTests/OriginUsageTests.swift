@@ -29,7 +29,7 @@ import Testing
     }
 
     private func waitForFetches(_ engine: CacheEngine, _ ids: [EntryID]) {
-        #expect(Shell.waitUntil { ids.allSatisfy { !engine.fetches.isUnfinished($0) } })
+        #expect(Shell.waitUntil { ids.allSatisfy { !engine.readThrough.fetches.isUnfinished($0) } })
     }
 
     @Test func lookupsCountNothingAndOnlyFetchedFilesAreVictims() throws {
@@ -55,7 +55,7 @@ import Testing
                 #expect(found.blocks == 0)
                 shown.append(found.id)
             }
-            engine.evictor.enforceLimits(of: data, in: engine)
+            engine.evictor.enforceLimits(of: data, in: engine.eviction)
             engine.waitForIndex()
             #expect(try engine.text(data, "user.cache.usage") == "300000")
             #expect(try engine.text(data, "user.cache.files") == "3")
@@ -74,14 +74,14 @@ import Testing
             }
             waitForFetches(engine, Array(shown.prefix(8)))
             #expect(try engine.text(data, "user.cache.fetch_ttfb_count") == "8")
-            engine.evictor.enforceLimits(of: data, in: engine)
+            engine.evictor.enforceLimits(of: data, in: engine.eviction)
             #expect(try engine.text(data, "user.cache.usage") == "900000")
             #expect(try engine.text(data, "user.cache.files") == "9")
             #expect(try engine.text(data, "user.cache.evicted_bytes") == "200000")
             #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("local-1".utf8)) }
 
             // `clear` takes every stored file and leaves the shown ones as they are.
-            engine.evictor.clear(pools: [data], in: engine)
+            engine.evictor.clear(pools: [data], in: engine.eviction)
             #expect(try engine.text(data, "user.cache.usage") == "0")
             #expect(try engine.text(data, "user.cache.files") == "0")
             #expect(try engine.text(data, "user.cache.evicted_files") == "11")
@@ -103,7 +103,7 @@ import Testing
         try setOrigin(engine, data, origin)
         let shown = try engine.lookup(parent: data, name: Array("o-1".utf8))
         clock.advance(seconds: 1000)
-        engine.evictor.sweepExpired(in: engine)
+        engine.evictor.sweepExpired(in: engine.eviction)
         #expect(try engine.text(data, "user.cache.evicted_files") == "1")
         #expect(try engine.text(data, "user.cache.evicted_bytes") == "10")
         #expect(throws: CacheError.notFound) { try engine.lookup(parent: data, name: Array("local".utf8)) }
@@ -125,11 +125,9 @@ import Testing
         try engine.setxattr(data, name: "user.cache.max_fetches", value: Array("1".utf8), flags: 0)
         let held = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            engine.fetchLimiter.withSlot(pool: data, limit: { 1 }) {
-                held.signal()
-                release.wait()
-            }
+        engine.readThrough.fetchLimiter.run(pool: data) {
+            held.signal()
+            release.wait()
         }
         held.wait()
         let shown = try engine.lookup(parent: data, name: Array("o-1".utf8))
@@ -165,7 +163,7 @@ import Testing
         let big = try engine.lookup(parent: keep.id, name: Array("big".utf8))
         #expect(try engine.readAll(big.id).count == 2_000_000)
         waitForFetches(engine, [big.id])
-        engine.evictor.enforceLimits(of: data, in: engine)
+        engine.evictor.enforceLimits(of: data, in: engine.eviction)
         #expect(try engine.text(big.id, "user.cache.state") == "persistent")
         #expect(try engine.text(data, "user.cache.persistent_usage") == "2000000")
         #expect(try engine.text(data, "user.cache.usage") == "500000")

@@ -56,7 +56,7 @@ import Testing
         for offset in [0, 400] {
             _ = try chunk.withUnsafeBytes { try engine.write(big.handle, offset: Int64(offset), bytes: $0) }
         }
-        engine.evictor.enforceLimits(of: data, in: engine)
+        engine.evictor.enforceLimits(of: data, in: engine.eviction)
         #expect(try engine.text(data, "user.cache.files") == "4")
         #expect(throws: CacheError.fileTooLarge) {
             _ = try chunk.withUnsafeBytes { try engine.write(big.handle, offset: 800, bytes: $0) }
@@ -78,11 +78,11 @@ import Testing
         let new = try engine.create(parent: data, name: Array("new".utf8), mode: 0o644, flags: O_WRONLY, caller: tester)
         let bytes = [UInt8](repeating: 7, count: 600)
         _ = try bytes.withUnsafeBytes { try engine.write(new.handle, offset: 0, bytes: $0) }
-        engine.evictor.enforceLimits(of: data, in: engine)
+        engine.evictor.enforceLimits(of: data, in: engine.eviction)
         #expect(try engine.text(data, "user.cache.files") == "4")
         try engine.flush(new.handle)
         engine.release(new.handle)
-        engine.evictor.enforceLimits(of: data, in: engine)
+        engine.evictor.enforceLimits(of: data, in: engine.eviction)
         #expect(Int(try engine.text(data, "user.cache.usage"))! <= 900)
         _ = try engine.lookup(parent: data, name: Array("new".utf8))
     }

@@ -74,13 +74,13 @@ import Testing
             let engine = try store.open(disk: disk, commitWindow: 3600)
             // Their rounds flush the writer: one could commit "slow" before the crash.
             engine.evictor.stop()
-            engine.durability.stop()
+            engine.files.durability.stop()
             let data = try engine.pool("data")
             if atRangeEnd {
-                _ = try engine.takeID()
-                while engine.ids.withLock({ $0.reservedBelow - $0.next }) > 1 { _ = try engine.takeID() }
+                _ = try engine.names.takeID()
+                while engine.names.ids.withLock({ $0.reservedBelow - $0.next }) > 1 { _ = try engine.names.takeID() }
             }
-            rangeEnd = engine.ids.withLock { $0.reservedBelow }
+            rangeEnd = engine.names.ids.withLock { $0.reservedBelow }
             engine.waitForIndex()
             // Runs inside the first create, after it took its id and before its bytes exist:
             // another thread's create is made and committed whole meanwhile.

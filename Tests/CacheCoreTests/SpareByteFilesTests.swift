@@ -14,11 +14,11 @@ import Testing
         let oldInode = try inodeNumber(StoreLayout(root: store.path).objectPath(for: old))
         try engine.unlink(parent: data, name: Array("old".utf8))
         engine.waitForIndex()
-        #expect(engine.spares.count == 1)
+        #expect(engine.bytes.spares.count == 1)
         #expect(store.objectFiles.isEmpty)
 
         let created = try engine.create(parent: data, name: Array("new".utf8), mode: 0o644, flags: O_RDWR, caller: tester)
-        #expect(engine.spares.count == 0)
+        #expect(engine.bytes.spares.count == 0)
         let newPath = StoreLayout(root: store.path).objectPath(for: created.attributes.id)
         #expect(try inodeNumber(newPath) == oldInode)
         #expect(try engine.read(created.handle, offset: 0, size: 100) == [])
@@ -58,7 +58,7 @@ import Testing
             for name in ["a", "b", "c"] { try engine.writeFile(name, in: data, content: Array(name.utf8)) }
             for name in ["a", "b", "c"] { try engine.unlink(parent: data, name: Array(name.utf8)) }
             engine.waitForIndex()
-            #expect(engine.spares.count == 3)
+            #expect(engine.bytes.spares.count == 3)
             engine.shutdown()
         }
         let layout = StoreLayout(root: store.path)
@@ -120,7 +120,7 @@ import Testing
         try engine.unlink(parent: data, name: Array("big".utf8))
         engine.forget(shown.id, count: 1)
         engine.waitForIndex()
-        #expect(engine.spares.count == 0)
+        #expect(engine.bytes.spares.count == 0)
         #expect(store.objectFiles.isEmpty)
         try FileManager.default.removeItem(atPath: hold)
     }

@@ -1,302 +1,245 @@
 import CachePolicy
 import Foundation
-import GRDB
 import Logging
-import Synchronization
 
 /// The facade the FUSE adapter calls: one synchronous, throwing method per filesystem
-/// operation, safe to call from any libfuse worker thread.
+/// operation, safe to call from any libfuse worker thread, each a forward to the subsystem
+/// that owns the state it changes. This file is also the wiring: it opens the store, builds
+/// the subsystems in dependency order and stops them at unmount.
 ///
-/// Lock order (take them in this order, never the other way round):
-///   `Evictor.pass` < `accessFlush` < `Namespace` < `HandleTable` < `UsageLedger` < `AccessTracker`
-///   < `policies` < `counters` < `FetchTable` < `Evictor.schedule` < the notification queue < `IndexWriter`'s queue.
-/// A fetch's `FetchProgress` and `FetchLimiter`, `SpareByteFiles` and the `ByteRemover`'s queue
-/// are leaves, never held while another lock is taken.
-/// The ``Namespace`` owns names and metadata; every change to them is made in memory under
-/// its lock and handed, in the same hold, to the ``IndexWriter``, which commits in groups on
-/// its own thread. So no request waits for SQLite but `fsync`, `fsyncdir`, the first write
-/// into a closed file (its `writing` mark must be on disk before its bytes change) and rare
-/// settings. The namespace lock is held for memory work and a directory's first load, never
-/// across a commit or I/O on file bytes. The inner mutexes guard memory only, and nothing is
-/// held across a reply to the kernel (the adapter holds no lock at all). Notifications to
-/// the kernel are sent only by the notification thread, holding no lock.
+/// - ``Names``: the namespace, pool usage and policies, ids, access times.
+/// - ``Files``: open handles, the writing mark, the durability sync.
+/// - ``ByteStore``: file bytes in `objects/`, their removal, the store's filesystem.
+/// - ``ReadThrough``: origins and fetches.
+/// - ``Attributes``: extended attributes, settings and figures.
+/// - ``Evictor`` (through ``StoreEvictionHost``): size, age and pressure passes, policies.
+///
+/// Lock order (a lock is only taken while holding the ones before it): `Evictor.pass`
+/// < `Names.poolChanges` < `Names.accessFlush` < the namespace < the leaves. Leaves are
+/// short holds that take no other lock: `UsageLedger`, `policies`, `ids`, `CounterBook`,
+/// `ReplacementTable`, `HandleTable`, `AccessTracker`, `FetchTable`, `Evictor.schedule`,
+/// the notification queue and the `IndexWriter`'s queue (and `FetchLimiter` before `policies`). Inside the namespace hold nothing
+/// waits for I/O: commits, byte I/O, events and notifications happen after it
+/// (``NameEffects``); a directory's first load reads the index there (see `NamespaceState`).
 public final class CacheEngine: Sendable {
-    // MARK: - Dependencies
     let layout: StoreLayout
     let index: IndexStore
-    let disk: any Disk
-    let clock: any WallClock
-    let notifier: any KernelNotifier
-    let logger: Logger
+    let writer: IndexWriter
     let events: EventLog
-    /// Pools' access traces (`user.cache.trace`), written by the evictor's thread.
-    let traces: TraceFiles
     let reserve: SpaceReserve
     /// What a user must act on, shown by `cachefs status` (the root's `user.cache.warnings`).
     public let warnings = StoreWarnings()
     private let storeLock: StoreLock
-
-    // MARK: - Constant data
-    let durabilitySeconds: Double
-    let commitWindowSeconds: Double
-
-    // MARK: - Mutable state
-    /// Makes a flush of access times complete before another flush returns, so a pass that
-    /// flushed sees every earlier read in the index when it picks victims.
-    let accessFlush = Mutex(())
-    let namespace: Namespace
-    let writer: IndexWriter
-    let handles = HandleTable()
-    let usage: UsageLedger
-    let access = AccessTracker()
-    /// Guarded by its own mutex; changed inside the `Namespace` hold too (pool creation and
-    /// removal, policy changes), so a pool and its policy appear, change and go together.
-    let policies: Mutex<[EntryID: PoolPolicy]>
-    let counters: Mutex<PoolCounters>
-    /// Size, age and pressure passes on a thread of their own, and each pool's replacement policy.
     let evictor: Evictor
     /// What cachefs changed by itself, told to the kernel from a thread of its own.
     let notifications: KernelNotifications
-    /// Syncs closed files and marks them durable (see `makeClosedFilesDurable`).
-    let durability: BackgroundWorker
-    let remover = ByteRemover()
-    /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
-    let ids: Mutex<IDReservation>
-    /// Read-through pools: fetches not finished, names origins lack, the per-pool bound.
-    let fetches = FetchTable()
-    let spares: SpareByteFiles
-    let negativeMisses = NegativeCache()
-    let fetchLimiter: FetchLimiter
-    /// The HTTP client of http(s) and s3 origins (started by their first request), and the
-    /// endpoint and keys of s3 origins.
-    let originContext: OriginContext
-    let originSettings: OriginSettings
+    let names: Names
+    let bytes: ByteStore
+    let eviction: StoreEvictionHost
+    let readThrough: ReadThrough
+    let files: Files
+    let attributes: Attributes
+    /// Threads for fetches and byte removals.
+    let threads = BlockingPool()
 
     public init(_ configuration: EngineConfiguration) throws {
-        layout = StoreLayout(root: configuration.storePath)
-        disk = configuration.disk
-        clock = configuration.clock
-        notifier = configuration.notifier
-        logger = configuration.logger
-        durabilitySeconds = configuration.durabilitySeconds
-        commitWindowSeconds = configuration.commitWindowSeconds
-        try StoreInitializer.prepareDirectories(layout, disk: disk)
-        storeLock = try StoreLock(layout: layout, disk: disk)
-        let reserve = SpaceReserve(path: layout.reservePath, disk: disk, logger: logger)
-        self.reserve = reserve
-        do {
-            index = try IndexStore(path: layout.indexPath, freeSpaceForIndex: { reserve.releaseForFullDisk() })
-        } catch {
-            throw StoreError.corruptIndex(layout.root, "\(error)")
-        }
-        events = EventLog(path: layout.eventsPath, maxBytes: configuration.eventLogMaxBytes, disk: disk,
-                          logger: logger)
-        traces = TraceFiles(layout: layout, disk: disk, logger: logger)
-        let boot = BootIdentity.current()
-        let powerLost = try BootIdentity.wasPowerLost(index: index, currentBoot: boot)
-        let previousStop = try index.setting(BootIdentity.cleanKey)
-        // Recovery first: it clears the previous mount's open id range, which a pool created
-        // by `--pool` below may then take an id from.
-        try Recovery(index: index, layout: layout, disk: disk, logger: logger)
-            .run(afterPowerLoss: powerLost, afterUncleanStop: previousStop == "0")
-        spares = try SpareByteFiles(layout: layout, disk: disk, discard: powerLost)
-        try StoreInitializer.ensureRootAndPools(index: index, clock: clock, overrides: configuration.poolOverrides)
-        try StoreInitializer.applyOrigins(configuration.origins, index: index, clock: clock)
-        originSettings = configuration.originSettings
-        originContext = OriginContext(transport: HTTPTransport(), s3: .load(endpoint: configuration.originSettings.s3Endpoint))
-        fetchLimiter = FetchLimiter()
-        if let minFree = configuration.minFree {
-            try index.setSetting(MinFree.settingKey, minFree.description)
-        }
-        ids = Mutex(try IDReservation.afterRecovery(index: index))
-        try index.setSetting(BootIdentity.bootKey, boot)
-        try index.setSetting(BootIdentity.cleanKey, "0")
-        usage = UsageLedger(try index.usageTotals())
-        let storedPolicies = try index.poolPolicies()
-        policies = Mutex(storedPolicies)
-        counters = Mutex(try PoolCounters.load(from: index, logger: logger))
-        writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", disk: disk, logger: logger,
-                             commitWindow: commitWindowSeconds, warnings: warnings)
-        reserve.handOver()
-        writer.start()
-        namespace = Namespace(index: index, writer: writer)
-        try namespace.withLock { try $0.loadChildren(of: WellKnownEntry.root) }
+        let layout = StoreLayout(root: configuration.storePath)
+        let disk = configuration.disk, logger = configuration.logger
+        self.layout = layout
+        let opened = try StoreOpening(configuration, layout: layout, warnings: warnings)
+        (storeLock, reserve, index, writer, events) = (opened.lock, opened.reserve, opened.index, opened.writer, opened.events)
         evictor = Evictor(timing: Evictor.Timing(accessFlushSeconds: configuration.accessFlushSeconds,
                                                  sweepSeconds: configuration.sweepSeconds,
                                                  pressureCheckSeconds: configuration.pressureCheckSeconds),
-                          policies: storedPolicies)
-        notifications = KernelNotifications(notifier: notifier)
-        durability = BackgroundWorker(tick: durabilitySeconds, name: "cachefs-durable", roundAtStart: false)
-        evictor.start(serving: self)
+                          policies: opened.policies)
+        notifications = KernelNotifications(notifier: configuration.notifier)
+        let fetches = FetchTable(), access = AccessTracker(), handles = HandleTable()
+        bytes = ByteStore(layout: layout, disk: disk, spares: opened.spares, writer: writer, fetches: fetches,
+                          access: access, threads: threads, logger: logger)
+        names = Names(namespace: Namespace(source: index, writer: writer), usage: UsageLedger(opened.usage),
+                      policies: opened.policies, ids: opened.ids, access: access, directorySource: index, writer: writer, bytes: bytes,
+                      fetches: fetches, evictor: evictor, counters: CounterBook(opened.counters), events: events,
+                      notifications: notifications, clock: configuration.clock, logger: logger)
+        try names.namespace.withLock { try $0.loadChildren(of: WellKnownEntry.root) }
+        eviction = StoreEvictionHost(names: names, bytes: bytes, handles: handles, index: index,
+                                     traces: TraceFiles(layout: layout, disk: disk, logger: logger), evictor: evictor,
+                                     logger: logger)
+        readThrough = ReadThrough(fetches: fetches, threads: threads, originContext: opened.originContext,
+                                  originSettings: configuration.originSettings, names: names, bytes: bytes,
+                                  eviction: eviction, logger: logger)
+        files = Files(handles: handles, durabilitySeconds: configuration.durabilitySeconds, names: names, bytes: bytes,
+                      readThrough: readThrough, eviction: eviction, index: index, logger: logger)
+        attributes = Attributes(names: names, files: files, readThrough: readThrough, eviction: eviction, index: index,
+                                layout: layout, warnings: warnings, logger: logger)
+        evictor.start(serving: eviction)
         notifications.start()
-        durability.start { [weak self] in self?.makeClosedFilesDurable() }
-        remover.start { [weak self] ids in self?.removeBytesAndRows(of: ids) }
+        files.start()
+        bytes.start()
         // Limits may have been lowered (by --pool) since the last mount.
-        evictor.requestEnforcement(of: Array(policies.withLock { $0.keys }))
+        evictor.requestEnforcement(of: names.poolIDs())
     }
 
     /// Flushes everything and closes what is still open; the store reopens cleanly after.
     public func shutdown() {
-        fetches.stopAll(interrupting: originContext.transport.shutdown)
+        readThrough.stop()
         evictor.stop()
         notifications.stop()
         for trace in evictor.replacement.takeTraces() {
-            appendTrace(trace.bytes, droppedLines: trace.dropped, of: trace.pool)
+            eviction.appendTrace(trace.bytes, droppedLines: trace.dropped, of: trace.pool)
         }
-        durability.stop()
-        var leftovers: [EntryID] = []
-        for file in handles.removeAll() {
-            disk.close(file.fd)
-        }
-        namespace.withLock { namespace in
-            for inode in namespace.all {
-                if inode.record.parent == nil {
-                    namespace.log(.delete(inode.id))
-                    if inode.record.kind == .file { leftovers.append(inode.id) }
-                } else if fetches.isUnfinished(inode.id) {
-                    // Shown by its origin but not all fetched: looked up again next time.
-                    namespace.log(.delete(inode.id))
-                    if countsInUsage(inode.record) {
-                        usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool, persistent: false)
-                    }
-                    leftovers.append(inode.id)
-                } else if inode.record.writing {
-                    var record = inode.record
-                    record.writing = false
-                    namespace.log(.content(record))
-                }
-            }
-        }
-        flushAccessTimes()
-        writer.enqueue(.setting(key: PoolCounters.settingKey, value: counters.withLock { $0 }.encoded))
+        files.durability.stop()
+        files.closeAll()
+        let leftovers = names.settleForShutdown()
+        names.flushAccessTimes()
+        eviction.saveCounters()
         // The removals committed so far finish (their rows go with the writer's last commits).
         writer.flush()
-        remover.stop()
+        bytes.remover.stop()
         writer.stop()
-        unlinkBytes(of: leftovers)
+        bytes.unlink(leftovers)
         do {
             // Everything reaches the disk before the store is called clean: after a reboot
             // that follows a clean unmount, no file is suspected of being torn.
-            try disk.syncFilesystem(layout.root)
+            try bytes.disk.syncFilesystem(layout.root)
             try index.markAllClosedFilesDurable()
             try index.setSetting(BootIdentity.cleanKey, "1")
             try index.checkpoint()
             writer.writeBackIfRemovedAtStop()
             reserve.restore()
         } catch {
-            logger.error("saving state at shutdown failed: \(error)")
+            names.logger.error("saving state at shutdown failed: \(error)")
         }
+        threads.shutdown()
     }
 
     /// Stops the threads without saving anything, leaving the store as `kill -9` would
     /// (for tests): what the index writer had not committed is lost.
     func simulateCrash() {
-        fetches.stopAll(interrupting: originContext.transport.shutdown)
+        readThrough.stop()
         evictor.stop()
         notifications.stop()
-        durability.stop()
+        files.durability.stop()
         writer.abandon()
-        remover.abandon()
+        bytes.remover.abandon()
+        threads.shutdown()
     }
 
-    /// Moves the access times gathered by reads into the inodes and hands them to the index
-    /// writer in the same hold, then waits for the commit: a pass that flushed sees every
-    /// earlier read in the index when it picks victims.
-    func flushAccessTimes() {
-        accessFlush.withLock { _ in
-            let times = access.drain()
-            if !times.isEmpty {
-                namespace.withLock { namespace in
-                    for (id, time) in times {
-                        namespace.modify(id) { inode in
-                            inode.record.lastAccess = max(inode.record.lastAccess, time)
-                        }
-                    }
-                    namespace.log(.accessTimes(times))
-                }
-            }
-            writer.flush()
-        }
+    // MARK: - Names
+
+    public func lookup(parent: EntryID, name: [UInt8]) throws -> FileAttributes {
+        try readThrough.lookup(parent: parent, name: name)
     }
 
-    // MARK: - Shared helpers
+    public func forget(_ id: EntryID, count: UInt64) { names.forget(id, count: count) }
 
-    var now: Timestamp { clock.now() }
+    public func getattr(_ id: EntryID) throws -> FileAttributes { try names.record(id).attributes }
 
-    /// The newest copy of an entry (memory, loading its directory if needed).
-    func record(_ id: EntryID) throws -> EntryRecord {
-        try namespace.withLock { try $0.record(id) }
+    public func readdir(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
+        try readThrough.readdir(id, offset: offset, limit: limit)
     }
 
-    /// Changes an entry in memory (atomically, so a concurrent write's growth is never lost)
-    /// and hands the result to the index writer. Call inside `namespace.withLock`.
-    @discardableResult
-    func update(_ id: EntryID, in namespace: inout NamespaceState, _ change: (inout EntryRecord) throws -> Void) throws
-        -> (before: EntryRecord, after: EntryRecord)
+    public func readdirPlus(_ id: EntryID, offset: Int64, limit: Int,
+                            fits: (DirectoryItem) -> Bool) throws -> [DirectoryItem] {
+        try readThrough.readdirPlus(id, offset: offset, limit: limit, fits: fits)
+    }
+
+    public func mkdir(parent: EntryID, name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
+        try names.mkdir(parent: parent, name: name, mode: mode, caller: caller)
+    }
+
+    public func unlink(parent: EntryID, name: [UInt8]) throws { try names.unlink(parent: parent, name: name) }
+
+    public func rmdir(parent: EntryID, name: [UInt8]) throws { try names.rmdir(parent: parent, name: name) }
+
+    public func rename(parent: EntryID, name: [UInt8], newParent: EntryID, newName: [UInt8],
+                       flags: RenameFlags) throws {
+        try names.rename(parent: parent, name: name, newParent: newParent, newName: newName, flags: flags)
+    }
+
+    public func link(_ id: EntryID, newParent: EntryID, newName: [UInt8]) throws -> FileAttributes {
+        try names.link(id, newParent: newParent, newName: newName)
+    }
+
+    public func symlink(parent: EntryID, name: [UInt8], target: [UInt8], caller: Caller) throws -> FileAttributes {
+        try names.symlink(parent: parent, name: name, target: target, caller: caller)
+    }
+
+    public func readlink(_ id: EntryID) throws -> [UInt8] { try names.readlink(id) }
+
+    /// The store's own filesystem (`statfs` of the root).
+    public func statfs() throws -> FilesystemStats { try bytes.filesystemStats() }
+
+    // MARK: - Files
+
+    public func create(parent: EntryID, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws
+        -> CreatedFile
     {
-        guard try namespace.inode(id) != nil else { throw CacheError.notFound }
-        let result = try namespace.modify(id) { inode -> (EntryRecord, EntryRecord) in
-            let before = inode.record
-            try change(&inode.record)
-            moveUsageIfPersistenceChanged(from: before, to: inode.record)
-            return (before, inode.record)
-        }!
-        if result.1.parent != nil { namespace.log(.update(result.1)) }
-        return (result.0, result.1)
+        try files.create(parent: parent, name: name, mode: mode, flags: flags, caller: caller)
     }
 
-    /// A named file that becomes (or stops being) persistent moves between its pool's
-    /// figures. Called where the size cannot change underneath (see `write`).
-    func moveUsageIfPersistenceChanged(from before: EntryRecord, to after: EntryRecord) {
-        guard after.kind == .file, after.parent != nil, before.persistent != after.persistent else { return }
-        usage.moveFile(bytes: after.size, pool: after.pool, toPersistent: after.persistent)
-        if after.persistent {
-            evictor.replacement.removed(after.entryID, pool: after.pool)
-        } else {
-            evictor.replacement.inserted(after.entryID, fingerprint: fingerprint(of: after), size: after.size, pool: after.pool)
-        }
+    public func mknod(parent: EntryID, name: [UInt8], mode: UInt32, device: UInt64, caller: Caller) throws
+        -> FileAttributes
+    {
+        try files.mknod(parent: parent, name: name, mode: mode, device: device, caller: caller)
     }
 
-    /// What names a file across evictions for its pool's policy (a ghost entry, a
-    /// frequency count): its directory and name, so a name that comes back is recognised.
-    func fingerprint(of record: EntryRecord) -> UInt64 {
-        Fingerprint.of(parent: record.parent ?? 0, name: record.name)
+    public func open(_ id: EntryID, flags: Int32) throws -> UInt64 { try files.open(id, flags: flags) }
+
+    public func bypassesPageCache(_ handle: UInt64) -> Bool { files.bypassesPageCache(handle) }
+
+    public func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> Int32 {
+        try files.readDescriptor(handle, offset: offset, size: size, isAccess: isAccess)
     }
 
-    /// Deletes the bytes of entries whose names are gone, once the index has their rows
-    /// nameless: a crash before the unlink leaves a nameless row, which recovery finishes,
-    /// never bytes without a row. The rows go after the bytes. Ids are never reused.
-    func discardBytes(of ids: [EntryID]) {
-        guard !ids.isEmpty else { return }
-        writer.enqueue([.afterCommit { [remover] in remover.enqueue(ids) }])
+    public func read(_ handle: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
+        try files.read(handle, offset: offset, size: size)
     }
 
-    /// A batch of the `ByteRemover`: the bytes, then the rows.
-    private func removeBytesAndRows(of ids: [EntryID]) {
-        unlinkBytes(of: ids)
-        writer.enqueue(ids.map { .delete($0) })
+    public func write(_ handle: UInt64, offset: Int64, bytes: UnsafeRawBufferPointer,
+                      clearingSetID: Bool = false) throws -> Int {
+        try files.write(handle, offset: offset, bytes: bytes, clearingSetID: clearingSetID)
     }
 
-    /// New, empty bytes for `id`, open for reading and writing: a spare if one waits.
-    func makeBytes(for id: EntryID) throws(CacheError) -> Int32 {
-        if let fd = spares.take(for: id) { return fd }
-        return try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
+    public func fallocate(_ handle: UInt64, mode: Int32, offset: Int64, length: Int64) throws {
+        try files.fallocate(handle, mode: mode, offset: offset, length: length)
     }
 
-    func unlinkBytes(of ids: [EntryID]) {
-        for id in ids {
-            // A fetch in flight may still write through its own descriptor: such bytes are
-            // unlinked, never handed to a new file.
-            if !fetches.isUnfinished(id) && spares.keep(id) {
-                access.forget(id)
-                continue
-            }
-            do throws(CacheError) {
-                try disk.unlink(layout.objectPath(for: id))
-            } catch where error.errno != ENOENT {
-                logger.error("could not remove bytes of entry \(id): \(error)")
-            } catch {}
-            access.forget(id)
-        }
+    public func setattr(_ id: EntryID, changes: AttributeChanges, handle: UInt64?) throws -> FileAttributes {
+        try files.setattr(id, changes: changes, handle: handle)
     }
+
+    public func flush(_ handle: UInt64, finishesWrite: Bool = true) throws {
+        try files.flush(handle, finishesWrite: finishesWrite)
+    }
+
+    public func fsync(_ handle: UInt64, dataOnly: Bool) throws { try files.fsync(handle, dataOnly: dataOnly) }
+
+    /// The corresponding FUSE operation is `FSYNCDIR`: the names in the directory (and
+    /// everything committed before them) are on the disk.
+    public func fsyncDirectory(_ id: EntryID) throws {
+        _ = try names.record(id)
+        writer.flush(durable: true)
+    }
+
+    public func release(_ handle: UInt64) { files.release(handle) }
+
+    /// Waits until every change made so far is committed to the index, and the bytes of
+    /// files removed before are gone (the `ByteRemover` removes them after the commit).
+    public func waitForIndex() { eviction.waitForIndex() }
+
+    // MARK: - Attributes
+
+    public func getxattr(_ id: EntryID, name: String) throws -> [UInt8] { try attributes.getxattr(id, name: name) }
+
+    public func listxattr(_ id: EntryID) throws -> [String] { try attributes.listxattr(id) }
+
+    public func setxattr(_ id: EntryID, name: String, value: [UInt8], flags: Int32) throws {
+        try attributes.setxattr(id, name: name, value: value, flags: flags)
+    }
+
+    public func removexattr(_ id: EntryID, name: String) throws { try attributes.removexattr(id, name: name) }
+
+    public func statfs(of id: EntryID) throws -> FilesystemStats { try attributes.statfs(of: id) }
+
+    public func poolFigures() -> [PoolFigures] { attributes.poolFigures() }
 }

@@ -36,7 +36,11 @@ extension IndexStore {
         try removeIfPresent(temporary, disk: disk)
         do {
             let copy = try DatabaseQueue(path: temporary)
-            try pool.backup(to: copy)
+            // Through the writer's connection, which is open: a reader connection opened
+            // now would look for the file by its name, which is gone.
+            try pool.writeWithoutTransaction { db in
+                try copy.writeWithoutTransaction { target in try db.backup(to: target) }
+            }
             try copy.close()
         }
         // Log files left under the index's name belong to the removed database; the new

@@ -1,21 +1,76 @@
-/// Bounds concurrent fetches per pool (`max_fetches`): a fetch thread waits here for a slot
-/// before it asks the origin for bytes.
-final class FetchLimiter: Sendable {
-    private let running = ConditionLock([EntryID: Int]())
+import DequeModule
+import Synchronization
 
-    /// `limit` is read each time the slot is looked at, so a changed `max_fetches` applies to
-    /// fetches already waiting.
-    func withSlot<T>(pool: EntryID, limit: () -> Int, _ body: () throws -> T) rethrows -> T {
-        running.withLock(waitingUntil: { ($0[pool] ?? 0) < max(limit(), 1) }) { $0[pool, default: 0] += 1 }
-        defer {
-            running.withLock { $0[pool, default: 1] -= 1 }
-            running.broadcast()
+/// Admits fetches: at most `max_fetches` per pool and ``Tunables/fetchLanes`` in all run at
+/// once, on the ``BlockingPool``. A fetch not admitted waits in a queue, holding no thread,
+/// and starts when a running one ends or a limit goes up.
+///
+/// Its lock is taken before `policies` (`limit` reads them), never the other way round.
+final class FetchLimiter: Sendable {
+    private struct Waiting {
+        let pool: EntryID
+        let fetch: @Sendable () -> Void
+    }
+
+    private struct State {
+        var running: [EntryID: Int] = [:]
+        var total = 0
+        var waiting: Deque<Waiting> = []
+
+        mutating func admit(_ pool: EntryID, limit: Int) -> Bool {
+            guard total < Tunables.fetchLanes, running[pool, default: 0] < max(limit, 1) else { return false }
+            running[pool, default: 0] += 1
+            total += 1
+            return true
         }
-        return try body()
+
+        /// The waiting fetches that may start now, in the order they came, admitted.
+        mutating func admitWaiting(limit: (EntryID) -> Int) -> [Waiting] {
+            var started: [Waiting] = []
+            var stillWaiting: Deque<Waiting> = []
+            while let next = waiting.popFirst() {
+                if admit(next.pool, limit: limit(next.pool)) { started.append(next) } else { stillWaiting.append(next) }
+            }
+            waiting = stillWaiting
+            return started
+        }
+    }
+
+    private let state = Mutex(State())
+    private let threads: BlockingPool
+    /// A pool's `max_fetches`, read each time a fetch is admitted, so a changed limit applies
+    /// to fetches already waiting.
+    private let limit: @Sendable (EntryID) -> Int
+
+    init(threads: BlockingPool, limit: @escaping @Sendable (EntryID) -> Int) {
+        self.threads = threads
+        self.limit = limit
+    }
+
+    /// Runs `fetch` on the pool once `pool` has a slot and a lane is free.
+    func run(pool: EntryID, _ fetch: @escaping @Sendable () -> Void) {
+        let admitted = state.withLock { state in
+            if state.admit(pool, limit: limit(pool)) { return true }
+            state.waiting.append(Waiting(pool: pool, fetch: fetch))
+            return false
+        }
+        if admitted { launch(Waiting(pool: pool, fetch: fetch)) }
     }
 
     /// A pool's limit went up: fetches waiting for a slot look again.
     func limitsChanged() {
-        running.broadcast()
+        for admitted in state.withLock({ $0.admitWaiting(limit: limit) }) { launch(admitted) }
+    }
+
+    private func launch(_ admitted: Waiting) {
+        threads.run { [self] in
+            admitted.fetch()
+            let next = state.withLock { state in
+                state.running[admitted.pool, default: 1] -= 1
+                state.total -= 1
+                return state.admitWaiting(limit: limit)
+            }
+            for waiting in next { launch(waiting) }
+        }
     }
 }

@@ -33,7 +33,7 @@ final class FetchTable: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Fetch threads still running, so shutdown can wait for them.
+    /// Fetches started and not ended, so shutdown can wait for them.
     private let running = ConditionLock(0)
 
     func addPending(_ id: EntryID, source: FetchSource) {
@@ -119,16 +119,15 @@ final class FetchTable: Sendable {
 
     var isStopping: Bool { state.withLock { $0.stopping } }
 
-    /// Runs `body` on a thread of its own, counted so `stopAll` can wait for it.
-    func runThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    /// `body`, counted from now until it returns (also while it waits for a slot), so
+    /// `stopAll` can wait for it.
+    func counted(_ body: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
         running.withLock { $0 += 1 }
-        let thread = Thread { [running] in
+        return { [running] in
             body()
             running.withLock { $0 -= 1 }
             running.broadcast()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Asks every fetch to stop, runs `interrupt` (which ends the waits of fetches for their

@@ -20,20 +20,3 @@ enum OriginListing {
         return items
     }
 }
-
-extension CacheEngine {
-    /// What the origin of `directory`'s pool lists there, or nil (no listable origin, or it
-    /// failed: the listing then shows the pool's own names, and the log says why).
-    func originNames(in directory: EntryID) -> [OriginName]? {
-        // A directory that cannot be read lists the pool's own names only; the listing itself reports the error.
-        guard let (pool, path) = try? namespace.withLock({ namespace in
-            (try namespace.record(directory).pool, try originPath(of: directory, in: &namespace))
-        }), pool != 0, let origin = origin(ofPool: pool) else { return nil }
-        do {
-            return try origin.list(path)
-        } catch {
-            logger.error("listing the origin of \(directory) failed: \(error)")
-            return nil
-        }
-    }
-}

@@ -5,7 +5,7 @@ import Foundation
 
 extension CacheEngine {
     func lookups(of id: EntryID) -> UInt64 {
-        namespace.withLock { $0.inodes[id]?.lookups ?? 0 }
+        names.namespace.withLock { $0.inodes[id]?.lookups ?? 0 }
     }
 
     /// The names a listing shows in a directory, without "." and "..".

@@ -1,14 +1,38 @@
 import Foundation
 import Glibc
+import Logging
 
-/// Extended attributes: the `user.cache.*` control surface and ordinary `user.*` attributes.
-/// Other namespaces (`security.`, `trusted.`, `system.`) answer ENOTSUP from memory, so
-/// `ls -l` asking for SELinux labels and ACLs costs no index read.
-extension CacheEngine {
+/// The owner of extended attributes: the `user.cache.*` control surface (flags, pool
+/// policy, root settings, actions, figures) and ordinary `user.*` attributes, kept in the
+/// index. Other namespaces (`security.`, `trusted.`, `system.`) answer ENOTSUP from memory,
+/// so `ls -l` asking for SELinux labels and ACLs costs no index read. A change commits
+/// first and is applied to memory after, outside the namespace hold.
+final class Attributes: Sendable {
+    let names: Names
+    let files: Files
+    let readThrough: ReadThrough
+    let eviction: StoreEvictionHost
+    let index: IndexStore
+    let layout: StoreLayout
+    let warnings: StoreWarnings
+    let logger: Logger
+
+    init(names: Names, files: Files, readThrough: ReadThrough, eviction: StoreEvictionHost, index: IndexStore,
+         layout: StoreLayout, warnings: StoreWarnings, logger: Logger) {
+        self.names = names
+        self.files = files
+        self.readThrough = readThrough
+        self.eviction = eviction
+        self.index = index
+        self.layout = layout
+        self.warnings = warnings
+        self.logger = logger
+    }
+
     /// The corresponding FUSE operation is `GETXATTR`.
-    public func getxattr(_ id: EntryID, name: String) throws -> [UInt8] {
+    func getxattr(_ id: EntryID, name: String) throws -> [UInt8] {
         guard name.hasPrefix("user.") else { throw CacheError.unsupportedNamespace }
-        let current = try record(id)
+        let current = try names.record(id)
         guard name.hasPrefix(CacheAttribute.prefix) else {
             guard let value = try index.xattr(id, name: Data(name.utf8)) else { throw CacheError.noAttribute }
             return Array(value)
@@ -20,8 +44,8 @@ extension CacheEngine {
     }
 
     /// The corresponding FUSE operation is `LISTXATTR`.
-    public func listxattr(_ id: EntryID) throws -> [String] {
-        let current = try record(id)
+    func listxattr(_ id: EntryID) throws -> [String] {
+        let current = try names.record(id)
         let cacheNames = CacheAttribute.readable(at: place(of: current)).map(\.fullName)
         // The xattr table also holds the origin's version under its user.cache.* names.
         let userNames = try index.xattrNames(id).map { String(decoding: $0, as: UTF8.self) }
@@ -31,18 +55,16 @@ extension CacheEngine {
 
     /// The corresponding FUSE operation is `SETXATTR`. A bad value changes nothing, answers
     /// EINVAL and is logged with the reason.
-    public func setxattr(_ id: EntryID, name: String, value: [UInt8], flags: Int32) throws {
+    func setxattr(_ id: EntryID, name: String, value: [UInt8], flags: Int32) throws {
         guard name.hasPrefix("user.") else { throw CacheError.unsupportedNamespace }
         guard name.hasPrefix(CacheAttribute.prefix) else {
-            try namespace.withLock { namespace in
-                _ = try namespace.record(id)
-                let (key, bytes) = (Data(name.utf8), Data(value))
-                try writer.perform { db in
-                    try IndexStore.setXattr(id, name: key, value: bytes, mustExist: flags & XattrFlags.replace != 0,
-                                            mustNotExist: flags & XattrFlags.create != 0, in: db)
-                }
-                try touchChangeTime(id, in: &namespace)
+            _ = try names.record(id)
+            let (key, bytes) = (Data(name.utf8), Data(value))
+            try names.writer.perform { db in
+                try IndexStore.setXattr(id, name: key, value: bytes, mustExist: flags & XattrFlags.replace != 0,
+                                        mustNotExist: flags & XattrFlags.create != 0, in: db)
             }
+            try touchChangeTime(id)
             return
         }
         do {
@@ -63,18 +85,16 @@ extension CacheEngine {
 
     /// The corresponding FUSE operation is `REMOVEXATTR`; on a `user.cache.*` setting it
     /// restores the default.
-    public func removexattr(_ id: EntryID, name: String) throws {
+    func removexattr(_ id: EntryID, name: String) throws {
         guard name.hasPrefix("user.") else { throw CacheError.unsupportedNamespace }
         guard name.hasPrefix(CacheAttribute.prefix) else {
-            try namespace.withLock { namespace in
-                _ = try namespace.record(id)
-                let key = Data(name.utf8)
-                try writer.perform { db in try IndexStore.removeXattr(id, name: key, in: db) }
-                try touchChangeTime(id, in: &namespace)
-            }
+            _ = try names.record(id)
+            let key = Data(name.utf8)
+            try names.writer.perform { db in try IndexStore.removeXattr(id, name: key, in: db) }
+            try touchChangeTime(id)
             return
         }
-        let current = try record(id)
+        let current = try names.record(id)
         guard let attribute = CacheAttribute(rawValue: String(name.dropFirst(CacheAttribute.prefix.count))) else {
             throw CacheError.unknownCacheAttribute(name)
         }

@@ -4,25 +4,25 @@ import Glibc
 /// The fetch of a file of a read-through pool: started by its first open (single-flight), run
 /// on a thread of its own under `max_fetches`, retried, and finished as an ordinary cached file
 /// or dropped. Readers wait on its ``FetchProgress`` for the range they ask for.
-extension CacheEngine {
+extension ReadThrough {
     /// OPEN of a file whose bytes are not all stored: the fetch in flight, started now by
     /// the first opener (single-flight). Nil for any other file. A file not fetched yet that
     /// is larger than its pool's `max_size` now (lowered since the lookup) is EFBIG, unless
     /// it will be persistent.
     func joinFetch(_ id: EntryID) throws(CacheError) -> FetchProgress? {
         if let size = fetches.pendingSize(of: id) {
-            let tooLarge = namespace.withLock { namespace -> Bool in
+            let tooLarge = names.namespace.withLock { namespace -> Bool in
                 guard let record = namespace.inodes[id]?.record, !inheritsPersistence(record, in: &namespace),
-                      let limit = sizeLimit(for: record) else { return false }
+                      let limit = names.sizeLimit(for: record) else { return false }
                 return size > limit
             }
             if tooLarge { throw CacheError.fileTooLarge }
         }
         guard let claimed = fetches.claim(id) else { return nil }
         if let source = claimed.startWith {
-            counters.withLock { $0.originRequests[source.pool, default: 0] += 1 }
+            names.counters.countOriginRequest(pool: source.pool)
             let progress = claimed.progress
-            fetches.runThread(name: "cachefs-fetch") { [self] in runFetch(id, source: source, progress: progress) }
+            fetchLimiter.run(pool: source.pool, fetches.counted { [self] in runFetch(id, source: source, progress: progress) })
         }
         return claimed.progress
     }
@@ -31,38 +31,33 @@ extension CacheEngine {
     /// thread, as a fetch of its own that needs no `max_fetches` slot (it sends no request).
     func storeBytesDeliveredWithLookup(_ id: EntryID) {
         guard let claimed = fetches.claim(id), let source = claimed.startWith else { return }
-        counters.withLock { $0.originRequests[source.pool, default: 0] += 1 }
+        names.counters.countOriginRequest(pool: source.pool)
         fetches.noteStoredWithLookup(id)
-        runFetch(id, source: source, progress: claimed.progress, takingSlot: false)
+        runFetch(id, source: source, progress: claimed.progress)
     }
 
-    /// The fetch thread: waits for a slot under max_fetches, then (the fetch starts) counts
-    /// the file against its pool, fetches with retries and finishes the entry or removes it.
-    private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress, takingSlot: Bool = true) {
-        let fetch = { [self] () -> Result<OriginDelivery, FetchEnd> in
-            countFetchedFile(id, pool: source.pool)
-            return fetchWithRetries(id, source: source, progress: progress)
-        }
-        let outcome = takingSlot ? fetchLimiter.withSlot(pool: source.pool, limit: {
-            Int(policies.withLock { $0[source.pool]?.maxFetches } ?? PoolPolicy.defaultMaxFetches)
-        }, fetch) : fetch()
+    /// The fetch, once it has its slot (``FetchLimiter``): counts the file against its pool,
+    /// fetches with retries and finishes the entry or removes it.
+    private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress) {
+        countFetchedFile(id, pool: source.pool)
+        let outcome = fetchWithRetries(id, source: source, progress: progress)
         if fetches.isStopping { return }
         switch outcome {
         case .success(let delivery):
             finishFetchedFile(id, source: source, version: delivery)
             fetches.remove(id)
             progress.finish(.complete)
-            enforceLimitsAfterWrite(in: source.pool)
+            names.enforceLimitsAfterWrite(in: source.pool)
         case .failure(let failure):
             let error: CacheError = failure == .notFound ? .notFound : .io(EIO)
             progress.finish(.failed(error))
             if failure != .cancelled {
-                countFetchError(pool: source.pool)
+                names.counters.countFetchError(pool: source.pool)
                 logger.error("fetch of \(display(source.path)) failed: \(failure)")
                 // Removed while its slot is still in the table: an open meanwhile joins the
                 // failed fetch, never opens the partial bytes as a complete file.
-                if let record = try? record(id) {
-                    removeFiles([record], as: .fetchFailed, reason: "fetch from the origin failed: \(failure)")
+                if let record = try? names.record(id) {
+                    names.removeFiles([record], as: .fetchFailed, reason: "fetch from the origin failed: \(failure)")
                 }
             }
             fetches.remove(id)
@@ -71,39 +66,32 @@ extension CacheEngine {
 
     /// The fetch starts: from now the file counts against its pool at its announced size,
     /// so the evictor makes room before the bytes arrive and the limit holds while they do.
-    /// (A file that lost its name meanwhile but is still open counts as pending usage.) A
+    /// (A file that lost its name meanwhile but is still open counts as pending names.usage.) A
     /// file that will be persistent (its directory is) counts nowhere until it is complete:
     /// it would only make the evictor free room that persistent files do not take.
     private func countFetchedFile(_ id: EntryID, pool: EntryID) {
-        let named = namespace.withLock { namespace -> Bool in
+        let named = names.namespace.withLock { namespace -> Bool in
             guard let inode = namespace.inodes[id], !fetches.isStopping,
                   inode.record.parent != nil || inode.keptUntilUnreferenced,
                   !inheritsPersistence(inode.record, in: &namespace), fetches.markCounted(id) else { return false }
             guard inode.record.parent != nil else {
-                usage.addPending(inode.record.size, pool: inode.record.pool)
+                names.usage.addPending(inode.record.size, pool: inode.record.pool)
                 return false
             }
-            usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
+            names.usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
             if !inode.record.persistent {
-                evictor.replacement.inserted(id, fingerprint: fingerprint(of: inode.record), size: inode.record.size,
+                names.evictor.replacement.inserted(id, fingerprint: names.fingerprint(of: inode.record), size: inode.record.size,
                                      pool: inode.record.pool)
             }
             return true
         }
-        if named && isOverLimit(pool) { evictor.requestEnforcement(of: [pool]) }
+        if named && names.isOverLimit(pool) { names.evictor.requestEnforcement(of: [pool]) }
     }
 
     /// Whether a file of an origin pool becomes persistent when complete: its directory is.
     private func inheritsPersistence(_ record: EntryRecord, in namespace: inout NamespaceState) -> Bool {
         // The parent of a file being fetched is loaded (its lookup loaded it): memory only.
         record.parent.flatMap { try? namespace.record($0) }?.persistent ?? false
-    }
-
-    /// Whether a file's size is in its pool's usage (see ``FetchTable``): any file but one of
-    /// an origin pool whose fetch has not started. Usage changes that depend on it are made
-    /// inside `namespace.withLock`, as the fetch's start is.
-    func countsInUsage(_ record: EntryRecord) -> Bool {
-        !record.writing || fetches.countsInUsage(record.entryID)
     }
 
     enum FetchEnd: Error, Equatable, CustomStringConvertible {
@@ -131,7 +119,7 @@ extension CacheEngine {
         let timeFirstByte = { [self] in
             guard !firstByteTimed else { return }
             firstByteTimed = true
-            countFirstByte(after: source.firstByteAfter ?? ContinuousClock.now - started, pool: source.pool)
+            names.counters.countFirstByte(after: source.firstByteAfter ?? ContinuousClock.now - started, pool: source.pool)
         }
         var delay = originSettings.firstRetryDelaySeconds
         var attempt = 1
@@ -155,20 +143,20 @@ extension CacheEngine {
             // they would have no entry). Not truncated: a retry rewrites them from the start
             // and a fetch counts as done only with all `size` bytes written, and on ext4 a
             // truncated file is written back at its close, on this thread.
-            fd = try disk.open(layout.objectPath(for: id), flags: O_RDWR, mode: 0)
+            fd = try bytes.disk.open(bytes.layout.objectPath(for: id), flags: O_RDWR, mode: 0)
         } catch .io(ENOENT) {
             return .failure(.cancelled)
         } catch {
             return .failure(.failed("cannot store the bytes: \(error)"))
         }
-        defer { disk.close(fd) }
+        defer { bytes.disk.close(fd) }
         var stored: Int64 = 0
         var storeError: CacheError?
         var cancelled = false
         // Counted and checked per MiB, not per part: parts are about 64 KiB, and each check
         // takes the namespace lock.
         var uncounted: Int64 = 0
-        defer { fetchedBytes(uncounted, pool: source.pool) }
+        defer { names.counters.countFetchedBytes(uncounted, pool: source.pool) }
         let delivery: OriginDelivery
         do throws(OriginFailure) {
             delivery = try source.origin.fetch(source.path) { chunk in
@@ -177,7 +165,7 @@ extension CacheEngine {
                     return false
                 }
                 do throws(CacheError) {
-                    let written = try freeingSpace(extra: Int64(chunk.count)) { () throws(CacheError) in
+                    let written = try eviction.freeingSpace(extra: Int64(chunk.count)) { () throws(CacheError) in
                         try writeAll(fd, chunk, at: stored)
                     }
                     stored += Int64(written)
@@ -189,7 +177,7 @@ extension CacheEngine {
                 }
                 progress.advance(to: stored)
                 guard uncounted >= Tunables.fetchAccountingBytes else { return true }
-                fetchedBytes(uncounted, pool: source.pool)
+                names.counters.countFetchedBytes(uncounted, pool: source.pool)
                 uncounted = 0
                 cancelled = !isWanted(id)
                 return !cancelled
@@ -213,7 +201,7 @@ extension CacheEngine {
     private func writeAll(_ fd: Int32, _ chunk: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
         var written = 0
         while written < chunk.count {
-            written += try disk.pwrite(fd, from: UnsafeRawBufferPointer(rebasing: chunk[written...]),
+            written += try bytes.disk.pwrite(fd, from: UnsafeRawBufferPointer(rebasing: chunk[written...]),
                                        at: offset + Int64(written))
         }
         return written
@@ -223,7 +211,7 @@ extension CacheEngine {
     /// any more (it was removed and no handle has it open) or the daemon stops.
     private func isWanted(_ id: EntryID) -> Bool {
         guard !fetches.isStopping else { return false }
-        return namespace.withLock { namespace in
+        return names.namespace.withLock { namespace in
             guard let inode = namespace.inodes[id] else { return false }
             return inode.record.parent != nil || inode.openHandles > 0
         }
@@ -233,52 +221,25 @@ extension CacheEngine {
     /// directory is), to be synced by the durability worker like any closed file. One not
     /// counted yet (it was to be persistent when its fetch started) counts from now.
     private func finishFetchedFile(_ id: EntryID, source: FetchSource, version: OriginDelivery) {
-        let time = now.nanoseconds
-        namespace.withLock { namespace in
+        let time = names.now.nanoseconds
+        names.namespace.withLock { namespace in
             guard let inode = namespace.inodes[id], inode.record.parent != nil else { return }
             let becomesPersistent = inheritsPersistence(inode.record, in: &namespace)
             if fetches.markCounted(id) {
-                usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
+                names.usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
                 if !inode.record.persistent {
-                    evictor.replacement.inserted(id, fingerprint: fingerprint(of: inode.record), size: inode.record.size,
+                    names.evictor.replacement.inserted(id, fingerprint: names.fingerprint(of: inode.record), size: inode.record.size,
                                          pool: inode.record.pool)
                 }
             }
             // A change of persistence moves the counted file between the figures.
-            _ = try? update(id, in: &namespace) { record in
+            _ = try? names.update(id, in: &namespace) { record in
                 record.writing = false
                 record.blocks = Tunables.blocks(forSize: source.size)
                 record.lastAccess = time
                 if becomesPersistent { record.persistent = true }
             }
-            writer.enqueue([.action { db in try IndexStore.setOriginVersion(id, etag: version.etag, lastModified: version.lastModified, in: db) }])
+            names.writer.enqueue([.action { db in try IndexStore.setOriginVersion(id, etag: version.etag, lastModified: version.lastModified, in: db) }])
         }
-    }
-
-    private func fetchedBytes(_ count: Int64, pool: EntryID) {
-        counters.withLock { $0.fetchedBytes[pool, default: 0] += count }
-    }
-
-    private func countFirstByte(after elapsed: Duration, pool: EntryID) {
-        let (seconds, attoseconds) = elapsed.components
-        let microseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-        counters.withLock { counters in
-            counters.firstBytes[pool, default: 0] += 1
-            counters.firstByteMicroseconds[pool, default: 0] += microseconds
-        }
-    }
-
-    func countFetchError(pool: EntryID) {
-        counters.withLock { $0.fetchErrors[pool, default: 0] += 1 }
-    }
-
-    /// `user.cache.fetching` of a file: `received/total` while its fetch runs, else empty.
-    func fetchingValue(of id: EntryID) -> String {
-        guard let snapshot = fetches.progress(of: id).map({ ($0.snapshot.received, $0.total) }) else { return "" }
-        return "\(snapshot.0)/\(snapshot.1)"
-    }
-
-    func display(_ path: [[UInt8]]) -> String {
-        path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
     }
 }

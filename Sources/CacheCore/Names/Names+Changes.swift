@@ -1,16 +1,16 @@
 import Foundation
 import Glibc
 
-/// Operations that change names and metadata. Each changes memory under the namespace lock
-/// and hands the matching index changes to the writer in the same hold, so the index
-/// commits them in the order memory made them, a few milliseconds later.
-extension CacheEngine {
+/// Operations that change names. Each changes memory under the namespace lock and hands the
+/// matching index changes to the writer in the same hold, so the index commits them in the
+/// order memory made them, a few milliseconds later.
+extension Names {
     /// The corresponding FUSE operation is `MKDIR`. At the root it creates a pool.
-    public func mkdir(parent: EntryID, name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
-        try validate(name)
+    func mkdir(parent: EntryID, name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
+        try Self.validate(name)
         if parent == WellKnownEntry.root { return try makePool(name: name, mode: mode, caller: caller) }
         let id = try takeID()
-        return try namespace.withLock { namespace in
+        return try withLoaded([parent]) { namespace in
             let parentRecord = try directory(parent, in: &namespace)
             guard try namespace.childID(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
             let time = now.nanoseconds
@@ -24,14 +24,16 @@ extension CacheEngine {
         }
     }
 
-    /// A pool is a directory with a policy; both commit before MKDIR answers (rare).
+    /// A pool is a directory with a policy. Both commit before MKDIR answers (rare), and the
+    /// pool appears in memory once committed: the commit waits outside the namespace hold,
+    /// and `poolChanges` keeps another pool change from slipping in between.
     private func makePool(name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
         guard let poolName = String(bytes: name, encoding: .utf8), PoolOverride.isValidPoolName(poolName) else {
             throw CacheError.invalidName
         }
         let id = try takeID()
-        return try namespace.withLock { namespace in
-            guard try namespace.child(of: WellKnownEntry.root, named: Data(name)) == nil else {
+        return try poolChanges.withLock { _ in
+            guard try namespace.withLock({ try $0.child(of: WellKnownEntry.root, named: Data(name)) }) == nil else {
                 throw CacheError.exists
             }
             let time = now.nanoseconds
@@ -41,38 +43,47 @@ extension CacheEngine {
             created.pool = id
             let record = created
             try writer.perform { db in try IndexStore.insertPool(record, policy: PoolPolicy(), in: db) }
-            policies.withLock { $0[created.entryID] = PoolPolicy() }
-            evictor.replacement.apply(PoolPolicy(), to: created.entryID)
-            namespace.add(created)
-            touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: 1)
-            namespace.modify(created.entryID) { $0.lookups += 1 }
-            return created.attributes
+            return namespace.withLock { namespace in
+                policies.withLock { $0[created.entryID] = PoolPolicy() }
+                evictor.replacement.apply(PoolPolicy(), to: created.entryID)
+                namespace.add(created)
+                touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: 1)
+                namespace.modify(created.entryID) { $0.lookups += 1 }
+                return created.attributes
+            }
         }
     }
 
-    /// The corresponding FUSE operation is `CREATE`: a new file, opened.
-    public func create(parent: EntryID, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws
-        -> CreatedFile
+    /// Removes the empty pool `name` and its policy; ENOTEMPTY while it holds anything,
+    /// ENOENT when there is no such pool. Returns once the removal is committed.
+    func removePool(named text: String) throws {
+        let name = Data(text.utf8)
+        try poolChanges.withLock { _ in
+            try change { namespace, effects in
+                guard let pool = try namespace.child(of: WellKnownEntry.root, named: name), pool.isPool else {
+                    throw CacheError.notFound
+                }
+                guard try !namespace.hasChildren(pool.entryID) else { throw CacheError.notEmpty }
+                let time = now.nanoseconds
+                namespace.removeName(LinkName(parent: WellKnownEntry.root, name: pool.name), of: pool.entryID, at: time)
+                namespace.log(.delete(pool.entryID))
+                policies.withLock { $0[pool.entryID] = nil }
+                evictor.replacement.removePool(pool.entryID)
+                usage.removePool(pool.entryID)
+                touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: -1)
+                effects.notifications.append(
+                    .deleted(parent: WellKnownEntry.root, child: pool.entryID, name: Array(pool.name)))
+            }
+            writer.flush()
+        }
+        logger.info("removed pool \(text) and its policy")
+    }
+
+    /// The entry of a new file, open once for writing (`CREATE`), counted in its pool.
+    func addCreatedFile(_ id: EntryID, parent: EntryID, name: [UInt8], mode: UInt32, caller: Caller) throws
+        -> EntryRecord
     {
-        try validate(name)
-        // The bytes are created before the namespace lock is taken, so no request waits on
-        // this I/O; should the daemon die before the row commits, they lie in the open id
-        // range that recovery clears.
-        let id = try takeID()
-        let fd = try makeBytes(for: id)
-        do {
-            return try addCreatedFile(id, fd: fd, parent: parent, name: name, mode: mode, caller: caller,
-                                      writeOnly: flags & O_ACCMODE == O_WRONLY)
-        } catch {
-            disk.close(fd)
-            unlinkBytes(of: [id])
-            throw error
-        }
-    }
-
-    private func addCreatedFile(_ id: EntryID, fd: Int32, parent: EntryID, name: [UInt8], mode: UInt32,
-                                caller: Caller, writeOnly: Bool) throws -> CreatedFile {
-        try namespace.withLock { namespace in
+        try change(loading: [parent]) { namespace, effects in
             let parentRecord = try directory(parent, in: &namespace)
             guard parent != WellKnownEntry.root else { throw CacheError.notPermitted }
             guard try namespace.childID(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
@@ -95,39 +106,31 @@ extension CacheEngine {
                 let poolUsage = usage.usage(of: created.pool)
                 let averageSize = poolUsage.cachedFiles > 0 ? poolUsage.cachedBytes / poolUsage.cachedFiles : 0
                 evictor.replacement.inserted(created.entryID, fingerprint: fingerprint(of: created), size: averageSize,
-                                     pool: created.pool)
+                                             pool: created.pool)
+                if isOverLimit(created.pool) { effects.poolsToEnforce.insert(created.pool) }
             }
-            takeBackMissOfCreate(pool: created.pool)
-            if !created.persistent && isOverLimit(created.pool) { evictor.requestEnforcement(of: [created.pool]) }
-            let handle = handles.add(OpenFile(entry: created.entryID, fd: fd, writable: true, pool: created.pool,
-                                              sizeLimit: sizeLimit(for: created)),
-                                     writeOnly: writeOnly)
-            return CreatedFile(attributes: created.attributes, handle: handle)
+            counters.takeBackMissOfCreate(pool: created.pool)
+            return created
         }
     }
 
     /// The corresponding FUSE operation is `UNLINK`: one name of a file, symlink or special
     /// file goes; the entry goes with its last name (see `removeUserName`).
-    public func unlink(parent: EntryID, name: [UInt8]) throws {
+    func unlink(parent: EntryID, name: [UInt8]) throws {
         let time = now
-        let (removed, removedPath, discard) = try namespace.withLock { namespace -> (EntryRecord, String, EntryID?) in
+        try change(loading: [parent]) { namespace, effects in
             _ = try directory(parent, in: &namespace)
             let link = LinkName(parent: parent, name: Data(name))
             guard let id = try namespace.childID(of: parent, named: link.name) else { throw CacheError.notFound }
-            let child = try namespace.record(id)
-            guard child.kind != .directory else { throw CacheError.isDirectory }
-            let linkPath = path(of: link, in: &namespace)
-            let discard = removeUserName(link, of: id, at: time.nanoseconds, in: &namespace)
+            guard try namespace.record(id).kind != .directory else { throw CacheError.isDirectory }
+            removeUserName(link, of: id, reason: "removed by a user", at: time, in: &namespace, effects: &effects)
             touch(parent, at: time.nanoseconds, in: &namespace)
-            return (child, linkPath, discard)
         }
-        discardBytes(of: discard.map { [$0] } ?? [])
-        if removed.linkCount <= 1 { recordDeletion(of: removed, path: removedPath, reason: "removed by a user", at: time) }
     }
 
     /// The corresponding FUSE operation is `RMDIR`; a pool directory answers EBUSY.
-    public func rmdir(parent: EntryID, name: [UInt8]) throws {
-        try namespace.withLock { namespace in
+    func rmdir(parent: EntryID, name: [UInt8]) throws {
+        try withLoaded([parent]) { namespace in
             _ = try directory(parent, in: &namespace)
             guard let child = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
             guard child.kind == .directory else { throw CacheError.notDirectory }
@@ -145,17 +148,16 @@ extension CacheEngine {
     /// The corresponding FUSE operation is `RENAME`. Within a pool it replaces a target as
     /// rename(2) does; across pools it answers EXDEV so `mv` copies instead. A file it
     /// replaces leaves a `deleted` event.
-    public func rename(parent: EntryID, name: [UInt8], newParent: EntryID, newName: [UInt8],
-                       flags: RenameFlags) throws {
-        try validate(newName)
-        if flags.contains(.exchange) {
-            guard !flags.contains(.noReplace) else { throw CacheError.io(EINVAL) }
-            return try exchange(LinkName(parent: parent, name: Data(name)), LinkName(parent: newParent, name: Data(newName)))
-        }
-        let time = now
+    func rename(parent: EntryID, name: [UInt8], newParent: EntryID, newName: [UInt8], flags: RenameFlags) throws {
+        try Self.validate(newName)
         let source = LinkName(parent: parent, name: Data(name))
         let destination = LinkName(parent: newParent, name: Data(newName))
-        let replaced = try namespace.withLock { namespace -> (record: EntryRecord, path: String, discard: EntryID?)? in
+        if flags.contains(.exchange) {
+            guard !flags.contains(.noReplace) else { throw CacheError.io(EINVAL) }
+            return try exchange(source, destination)
+        }
+        let time = now
+        try change(loading: [parent, newParent]) { namespace, effects in
             _ = try directory(parent, in: &namespace)
             let targetParent = try directory(newParent, in: &namespace)
             guard let movedID = try namespace.childID(of: parent, named: source.name) else { throw CacheError.notFound }
@@ -165,7 +167,7 @@ extension CacheEngine {
             if moved.kind == .directory { try refuseMoveIntoItself(movedID, destination: newParent, in: &namespace) }
             let existingID = try namespace.childID(of: newParent, named: destination.name)
             // Two names of one entry: rename(2) does nothing and succeeds.
-            if existingID == movedID { return nil }
+            if existingID == movedID { return }
             let existing = try existingID.map { try namespace.record($0) }
             if let existing {
                 guard !flags.contains(.noReplace) else { throw CacheError.exists }
@@ -178,16 +180,15 @@ extension CacheEngine {
                 }
             }
             let stamp = time.nanoseconds
-            var replaced: (record: EntryRecord, path: String, discard: EntryID?)?
             if let existing {
                 if existing.kind == .directory {
                     namespace.removeName(destination, of: existing.entryID, at: stamp)
                     namespace.log(.delete(existing.entryID))
                     touch(newParent, at: stamp, in: &namespace, subdirectories: -1)
                 } else {
-                    let replacedPath = path(of: destination, in: &namespace)
-                    let discard = removeUserName(destination, of: existing.entryID, at: stamp, in: &namespace)
-                    replaced = (existing, replacedPath, discard)
+                    let reason = "replaced by a rename of \(String(decoding: name, as: UTF8.self))"
+                    removeUserName(destination, of: existing.entryID, reason: reason, at: time, in: &namespace,
+                                   effects: &effects)
                 }
             }
             namespace.move(source, of: movedID, to: destination, at: stamp)
@@ -195,86 +196,45 @@ extension CacheEngine {
             let movesDirectory = moved.kind == .directory && newParent != parent
             touch(parent, at: stamp, in: &namespace, subdirectories: movesDirectory ? -1 : 0)
             if newParent != parent { touch(newParent, at: stamp, in: &namespace, subdirectories: movesDirectory ? 1 : 0) }
-            return replaced
-        }
-        guard let replaced else { return }
-        discardBytes(of: replaced.discard.map { [$0] } ?? [])
-        if replaced.record.linkCount <= 1 {
-            let reason = "replaced by a rename of \(String(decoding: name, as: UTF8.self))"
-            recordDeletion(of: replaced.record, path: replaced.path, reason: reason, at: time)
         }
     }
 
-    /// The corresponding FUSE operation is `SETATTR`: chmod, chown, truncate and utimens.
-    public func setattr(_ id: EntryID, changes: AttributeChanges, handle: UInt64?) throws -> FileAttributes {
-        if changes.size != nil {
-            // A truncation changes a complete file: one still being fetched completes first.
-            if let fetch = try joinFetch(id) { try fetch.waitForCompletion() }
-            try markWriting(id)
-        }
-        defer { if changes.size != nil { finishWriting(id) } }
-        return try namespace.withLock { namespace in
-            let current = try namespace.record(id)
+    /// `renameat2(RENAME_EXCHANGE)`: two names of one pool swap what they name, atomically.
+    private func exchange(_ first: LinkName, _ second: LinkName) throws {
+        try withLoaded([first.parent, second.parent]) { namespace in
+            let firstParent = try directory(first.parent, in: &namespace)
+            let secondParent = try directory(second.parent, in: &namespace)
+            guard let firstID = try namespace.childID(of: first.parent, named: first.name),
+                  let secondID = try namespace.childID(of: second.parent, named: second.name)
+            else { throw CacheError.notFound }
+            guard firstID != secondID else { return }
+            let firstRecord = try namespace.record(firstID)
+            let secondRecord = try namespace.record(secondID)
+            guard !firstRecord.isPool, !secondRecord.isPool else { throw CacheError.notPermitted }
+            guard firstParent.pool == secondParent.pool else { throw CacheError.crossPool }
+            // A directory may not end up inside itself.
+            if firstRecord.kind == .directory { try refuseMoveIntoItself(firstID, destination: second.parent, in: &namespace) }
+            if secondRecord.kind == .directory { try refuseMoveIntoItself(secondID, destination: first.parent, in: &namespace) }
             let time = now.nanoseconds
-            if let size = changes.size {
-                guard current.kind == .file else { throw CacheError.isDirectory }
-                if size > current.size, let limit = sizeLimit(for: current), size > limit {
-                    throw CacheError.fileTooLarge
-                }
-                // A handle already released (a racing close): truncate by path below, as without one.
-                if let handle, let file = try? handles.get(handle) {
-                    try disk.ftruncate(file.fd, length: size)
-                } else {
-                    try disk.truncate(layout.objectPath(for: id), length: size)
-                }
+            namespace.exchange(first, of: firstID, with: second, of: secondID, at: time)
+            // Each parent loses the subdirectory it gave and gains the one it got.
+            let firstParentChange = (secondRecord.kind == .directory ? 1 : 0) - (firstRecord.kind == .directory ? 1 : 0)
+            if first.parent == second.parent {
+                touch(first.parent, at: time, in: &namespace)
+            } else {
+                touch(first.parent, at: time, in: &namespace, subdirectories: firstParentChange)
+                touch(second.parent, at: time, in: &namespace, subdirectories: -firstParentChange)
             }
-            let (before, after) = try update(id, in: &namespace) { updated in
-                if let permissions = changes.permissions { updated.mode = permissions & 0o7777 }
-                if let uid = changes.uid { updated.uid = uid }
-                if let gid = changes.gid { updated.gid = gid }
-                if let size = changes.size {
-                    updated.size = size
-                    updated.mtime = time
-                    updated.durable = false
-                    // Growing leaves a hole; shrinking frees the blocks past the end.
-                    updated.blocks = min(updated.blocks, Tunables.blocks(forSize: size))
-                }
-                switch changes.accessTime {
-                case .now: updated.atime = time
-                case .at(let stamp): updated.atime = stamp.nanoseconds
-                case nil: break
-                }
-                switch changes.modificationTime {
-                case .now: updated.mtime = time
-                case .at(let stamp): updated.mtime = stamp.nanoseconds
-                case nil: break
-                }
-                updated.ctime = time
-            }
-            if changes.size != nil, after.parent != nil {
-                usage.addBytes(after.size - before.size, pool: after.pool, persistent: after.persistent)
-            }
-            return after.attributes
         }
     }
 
-    // MARK: - Helpers (call inside namespace.withLock)
+    // MARK: - Helpers (call inside the namespace hold)
 
     func directory(_ id: EntryID, in namespace: inout NamespaceState) throws -> EntryRecord {
         let found = try namespace.record(id)
         guard found.kind == .directory else { throw CacheError.notDirectory }
         guard found.parent != nil else { throw CacheError.notFound }
         return found
-    }
-
-    /// An id for a new entry; when its range is used up, the next range is committed first.
-    func takeID() throws -> EntryID {
-        let taken = ids.withLock { $0.take() }
-        if let bound = taken.newBound {
-            writer.enqueue(.setting(key: IDReservation.settingKey, value: String(bound)))
-            writer.flush()
-        }
-        return taken.id
     }
 
     /// A directory whose names change moves its times, as on ext4, and its link count
@@ -289,7 +249,7 @@ extension CacheEngine {
         if let touched, touched.parent != nil { namespace.log(.update(touched)) }
     }
 
-    func refuseMoveIntoItself(_ moved: EntryID, destination: EntryID,
+    private func refuseMoveIntoItself(_ moved: EntryID, destination: EntryID,
                                       in namespace: inout NamespaceState) throws {
         var current: EntryID? = destination
         while let id = current, id != WellKnownEntry.root, id != 0 {
@@ -298,10 +258,20 @@ extension CacheEngine {
         }
     }
 
-    /// Cached files may not outgrow their pool's max_size (EFBIG); persistent ones may.
-    func sizeLimit(for record: EntryRecord) -> Int64? {
-        guard !record.persistent else { return nil }
-        let maxSize = policies.withLock { $0[record.pool]?.maxSize ?? 0 }
-        return maxSize > 0 ? maxSize : nil
+    /// A new entry in `parent`: the caller's (a setgid directory passes its group, and to a
+    /// directory its setgid bit, on), with the directory's persistent, pin and expiration
+    /// settings, as everything created beneath a flagged directory gets them.
+    func newRecord(_ id: EntryID, kind: EntryKind, name: Data, in parent: EntryRecord, mode: UInt32,
+                   caller: Caller, at time: Int64) -> EntryRecord {
+        var record = EntryRecord(
+            id: id, parent: parent.entryID, name: name, pool: parent.pool, kind: kind, mode: mode & 0o7777,
+            uid: caller.uid, gid: caller.gid, size: 0, atime: time, mtime: time, ctime: time, lastAccess: time,
+            persistent: parent.persistent, pinnedUntil: parent.pinnedUntil, expiration: parent.expiration,
+            writing: false, durable: true, linkCount: kind == .directory ? 2 : 1)
+        if parent.mode & UInt32(S_ISGID) != 0 {
+            record.gid = parent.gid
+            if kind == .directory { record.mode |= UInt32(S_ISGID) }
+        }
+        return record
     }
 }

@@ -6,10 +6,10 @@ import Glibc
 /// drops it after a crash and no pass picks it as a victim) and a `pending` slot in the
 /// ``FetchTable``, counted in no usage figure; its first open starts the one fetch, which
 /// stores the bytes as they arrive while readers wait for their range.
-extension CacheEngine {
+extension ReadThrough {
     /// The origin of `pool`, if it has one.
     func origin(ofPool pool: EntryID) -> (any Origin)? {
-        guard let url = policies.withLock({ $0[pool]?.origin }), !url.isEmpty else { return nil }
+        guard let url = names.policies.withLock({ $0[pool]?.origin }), !url.isEmpty else { return nil }
         switch OriginURL.origin(for: url, context: originContext) {
         case .success(let origin): return origin
         case .failure(let reason):
@@ -24,20 +24,20 @@ extension CacheEngine {
     /// origin cannot answer.
     func lookupInOrigin(parent: EntryID, name: [UInt8], pool: EntryID) throws -> FileAttributes? {
         guard pool != 0, let origin = origin(ofPool: pool) else { return nil }
-        let time = now
+        let time = names.now
         if negativeMisses.contains(parent: parent, name: name, at: time) { throw CacheError.notFound }
-        let path = try namespace.withLock { try originPath(of: parent, in: &$0) } + [name]
+        let path = try names.namespace.withLock { try originPath(of: parent, in: &$0) } + [name]
         let found: OriginEntry
         do {
             found = try origin.lookup(path)
         } catch {
-            countFetchError(pool: pool)
+            names.counters.countFetchError(pool: pool)
             logger.error("origin lookup of \(display(path)) failed: \(error)")
             throw CacheError.io(EIO)
         }
         switch found {
         case .missing:
-            negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: policies.withLock { $0[pool]?.negativeTTLSeconds } ?? PoolPolicy.defaultNegativeTTLSeconds)
+            negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: names.policies.withLock { $0[pool]?.negativeTTLSeconds } ?? PoolPolicy.defaultNegativeTTLSeconds)
             throw CacheError.notFound
         case .directory:
             return try addOriginEntry(parent: parent, name: name, kind: .directory, size: 0, source: nil).attributes
@@ -51,7 +51,7 @@ extension CacheEngine {
             guard added.isNew else { return added.attributes }
             storeBytesDeliveredWithLookup(added.attributes.id)
             // Stored (or, if that failed, removed again): the kernel learns the entry as it is now.
-            return (try? namespace.withLock { try $0.record(added.attributes.id) })?.attributes ?? added.attributes
+            return (try? names.namespace.withLock { try $0.record(added.attributes.id) })?.attributes ?? added.attributes
         }
     }
 
@@ -68,25 +68,25 @@ extension CacheEngine {
 
     private func addOriginEntry(parent: EntryID, name: [UInt8], kind: EntryKind, size: Int64,
                                 source: FetchSource?) throws -> (attributes: FileAttributes, isNew: Bool) {
-        let id = try takeID()
+        let id = try names.takeID()
         // Empty bytes, so the file opens before its fetch starts; made before the namespace
         // lock as `create` does (recovery clears bytes of ids whose row never committed).
         if kind == .file {
-            disk.close(try makeBytes(for: id))
+            bytes.disk.close(try bytes.makeBytes(for: id))
         }
-        let added = Result { try namespace.withLock { namespace -> (attributes: FileAttributes, isNew: Bool) in
-            let parentRecord = try directory(parent, in: &namespace)
+        let added = Result { try names.withLoaded([parent]) { namespace -> (attributes: FileAttributes, isNew: Bool) in
+            let parentRecord = try names.directory(parent, in: &namespace)
             // Another lookup (or a create) added the name meanwhile.
             if let existing = try namespace.child(of: parent, named: Data(name)) {
                 namespace.modify(existing.entryID) { $0.lookups += 1 }
                 return (existing.attributes, false)
             }
-            if kind == .file, !parentRecord.persistent, let limit = sizeLimit(for: parentRecord), size > limit {
+            if kind == .file, !parentRecord.persistent, let limit = names.sizeLimit(for: parentRecord), size > limit {
                 throw CacheError.fileTooLarge
             }
-            let time = now.nanoseconds
+            let time = names.now.nanoseconds
             let owner = Caller(uid: parentRecord.uid, gid: parentRecord.gid, pid: 0)
-            var created = newRecord(id, kind: kind, name: Data(name), in: parentRecord,
+            var created = names.newRecord(id, kind: kind, name: Data(name), in: parentRecord,
                                     mode: kind == .directory ? 0o755 : 0o644, caller: owner, at: time)
             if kind == .file {
                 // Incomplete until the fetch ends; persistence (which recovery would keep
@@ -98,14 +98,31 @@ extension CacheEngine {
             }
             namespace.add(created)
             namespace.log(.insert(created))
-            touch(parent, at: time, in: &namespace, subdirectories: kind == .directory ? 1 : 0)
+            names.touch(parent, at: time, in: &namespace, subdirectories: kind == .directory ? 1 : 0)
             namespace.modify(id) { $0.lookups += 1 }
             // Not counted against the pool until its fetch starts: a lookup stores nothing.
             if let source { fetches.addPending(id, source: source) }
             return (created.attributes, true)
         } }
         // A failed add (rethrown below) also means the bytes made for it are not needed.
-        if kind == .file, (try? added.get().isNew) != true { unlinkBytes(of: [id]) }
+        if kind == .file, (try? added.get().isNew) != true { bytes.unlink([id]) }
         return try added.get()
+    }
+}
+
+extension ReadThrough {
+    /// What the origin of `directory`'s pool lists there, or nil (no listable origin, or it
+    /// failed: the listing then shows the pool's own names, and the log says why).
+    func originNames(in directory: EntryID) -> [OriginName]? {
+        // A directory that cannot be read lists the pool's own names only; the listing itself reports the error.
+        guard let (pool, path) = try? names.namespace.withLock({ namespace in
+            (try namespace.record(directory).pool, try originPath(of: directory, in: &namespace))
+        }), pool != 0, let origin = origin(ofPool: pool) else { return nil }
+        do {
+            return try origin.list(path)
+        } catch {
+            logger.error("listing the origin of \(directory) failed: \(error)")
+            return nil
+        }
     }
 }

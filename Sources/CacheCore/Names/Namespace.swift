@@ -11,8 +11,8 @@ final class Namespace: Sendable {
     private let state: Mutex<NamespaceState>
     private let writer: IndexWriter
 
-    init(index: IndexStore, writer: IndexWriter) {
-        state = Mutex(NamespaceState(index: index))
+    init(source: any DirectorySource, writer: IndexWriter) {
+        state = Mutex(NamespaceState(source: source))
         self.writer = writer
     }
 

@@ -4,12 +4,12 @@ import Glibc
 /// Hard links, symlinks and special files: entries beside directories and regular files.
 /// Symlinks and special files are names and metadata only (no bytes in the store): they
 /// never count against a pool and are never evicted or expired.
-extension CacheEngine {
+extension Names {
     /// The corresponding FUSE operation is `LINK`: one more name for a file, symlink or
     /// special file, in a directory of the same pool (EXDEV across pools).
-    public func link(_ id: EntryID, newParent: EntryID, newName: [UInt8]) throws -> FileAttributes {
-        try validate(newName)
-        return try namespace.withLock { namespace in
+    func link(_ id: EntryID, newParent: EntryID, newName: [UInt8]) throws -> FileAttributes {
+        try Self.validate(newName)
+        return try withLoaded([newParent]) { namespace in
             let parentRecord = try directory(newParent, in: &namespace)
             guard newParent != WellKnownEntry.root else { throw CacheError.notPermitted }
             // In link(2)'s order: the source, the name taken, then what may be linked.
@@ -32,7 +32,7 @@ extension CacheEngine {
     }
 
     /// The corresponding FUSE operation is `SYMLINK`; the target is kept with the entry.
-    public func symlink(parent: EntryID, name: [UInt8], target: [UInt8], caller: Caller) throws -> FileAttributes {
+    func symlink(parent: EntryID, name: [UInt8], target: [UInt8], caller: Caller) throws -> FileAttributes {
         guard !target.isEmpty, !target.contains(0) else { throw CacheError.io(ENOENT) }
         guard target.count < PATH_MAX else { throw CacheError.nameTooLong }
         return try addMetadataEntry(parent: parent, name: name, kind: .symlink, mode: 0o777, caller: caller) { record in
@@ -42,25 +42,19 @@ extension CacheEngine {
     }
 
     /// The corresponding FUSE operation is `READLINK`.
-    public func readlink(_ id: EntryID) throws -> [UInt8] {
+    func readlink(_ id: EntryID) throws -> [UInt8] {
         let record = try record(id)
         guard record.kind == .symlink, let target = record.target else { throw CacheError.io(EINVAL) }
         return Array(target)
     }
 
-    /// The corresponding FUSE operation is `MKNOD`: FIFOs, sockets and device nodes (the
-    /// kernel checks the caller may make devices; the mount is `nodev`, so they do not open),
-    /// and regular files, made as by `create` and closed.
-    public func mknod(parent: EntryID, name: [UInt8], mode: UInt32, device: UInt64, caller: Caller) throws
+    /// `MKNOD` of anything but a regular file: FIFOs, sockets and device nodes (the kernel
+    /// checks the caller may make devices; the mount is `nodev`, so they do not open).
+    func makeSpecialFile(parent: EntryID, name: [UInt8], mode: UInt32, device: UInt64, caller: Caller) throws
         -> FileAttributes
     {
         let kind: EntryKind
         switch mode & UInt32(S_IFMT) {
-        case UInt32(S_IFREG), 0:
-            let created = try create(parent: parent, name: name, mode: mode & 0o7777, flags: O_WRONLY, caller: caller)
-            try flush(created.handle)
-            release(created.handle)
-            return try getattr(created.attributes.id)
         case UInt32(S_IFIFO): kind = .fifo
         case UInt32(S_IFSOCK): kind = .socket
         case UInt32(S_IFCHR): kind = .characterDevice
@@ -75,9 +69,9 @@ extension CacheEngine {
     /// Adds an entry with no bytes (a symlink or special file) under a new name.
     private func addMetadataEntry(parent: EntryID, name: [UInt8], kind: EntryKind, mode: UInt32, caller: Caller,
                                   _ fill: (inout EntryRecord) -> Void) throws -> FileAttributes {
-        try validate(name)
+        try Self.validate(name)
         let id = try takeID()
-        return try namespace.withLock { namespace in
+        return try withLoaded([parent]) { namespace in
             let parentRecord = try directory(parent, in: &namespace)
             guard parent != WellKnownEntry.root else { throw CacheError.notPermitted }
             guard try namespace.childID(of: parent, named: Data(name)) == nil else { throw CacheError.exists }
@@ -94,22 +88,5 @@ extension CacheEngine {
             namespace.modify(id) { $0.lookups += 1 }
             return created.attributes
         }
-    }
-
-    /// A new entry in `parent`: the caller's (a setgid directory passes its group, and to a
-    /// directory its setgid bit, on), with the directory's persistent, pin and expiration
-    /// settings, as everything created beneath a flagged directory gets them.
-    func newRecord(_ id: EntryID, kind: EntryKind, name: Data, in parent: EntryRecord, mode: UInt32,
-                   caller: Caller, at time: Int64) -> EntryRecord {
-        var record = EntryRecord(
-            id: id, parent: parent.entryID, name: name, pool: parent.pool, kind: kind, mode: mode & 0o7777,
-            uid: caller.uid, gid: caller.gid, size: 0, atime: time, mtime: time, ctime: time, lastAccess: time,
-            persistent: parent.persistent, pinnedUntil: parent.pinnedUntil, expiration: parent.expiration,
-            writing: false, durable: true, linkCount: kind == .directory ? 2 : 1)
-        if parent.mode & UInt32(S_ISGID) != 0 {
-            record.gid = parent.gid
-            if kind == .directory { record.mode |= UInt32(S_ISGID) }
-        }
-        return record
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 /// What the read-only and readable `user.cache.*` attributes show: states, expiry, figures.
-extension CacheEngine {
+extension Attributes {
     func place(of record: EntryRecord) -> CacheAttribute.Place {
         if record.entryID == WellKnownEntry.root { return .root }
         if record.isPool { return .pool }
@@ -11,7 +11,7 @@ extension CacheEngine {
     }
 
     func cacheAttributeValue(_ attribute: CacheAttribute, of record: EntryRecord) -> String {
-        let time = now
+        let time = names.now
         switch attribute {
         case .persistent: return record.persistent ? "1" : "0"
         case .pinned:
@@ -21,23 +21,23 @@ extension CacheEngine {
             case .until(let end): return end > time ? ValueParsing.formatRFC3339(end) : "0"
             }
         case .expiration: return String(record.expiration)
-        case .lastAccess: return ValueParsing.formatRFC3339(Timestamp(nanoseconds: lastAccess(of: record)))
+        case .lastAccess: return ValueParsing.formatRFC3339(Timestamp(nanoseconds: names.lastAccess(of: record)))
         case .state: return state(of: record, at: time).rawValue
-        case .expiresAt: return expiry(of: record).map(ValueParsing.formatRFC3339) ?? ""
-        case .maxSize: return String(policy(of: record).maxSize)
-        case .maxAge: return String(policy(of: record).maxAgeSeconds)
-        case .ageBasis: return policy(of: record).ageBasis.rawValue
-        case .maxFiles: return String(policy(of: record).maxFiles)
-        case .lowWatermark: return String(policy(of: record).lowWatermarkPercent)
-        case .origin: return policy(of: record).origin
-        case .negativeTTL: return String(policy(of: record).negativeTTLSeconds)
-        case .maxFetches: return String(policy(of: record).maxFetches)
-        case .eviction: return policy(of: record).eviction.rawValue
-        case .trace: return policy(of: record).recordsTrace ? "1" : "0"
-        case .evictionActive: return (evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
-        case .hitRatio: return evictor.replacement.report(of: record.entryID)?.recentHitRatio.map(HitRatioText.format) ?? ""
-        case .hitRatioCurve: return evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
-        case .fetching: return fetchingValue(of: record.entryID)
+        case .expiresAt: return names.expiry(of: record).map(ValueParsing.formatRFC3339) ?? ""
+        case .maxSize: return String(names.policy(of: record).maxSize)
+        case .maxAge: return String(names.policy(of: record).maxAgeSeconds)
+        case .ageBasis: return names.policy(of: record).ageBasis.rawValue
+        case .maxFiles: return String(names.policy(of: record).maxFiles)
+        case .lowWatermark: return String(names.policy(of: record).lowWatermarkPercent)
+        case .origin: return names.policy(of: record).origin
+        case .negativeTTL: return String(names.policy(of: record).negativeTTLSeconds)
+        case .maxFetches: return String(names.policy(of: record).maxFetches)
+        case .eviction: return names.policy(of: record).eviction.rawValue
+        case .trace: return names.policy(of: record).recordsTrace ? "1" : "0"
+        case .evictionActive: return (names.evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
+        case .hitRatio: return names.evictor.replacement.report(of: record.entryID)?.recentHitRatio.map(HitRatioText.format) ?? ""
+        case .hitRatioCurve: return names.evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
+        case .fetching: return readThrough.fetchingValue(of: record.entryID)
         case .etag, .lastModified:
             // Shown empty when the index cannot say: these two attributes are informational.
             return (try? index.xattr(record.entryID, name: Data(attribute.fullName.utf8))).flatMap { $0 }
@@ -65,32 +65,12 @@ extension CacheEngine {
         }.joined(separator: ",")
     }
 
-    func lastAccess(of record: EntryRecord) -> Int64 {
-        access.pendingTime(record.entryID) ?? record.lastAccess
-    }
-
     func state(of record: EntryRecord, at time: Timestamp) -> FileState {
         if record.parent == nil { return .pending }
-        if !countsInUsage(record) { return .origin }
+        if !names.countsInUsage(record) { return .origin }
         if record.persistent { return .persistent }
         if PinState(storedValue: record.pinnedUntil).isActive(at: time) { return .pinned }
         return .cached
-    }
-
-    /// When age policy removes the file if it is not read again; nil if never. A pin that
-    /// ends by itself holds the file until its end; a pin for good, never.
-    func expiry(of record: EntryRecord) -> Timestamp? {
-        guard record.kind == .file, !record.persistent else { return nil }
-        let poolPolicy = policy(of: record)
-        let maxAge = record.expiration > 0 ? record.expiration : poolPolicy.maxAgeSeconds
-        guard maxAge > 0 else { return nil }
-        let basis = poolPolicy.ageBasis == .access ? lastAccess(of: record) : record.mtime
-        let byAge = basis + maxAge * 1_000_000_000
-        switch PinState(storedValue: record.pinnedUntil) {
-        case .unpinned: return Timestamp(nanoseconds: byAge)
-        case .forever: return nil
-        case .until(let end): return Timestamp(nanoseconds: max(byAge, end.nanoseconds))
-        }
     }
 
     /// The oldest access time among the pool's evictable files. The index holds the times
@@ -106,7 +86,7 @@ extension CacheEngine {
                 return oldest
             }
             for candidate in candidates {
-                let pending = access.pendingTime(candidate.entryID)
+                let pending = names.access.pendingTime(candidate.entryID)
                 let time = pending ?? candidate.lastAccess
                 oldest = min(oldest ?? time, time)
                 if pending == nil { return oldest }
@@ -116,10 +96,6 @@ extension CacheEngine {
         }
     }
 
-    func policy(of record: EntryRecord) -> PoolPolicy {
-        policies.withLock { $0[record.pool] } ?? PoolPolicy()
-    }
-
     /// A figure summed over `pools`, or over every pool when nil; `fetch_ttfb_ms` is the
     /// average time to first byte of their fetches (0 before the first).
     func figure(_ attribute: CacheAttribute, pools: [EntryID]?) -> Int64 {
@@ -127,15 +103,15 @@ extension CacheEngine {
             let count = figure(.fetchTTFBCount, pools: pools)
             return count == 0 ? 0 : figure(.fetchTTFBTotal, pools: pools) / count
         }
-        let ids = pools ?? Array(policies.withLock { $0.keys })
-        let counts = counters.withLock { $0 }
-        let time = now.nanoseconds
+        let ids = pools ?? names.poolIDs()
+        let counts = names.counters.snapshot
+        let time = names.now.nanoseconds
         return ids.reduce(0) { total, pool in
-            let poolUsage = usage.usage(of: pool)
+            let poolUsage = names.usage.usage(of: pool)
             switch attribute {
             case .usage: return total + poolUsage.cachedBytes
             case .persistentUsage: return total + poolUsage.persistentBytes
-            case .pendingUsage: return total + usage.pendingBytes(of: pool)
+            case .pendingUsage: return total + names.usage.pendingBytes(of: pool)
             case .files: return total + poolUsage.cachedFiles + poolUsage.persistentFiles
             // A figure for display; the evictor reads pins from memory and the index on its own.
             case .pinnedFiles: return total + ((try? index.pinnedCount(pool: pool, now: time)) ?? 0)
@@ -151,5 +127,53 @@ extension CacheEngine {
             default: return total
             }
         }
+    }
+
+    /// Every pool's figures, in name order.
+    func poolFigures() -> [PoolFigures] {
+        let limits = names.policies.withLock { $0.mapValues(\.maxSize) }
+        return names.poolNames().map { id, name in
+            let pools = [id]
+            var figures = PoolFigures(
+                pool: name, usageBytes: figure(.usage, pools: pools), limitBytes: limits[id] ?? 0,
+                persistentBytes: figure(.persistentUsage, pools: pools), pendingBytes: figure(.pendingUsage, pools: pools),
+                files: figure(.files, pools: pools), evictedFiles: figure(.evictedFiles, pools: pools),
+                evictedBytes: figure(.evictedBytes, pools: pools), hits: figure(.hits, pools: pools),
+                misses: figure(.misses, pools: pools), originRequests: figure(.originRequests, pools: pools),
+                fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools),
+                fetchTTFBMillisecondsTotal: figure(.fetchTTFBTotal, pools: pools),
+                fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
+            if let report = names.evictor.replacement.report(of: id) {
+                figures.recentHitRatio = report.recentHitRatio
+                figures.estimatedHitRatios = report.curve.map {
+                    PoolFigures.EstimatedHitRatio(size: $0.sizeBytes > 0 ? $0.sizeBytes : $0.sizeFiles,
+                                                  inFiles: $0.sizeBytes == 0, hitRatio: $0.hitRatio)
+                }
+            }
+            return figures
+        }.sorted { $0.pool < $1.pool }
+    }
+
+    /// `df` inside a pool describes the pool: its budget as the size, what is left of it as
+    /// available. The root, and a pool without a byte limit, describe the store's filesystem.
+    /// The corresponding FUSE operation is `STATFS`, for the entry `id` the path names.
+    func statfs(of id: EntryID) throws -> FilesystemStats {
+        let disk = try files.bytes.filesystemStats()
+        let pool = try names.record(id).pool
+        guard pool != 0, let policy = names.policies.withLock({ $0[pool] }), policy.maxSize > 0 else { return disk }
+        let unit = max(disk.fragmentSize, 1)
+        let used = names.usage.usage(of: pool)
+        // A pool cannot hold more than its filesystem has free, whatever its budget says.
+        let leftUnderLimit = UInt64(max(policy.maxSize - used.cachedBytes, 0)) / unit
+        var stats = disk
+        stats.blocks = UInt64(policy.maxSize) / unit
+        stats.freeBlocks = min(leftUnderLimit, disk.freeBlocks)
+        stats.availableBlocks = min(leftUnderLimit, disk.availableBlocks)
+        if policy.maxFiles > 0 {
+            let files = UInt64(max(used.cachedFiles, 0))
+            stats.files = UInt64(policy.maxFiles)
+            stats.freeFiles = min(UInt64(policy.maxFiles) - min(files, UInt64(policy.maxFiles)), disk.freeFiles)
+        }
+        return stats
     }
 }

@@ -4,7 +4,7 @@ import Glibc
 
 /// Writing `user.cache.*`: file and directory flags, pool policy, root settings, actions.
 /// Every value is validated first; a bad one changes nothing.
-extension CacheEngine {
+extension Attributes {
     func setCacheAttribute(_ id: EntryID, name: String, text: String) throws {
         guard let attribute = CacheAttribute(rawValue: String(name.dropFirst(CacheAttribute.prefix.count))) else {
             throw CacheError.unknownCacheAttribute(name)
@@ -14,36 +14,39 @@ extension CacheEngine {
             return
         }
         if attribute == .removePool {
-            try removePool(on: id, named: text)
+            guard id == WellKnownEntry.root else { throw CacheError.unknownCacheAttribute(name) }
+            try names.removePool(named: text)
             return
         }
         // Recovery keeps a persistent file's bytes as they are: a file of an origin pool
         // becomes persistent only once all of them are stored.
-        if attribute == .persistent, let fetch = try joinFetch(id) { try fetch.waitForCompletion() }
-        try namespace.withLock { namespace in
-            let current = try namespace.record(id)
-            // A file removed (evicted, say) since the kernel looked it up keeps no flags: the
-            // caller must learn that it is gone rather than believe it pinned.
-            guard current.parent != nil else { throw CacheError.notFound }
-            let place = place(of: current)
-            guard CacheAttribute.writable(at: place).contains(attribute) else {
-                if CacheAttribute.readable(at: place).contains(attribute) {
-                    throw CacheError.readOnlyAttribute(name)
-                }
-                throw CacheError.unknownCacheAttribute(name)
+        if attribute == .persistent, let fetch = try readThrough.joinFetch(id) { try fetch.waitForCompletion() }
+        let current = try names.record(id)
+        // A file removed (evicted, say) since the kernel looked it up keeps no flags: the
+        // caller must learn that it is gone rather than believe it pinned.
+        guard current.parent != nil else { throw CacheError.notFound }
+        let place = place(of: current)
+        guard CacheAttribute.writable(at: place).contains(attribute) else {
+            if CacheAttribute.readable(at: place).contains(attribute) {
+                throw CacheError.readOnlyAttribute(name)
             }
-            switch place {
-            case .file, .directory: try setEntryFlag(attribute, text: text, on: current, in: &namespace)
-            case .pool: try setPoolPolicy(attribute, text: text, on: current)
-            case .root: try setRootSetting(attribute, text: text)
-            case .nameOnly: throw CacheError.unknownCacheAttribute(name)
-            }
+            throw CacheError.unknownCacheAttribute(name)
+        }
+        switch place {
+        case .directory:
+            names.loadSubtreeOutsideTheLock(id)
+            try setEntryFlag(attribute, text: text, on: id)
+        case .file: try setEntryFlag(attribute, text: text, on: id)
+        case .pool: try setPoolPolicy(attribute, text: text, on: current)
+        case .root: try setRootSetting(attribute, text: text)
+        case .nameOnly: throw CacheError.unknownCacheAttribute(name)
         }
     }
 
-    func setEntryFlag(_ attribute: CacheAttribute, text: String, on current: EntryRecord,
-                      in namespace: inout NamespaceState) throws {
-        let time = now
+    /// Parses the value first (a bad one changes nothing), then changes the entry, or a
+    /// directory and everything beneath it, in one hold.
+    func setEntryFlag(_ attribute: CacheAttribute, text: String, on id: EntryID) throws {
+        let time = names.now
         let change: (inout EntryRecord) -> Void
         switch attribute {
         case .persistent:
@@ -70,21 +73,25 @@ extension CacheEngine {
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
-        if current.kind == .directory {
-            var directory = current
-            change(&directory)
-            directory.ctime = time.nanoseconds
-            try applyToSubtree(directory, attribute: attribute, in: &namespace)
-            return
+        try names.namespace.withLock { namespace in
+            let current = try namespace.record(id)
+            guard current.parent != nil else { throw CacheError.notFound }
+            if current.kind == .directory {
+                var directory = current
+                change(&directory)
+                directory.ctime = time.nanoseconds
+                try applyToSubtree(directory, attribute: attribute, in: &namespace)
+                return
+            }
+            let (before, after) = try names.update(id, in: &namespace) { updated in
+                change(&updated)
+                updated.ctime = time.nanoseconds
+            }
+            if before.persistent != after.persistent {
+                files.handles.updateLimit(for: after.entryID, names.sizeLimit(for: after))
+            }
+            if after.lastAccess != before.lastAccess { names.access.touch(after.entryID, at: after.lastAccess) }
         }
-        let (before, after) = try update(current.entryID, in: &namespace) { updated in
-            change(&updated)
-            updated.ctime = time.nanoseconds
-        }
-        if before.persistent != after.persistent {
-            handles.updateLimit(for: after.entryID, sizeLimit(for: after))
-        }
-        if after.lastAccess != before.lastAccess { access.touch(after.entryID, at: after.lastAccess) }
     }
 
     /// A flag set on a directory covers everything beneath it now (and later, by inheritance
@@ -94,12 +101,12 @@ extension CacheEngine {
     /// and expiration alone, and so on.
     func applyToSubtree(_ directory: EntryRecord, attribute: CacheAttribute,
                         in namespace: inout NamespaceState) throws {
-        let time = now.nanoseconds
+        let time = names.now.nanoseconds
         let beneath = try namespace.subtree(of: directory.entryID)
         var changed: [IndexChange] = []
         for id in [directory.entryID] + beneath.map(\.entryID) {
             // A file still being fetched takes the directory's persistence when it completes.
-            if attribute == .persistent && fetches.isUnfinished(id) { continue }
+            if attribute == .persistent && readThrough.fetches.isUnfinished(id) { continue }
             let after = namespace.modify(id) { inode -> EntryRecord in
                 let before = inode.record
                 let leavesPersistence = before.persistent && !directory.persistent
@@ -113,24 +120,43 @@ extension CacheEngine {
                 if leavesPersistence && before.kind == .file {
                     // Back in the pool, a file counts as most recently used.
                     inode.record.lastAccess = time
-                    access.touch(id, at: time)
+                    names.access.touch(id, at: time)
                 }
-                moveUsageIfPersistenceChanged(from: before, to: inode.record)
+                names.moveUsageIfPersistenceChanged(from: before, to: inode.record)
                 return inode.record
             }
             guard let after else { continue }
             changed.append(.update(after))
-            if after.kind == .file { handles.updateLimit(for: id, sizeLimit(for: after)) }
+            if after.kind == .file { files.handles.updateLimit(for: id, names.sizeLimit(for: after)) }
         }
         namespace.log(changed)
     }
 
+    /// Commits the pool's new policy, then applies it; `poolChanges` keeps two changes of
+    /// one pool from losing each other's value, and no namespace hold waits for the commit.
     func setPoolPolicy(_ attribute: CacheAttribute, text: String, on pool: EntryRecord) throws {
         // What a value may be is one rule, shared with the CLI, which checks before it writes.
-        if let problem = AttributeValueCheck.problem(with: text, for: attribute, now: now) {
+        if let problem = AttributeValueCheck.problem(with: text, for: attribute, now: names.now) {
             throw CacheError.invalidXattrValue(name: attribute.fullName, reason: problem)
         }
-        var updated = policy(of: pool)
+        try names.poolChanges.withLock { _ in
+            let current = names.policy(of: pool)
+            let updated = try Self.policy(current, changing: attribute, to: text)
+            let poolID = pool.entryID
+            try names.writer.perform { db in try IndexStore.savePolicy(updated, for: poolID, in: db) }
+            names.policies.withLock { $0[poolID] = updated }
+            names.evictor.replacement.apply(updated, to: poolID)
+        }
+        if attribute == .origin || attribute == .negativeTTL { readThrough.originChanged() }
+        if attribute == .maxFetches { readThrough.fetchLimiter.limitsChanged() }
+        names.evictor.requestEnforcement(of: [pool.entryID])
+    }
+
+    /// `current` with one attribute set from its text (already checked).
+    private static func policy(_ current: PoolPolicy, changing attribute: CacheAttribute, to text: String) throws
+        -> PoolPolicy
+    {
+        var updated = current
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         // Each value parses, having passed the check; `??` keeps the old one otherwise.
         switch attribute {
@@ -149,21 +175,14 @@ extension CacheEngine {
             updated.eviction = EvictionChoice(rawValue: trimmed) ?? updated.eviction
             // `auto` starts from the policy the pool runs now, or from S3-FIFO instead of LRU
             // (see `PolicyAdvisor.autoStart`).
-            if updated.eviction == .auto && policy(of: pool).eviction != .auto {
-                let running = policy(of: pool).activePolicy
+            if updated.eviction == .auto && current.eviction != .auto {
+                let running = current.activePolicy
                 updated.autoActive = running == .lru ? PolicyAdvisor.autoStart : running
             }
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
-        let poolID = pool.entryID
-        let saved = updated
-        try writer.perform { db in try IndexStore.savePolicy(saved, for: poolID, in: db) }
-        policies.withLock { $0[pool.entryID] = updated }
-        evictor.replacement.apply(updated, to: pool.entryID)
-        if attribute == .origin || attribute == .negativeTTL { negativeMisses.removeAll() }
-        if attribute == .maxFetches { fetchLimiter.limitsChanged() }
-        evictor.requestEnforcement(of: [pool.entryID])
+        return updated
     }
 
     func resetPoolPolicy(_ pool: EntryRecord, attribute: CacheAttribute) throws {
@@ -186,25 +205,27 @@ extension CacheEngine {
             throw CacheError.invalidXattrValue(name: attribute.fullName,
                                                reason: "expected a size such as 1G or a percentage such as 5%")
         }
-        writer.enqueue(.setting(key: MinFree.settingKey, value: normalized))
-        writer.flush()
-        evictor.requestPressureCheck()
+        names.writer.enqueue(.setting(key: MinFree.settingKey, value: normalized))
+        names.writer.flush()
+        names.evictor.requestPressureCheck()
     }
 
     /// `purge` and `clear` run before setfattr returns, so a script can rely on the result.
     func runAction(_ attribute: CacheAttribute, on id: EntryID, text: String) throws {
-        let target = try record(id)
+        let target = try names.record(id)
         let place = place(of: target)
         guard place == .pool || place == .root else { throw CacheError.unknownCacheAttribute(attribute.fullName) }
         guard ValueParsing.flag(text) == true else {
             throw CacheError.invalidXattrValue(name: attribute.fullName, reason: "write 1 to run it")
         }
-        let pools = place == .root ? Array(policies.withLock { $0.keys }) : [id]
-        if attribute == .purge { evictor.purge(pools: pools, in: self) } else { evictor.clear(pools: pools, in: self) }
+        let pools = place == .root ? names.poolIDs() : [id]
+        if attribute == .purge { eviction.purge(pools: pools) } else { eviction.clear(pools: pools) }
     }
 
-    func touchChangeTime(_ id: EntryID, in namespace: inout NamespaceState) throws {
-        let time = now.nanoseconds
-        try update(id, in: &namespace) { $0.ctime = time }
+    func touchChangeTime(_ id: EntryID) throws {
+        let time = names.now.nanoseconds
+        try names.namespace.withLock { namespace in
+            _ = try names.update(id, in: &namespace) { $0.ctime = time }
+        }
     }
 }

@@ -17,13 +17,15 @@ import struct Foundation.Data
 struct NamespaceState: Sendable {
     private(set) var inodes = InodeTable()
     private var directories: [EntryID: DirectoryChildren] = [:]
-    let index: IndexStore
+    /// Read only when a request reaches what was not loaded before it took the lock: an
+    /// entry known by id alone, or a hard link's other directory (see ``Names/withLoaded``).
+    private let source: any DirectorySource
     /// Index changes made during the current hold of the lock; ``Namespace`` hands them to
     /// the writer as one group when the hold ends, so a crash keeps all of an operation or none.
     private(set) var outbox: [IndexChange] = []
 
-    init(index: IndexStore) {
-        self.index = index
+    init(source: any DirectorySource) {
+        self.source = source
     }
 
     /// Records the index change that matches a change just made in memory.
@@ -45,7 +47,7 @@ struct NamespaceState: Sendable {
     /// The inode of `id`, loading its directory if needed; nil if no such entry is named.
     mutating func inode(_ id: EntryID) throws -> Inode? {
         if let inode = inodes[id] { return inode }
-        guard let row = try index.entry(id), let parent = row.parent else { return nil }
+        guard let row = try source.entry(id), let parent = row.parent else { return nil }
         // A loaded directory is the truth: a row it does not list is a removal not yet committed.
         guard directories[parent] == nil else { return nil }
         try loadChildren(of: parent)
@@ -272,12 +274,25 @@ struct NamespaceState: Sendable {
 
     // MARK: - Loading
 
-    /// Loads a directory's children from the index, once. The index is current for them
-    /// (see the invariants), so nothing has to be waited for.
+    func isLoaded(_ directory: EntryID) -> Bool {
+        directories[directory] != nil
+    }
+
+    /// The subdirectories of a loaded directory (none when it is not loaded).
+    func loadedSubdirectories(of directory: EntryID) -> [EntryID] {
+        guard let children = directories[directory] else { return [] }
+        return children.page(after: 0, limit: Int.max) { id in
+            inodes[id].map { $0.isDirectory && $0.nameCount(in: directory) > 0 } ?? false
+        }
+    }
+
+    /// Loads a directory's children from the index, once, inside the hold (the fallback:
+    /// request paths load outside it, see ``Names/withLoaded``). The index is current for
+    /// them (see the invariants), so nothing has to be waited for.
     mutating func loadChildren(of directory: EntryID) throws {
         guard directories[directory] == nil else { return }
         if inodes[directory] == nil {
-            guard let row = try index.entry(directory) else { throw CacheError.notFound }
+            guard let row = try source.entry(directory) else { throw CacheError.notFound }
             guard row.kind == .directory else { throw CacheError.notDirectory }
             if let parent = row.parent, parent != 0 {
                 try loadChildren(of: parent)
@@ -287,35 +302,33 @@ struct NamespaceState: Sendable {
             }
         }
         guard inodes[directory]?.isDirectory == true else { throw CacheError.notDirectory }
-        directories[directory] = DirectoryChildren()
-        // Hard links are read after the rows: no query may run inside the row cursor's read.
-        var linked: [EntryID] = []
-        var readNow: Set<EntryID> = []
-        do {
-            try index.forEachChild(of: directory) { row in
-                addLoadedName(row.name, of: row, in: directory, readNow: &readNow, linked: &linked)
-            }
-            for (name, row) in try index.allLinks(in: directory) {
-                addLoadedName(name, of: row, in: directory, readNow: &readNow, linked: &linked)
-            }
-            directories[directory]?.restoreOrder()
-            for id in linked {
-                let links = try index.links(of: id)
-                inodes.modify(id) { $0.links = links }
-            }
-        } catch {
-            // A half-read directory must not pass for loaded (its listing would miss names for
-            // the life of the mount): forget it and what it read, so the next request reads again.
-            directories[directory] = nil
-            for id in readNow { inodes[id] = nil }
-            throw error
-        }
+        let count = install(try DirectoryLoad(directory, from: source))
         // Growing the tables to a big directory freed their smaller copies; hand those
         // pages back rather than keep them resident.
-        if (directories[directory]?.count ?? 0) >= Self.trimAfterLoading { malloc_trim(0) }
+        if count >= Self.trimAfterLoading { malloc_trim(0) }
     }
 
-    private static let trimAfterLoading = 16_384
+    /// Puts a directory read from the index in memory, unless it was loaded meanwhile or
+    /// its own entry is not in memory (its parent is not loaded). Returns how many names
+    /// it added; 0 when it installed nothing.
+    @discardableResult
+    mutating func install(_ load: DirectoryLoad) -> Int {
+        let directory = load.directory
+        guard directories[directory] == nil, inodes[directory]?.isDirectory == true else { return 0 }
+        directories[directory] = DirectoryChildren()
+        var readNow: Set<EntryID> = []
+        var linked: [EntryID] = []
+        for (name, row) in load.names {
+            addLoadedName(name, of: row, in: directory, readNow: &readNow, linked: &linked)
+        }
+        directories[directory]?.restoreOrder()
+        for id in linked {
+            if let links = load.links[id] { inodes.modify(id) { $0.links = links } }
+        }
+        return directories[directory]?.count ?? 0
+    }
+
+    static let trimAfterLoading = 16_384
 
     /// A name read from the index while loading `directory`. An entry memory already had is
     /// the truth: a name it no longer has there (moved or removed by a change the index writer

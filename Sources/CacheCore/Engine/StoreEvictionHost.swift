@@ -1,0 +1,175 @@
+import Foundation
+import Logging
+
+/// What the evictor sees of the store (``EvictionHost``): each question and act a forward
+/// to the subsystem that owns the answer. Requests that meet a full disk evict through it
+/// too (`freeingSpace`), so a file is never removed two ways.
+final class StoreEvictionHost: EvictionHost, Sendable {
+    private let names: Names
+    private let bytes: ByteStore
+    private let handles: HandleTable
+    private let index: IndexStore
+    private let traces: TraceFiles
+    private let evictor: Evictor
+    let logger: Logger
+
+    init(names: Names, bytes: ByteStore, handles: HandleTable, index: IndexStore, traces: TraceFiles,
+         evictor: Evictor, logger: Logger) {
+        self.names = names
+        self.bytes = bytes
+        self.handles = handles
+        self.index = index
+        self.traces = traces
+        self.evictor = evictor
+        self.logger = logger
+    }
+
+    var now: Timestamp { names.now }
+
+    func poolPolicies() -> [EntryID: PoolPolicy] { names.policies.withLock { $0 } }
+
+    func poolNames() -> [EntryID: String] { names.poolNames() }
+
+    func usage(of pool: EntryID) -> PoolUsage { names.usage.usage(of: pool) }
+
+    /// The cached bytes and files of `pool` whose write has not ended (marked `writing`,
+    /// with a writable handle open), which the size pass leaves out of its sums: a file
+    /// that turns out larger than its pool is refused (EFBIG) without having cost any other
+    /// file. O(open handles), never a scan of the pool.
+    func usageBeingWritten(in pool: EntryID) -> (bytes: Int64, files: Int64, entries: Set<EntryID>) {
+        let candidates = handles.entriesOpenForWriting(in: pool)
+        guard !candidates.isEmpty else { return (0, 0, []) }
+        return names.namespace.withLock { namespace in
+            var bytes: Int64 = 0
+            var entries: Set<EntryID> = []
+            for id in candidates {
+                guard let record = namespace.inodes[id]?.record, record.writing, record.parent != nil,
+                      !record.persistent else { continue }
+                bytes += record.size
+                entries.insert(id)
+            }
+            return (bytes, Int64(entries.count), entries)
+        }
+    }
+
+    var openHandleCount: Int { handles.count }
+
+    func closedFiles(_ candidates: [EntryRecord]) -> [EntryRecord] {
+        names.namespace.withLock { namespace in
+            candidates.filter { (namespace.inodes[$0.entryID]?.openHandles ?? 0) == 0 }
+        }
+    }
+
+    func freeSpace() throws -> (available: Int64, total: Int64) {
+        let stats = try bytes.filesystemStats()
+        return (Int64(stats.availableBlocks * stats.fragmentSize), Int64(stats.blocks * stats.fragmentSize))
+    }
+
+    func minFree() throws -> MinFree {
+        guard let text = try index.setting(MinFree.settingKey) else { return MinFree.defaultValue }
+        guard let value = MinFree.parse(text) else {
+            logger.error("the stored min_free \(text) does not parse; using \(MinFree.defaultValue)")
+            return MinFree.defaultValue
+        }
+        return value
+    }
+
+    var victimQueries: any VictimQueries { index }
+
+    func withCachedFiles<Result>(
+        _ body: (_ record: (EntryID) throws -> EntryRecord?, _ isEligibleInMemory: (EntryID) -> Bool?) -> Result
+    ) -> Result {
+        let time = now
+        return names.namespace.withLock { namespace in
+            body({ id in
+                do {
+                    return try namespace.record(id)
+                } catch CacheError.notFound {
+                    return nil
+                }
+            }, { id in
+                namespace.inodes[id].map { names.isEvictable($0.record, at: time) }
+            })
+        }
+    }
+
+    func fingerprint(of record: EntryRecord) -> UInt64 { names.fingerprint(of: record) }
+
+    @discardableResult
+    func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
+                     qualifies: (EntryRecord, Timestamp) -> Bool) -> (files: Int, bytes: Int64, ids: Set<EntryID>) {
+        names.removeFiles(candidates, as: kind, reason: reason, qualifies: qualifies)
+    }
+
+    func isEvictable(_ record: EntryRecord, at time: Timestamp) -> Bool { names.isEvictable(record, at: time) }
+
+    func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool { names.isExpired(record, at: time) }
+
+    func endPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID> {
+        names.namespace.withLock { namespace in
+            var pools: Set<EntryID> = []
+            for id in ids {
+                do {
+                    let record = try namespace.record(id)
+                    guard record.pinnedUntil > 0, record.pinnedUntil <= time.nanoseconds else { continue }
+                    try names.update(id, in: &namespace) { $0.pinnedUntil = 0 }
+                    pools.insert(record.pool)
+                } catch CacheError.notFound {
+                    continue
+                } catch {
+                    logger.error("could not end the pin lease of entry \(id): \(error)")
+                }
+            }
+            return pools
+        }
+    }
+
+    func flushAccessTimes() { names.flushAccessTimes() }
+
+    func commitQueued() { names.writer.flush() }
+
+    func waitForIndex() {
+        names.writer.flush()
+        bytes.waitUntilRemoved()
+        names.writer.flush()
+    }
+
+    func saveCounters() {
+        names.writer.enqueue(.setting(key: PoolCounters.settingKey, value: names.counters.snapshot.encoded))
+    }
+
+    func savePolicy(_ policy: PoolPolicy, of pool: EntryID) {
+        names.policies.withLock { $0[pool] = policy }
+        names.writer.enqueue([.action { db in try IndexStore.savePolicy(policy, for: pool, in: db) }])
+    }
+
+    func record(_ events: [CacheEvent]) { names.events.record(events) }
+
+    func retryPendingEvents() { names.events.retryPending() }
+
+    func appendTrace(_ lines: [UInt8], droppedLines: Int, of pool: EntryID) {
+        guard let name = poolNames()[pool] else { return }
+        traces.append(lines, droppedLines: droppedLines, of: pool, named: name)
+    }
+
+    /// On ENOSPC, evicts cached files of any pool and tries again, up to
+    /// `Tunables.enospcRetries` times while evicting frees something: the caller sees ENOSPC
+    /// when nothing is evictable (all pinned, persistent or open) or after those tries.
+    func freeingSpace<T>(extra: Int64, _ operation: () throws(CacheError) -> T) throws(CacheError) -> T {
+        var attempts = 0
+        while true {
+            let result = Result { () throws(CacheError) in try operation() }
+            guard case .failure(let error) = result, error == .io(ENOSPC) else { return try result.get() }
+            attempts += 1
+            let outcome = evictor.relievePressure(extra: extra, in: self)
+            guard attempts <= Tunables.enospcRetries, outcome == .enoughSpace || outcome == .stillShort else {
+                throw error
+            }
+        }
+    }
+
+    /// `purge` and `clear` of pools, before the setfattr that asked returns.
+    func purge(pools: [EntryID]) { evictor.purge(pools: pools, in: self) }
+
+    func clear(pools: [EntryID]) { evictor.clear(pools: pools, in: self) }
+}

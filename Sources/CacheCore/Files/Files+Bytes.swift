@@ -1,0 +1,178 @@
+import CLinux
+import Glibc
+
+/// Reading and changing the bytes of open files: read, write, fallocate and truncate. The
+/// I/O happens outside the namespace hold; the record's size, times and the pool's usage
+/// change after it, in one hold.
+extension Files {
+    /// The descriptor of an open handle's bytes, for a zero-copy reply; counts as an access
+    /// unless `isAccess` is false (the kernel filling a page for a write).
+    /// A file still being fetched answers once the bytes before `offset + size` are stored.
+    func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> Int32 {
+        let file = try handles.get(handle)
+        if let fetch = file.fetch { try fetch.waitForBytes(before: offset + Int64(size)) }
+        if isAccess { recordAccess(file.entry) }
+        return file.fd
+    }
+
+    /// The corresponding FUSE operation is `READ` (copying form, used by tests and tools).
+    func read(_ handle: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
+        let fd = try readDescriptor(handle, offset: offset, size: size)
+        var buffer = [UInt8](repeating: 0, count: size)
+        let count = try buffer.withUnsafeMutableBytes { buffer throws(CacheError) in
+            try bytes.disk.pread(fd, into: buffer, at: offset)
+        }
+        buffer.removeSubrange(count...)
+        return buffer
+    }
+
+    /// The corresponding FUSE operation is `WRITE`. A cached file that would outgrow its
+    /// pool is refused with EFBIG and removed; on a full disk it evicts and retries while that
+    /// frees something (`freeingSpace`); crossing a pool's limit wakes the evictor.
+    ///
+    /// With `clearingSetID` (a writer without CAP_FSETID, whose write the kernel did not pass
+    /// through its page cache) the write drops the file's set-user-ID bit, and its
+    /// set-group-ID bit when group execute is set, as the kernel does for a local file.
+    func write(_ handle: UInt64, offset: Int64, bytes data: UnsafeRawBufferPointer,
+               clearingSetID: Bool = false) throws -> Int {
+        let file = try handles.get(handle)
+        guard file.writable else { throw CacheError.badHandle }
+        if let limit = file.sizeLimit, offset + Int64(data.count) > limit {
+            // A file already gone needs no refusal: the write still answers EFBIG below.
+            if let current = try? names.record(file.entry) {
+                names.removeFiles([current], as: .refused, reason: "a cached file larger than its pool's max_size \(limit)")
+            }
+            throw CacheError.fileTooLarge
+        }
+        try markWritingAgainIfFinished(file.entry)
+        let written = try eviction.freeingSpace(extra: Int64(data.count)) { () throws(CacheError) in
+            try bytes.disk.pwrite(file.fd, from: data, at: offset)
+        }
+        names.evictor.noteBytesWritten(written)
+        noteContentChanged(file, growingTo: offset + Int64(written), clearingSetID: clearingSetID)
+        return written
+    }
+
+    /// The corresponding FUSE operation is `FALLOCATE`. Modes: 0 (allocate, growing the
+    /// size), `FALLOC_FL_KEEP_SIZE` (allocate past the end), `FALLOC_FL_PUNCH_HOLE` (with
+    /// KEEP_SIZE, as Linux requires) and `FALLOC_FL_ZERO_RANGE`. A cached file it would take
+    /// past its pool's max_size gets EFBIG (nothing changes); a full disk frees cached space
+    /// and retries, as a write does. A pool's usage counts the size, not the allocation.
+    func fallocate(_ handle: UInt64, mode: Int32, offset: Int64, length: Int64) throws {
+        let file = try handles.get(handle)
+        guard file.writable else { throw CacheError.badHandle }
+        let supported = FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE
+        guard mode & ~supported == 0 else { throw CacheError.io(EOPNOTSUPP) }
+        guard offset >= 0, length > 0 else { throw CacheError.io(EINVAL) }
+        let keepsSize = mode & FALLOC_FL_KEEP_SIZE != 0
+        let end = offset + length
+        if !keepsSize, let limit = file.sizeLimit, end > limit { throw CacheError.fileTooLarge }
+        try markWritingAgainIfFinished(file.entry)
+        let allocates = mode & FALLOC_FL_PUNCH_HOLE == 0
+        try eviction.freeingSpace(extra: allocates ? length : 0) { () throws(CacheError) in
+            try bytes.disk.fallocate(file.fd, mode: mode, offset: offset, length: length)
+        }
+        // As on ext4, every mode moves ctime and mtime, even one that allocates nothing new.
+        noteContentChanged(file, growingTo: keepsSize ? nil : end)
+    }
+
+    /// A write or fallocate changed a file's bytes: its times, its allocation and (if it grew)
+    /// its size move. The growth is counted in the same hold of the namespace that changes
+    /// the size, so a flag change or a removal between the two can never count it in the
+    /// wrong place; crossing the pool's limit wakes the evictor.
+    private func noteContentChanged(_ file: OpenFile, growingTo end: Int64?, clearingSetID: Bool = false) {
+        let time = names.now.nanoseconds
+        // `st_blocks` keeps its last value when fstat fails; size and usage do not depend on it.
+        let blocks = try? bytes.disk.allocatedBlocks(file.fd)
+        var clearedSetID = false
+        let countedAsCached = names.namespace.withLock { namespace in
+            let counted = namespace.modify(file.entry) { inode -> Bool in
+                if clearingSetID { clearedSetID = inode.record.clearSetID() }
+                if let blocks { inode.record.blocks = blocks }
+                inode.record.mtime = time
+                inode.record.ctime = time
+                inode.record.durable = false
+                let growth = max((end ?? 0) - inode.record.size, 0)
+                inode.record.size += growth
+                guard growth > 0 else { return false }
+                guard inode.record.parent != nil else {
+                    names.usage.addPending(growth, pool: file.pool)
+                    return false
+                }
+                names.usage.addBytes(growth, pool: file.pool, persistent: inode.record.persistent)
+                return !inode.record.persistent
+            } ?? false
+            // The inode of an open handle is in memory: no I/O, nothing to fail.
+            if clearedSetID, let record = try? namespace.inode(file.entry)?.record, record.parent != nil {
+                namespace.log(.update(record))
+            }
+            return counted
+        }
+        // The kernel keeps the mode it was told; it learns the new one at its next GETATTR.
+        if clearedSetID { names.notifications.invalidateAttributes(of: file.entry, waitingAtMost: 0) }
+        if countedAsCached { names.enforceLimitsAfterWrite(in: file.pool) }
+    }
+
+    /// The corresponding FUSE operation is `SETATTR`: chmod, chown, truncate and utimens.
+    /// A truncation changes the bytes first, outside the namespace hold (the kernel holds
+    /// the inode's lock across SETATTR, so no write to the file runs meanwhile), then the
+    /// record and the pool's usage in one hold.
+    func setattr(_ id: EntryID, changes: AttributeChanges, handle: UInt64?) throws -> FileAttributes {
+        if let size = changes.size {
+            // A truncation changes a complete file: one still being fetched completes first.
+            if let fetch = try readThrough.joinFetch(id) { try fetch.waitForCompletion() }
+            try markWriting(id)
+            defer { finishWriting(id) }
+            try truncate(id, to: size, handle: handle)
+            return try changeAttributes(id, changes)
+        }
+        return try changeAttributes(id, changes)
+    }
+
+    private func truncate(_ id: EntryID, to size: Int64, handle: UInt64?) throws {
+        let current = try names.record(id)
+        guard current.kind == .file else { throw CacheError.isDirectory }
+        if size > current.size, let limit = names.sizeLimit(for: current), size > limit {
+            throw CacheError.fileTooLarge
+        }
+        // A handle already released (a racing close): truncate by path, as without one.
+        if let handle, let file = try? handles.get(handle) {
+            try bytes.disk.ftruncate(file.fd, length: size)
+        } else {
+            try bytes.disk.truncate(bytes.layout.objectPath(for: id), length: size)
+        }
+    }
+
+    private func changeAttributes(_ id: EntryID, _ changes: AttributeChanges) throws -> FileAttributes {
+        try names.namespace.withLock { namespace in
+            let time = names.now.nanoseconds
+            let (before, after) = try names.update(id, in: &namespace) { updated in
+                if let permissions = changes.permissions { updated.mode = permissions & 0o7777 }
+                if let uid = changes.uid { updated.uid = uid }
+                if let gid = changes.gid { updated.gid = gid }
+                if let size = changes.size {
+                    updated.size = size
+                    updated.mtime = time
+                    updated.durable = false
+                    // Growing leaves a hole; shrinking frees the blocks past the end.
+                    updated.blocks = min(updated.blocks, Tunables.blocks(forSize: size))
+                }
+                switch changes.accessTime {
+                case .now: updated.atime = time
+                case .at(let stamp): updated.atime = stamp.nanoseconds
+                case nil: break
+                }
+                switch changes.modificationTime {
+                case .now: updated.mtime = time
+                case .at(let stamp): updated.mtime = stamp.nanoseconds
+                case nil: break
+                }
+                updated.ctime = time
+            }
+            if changes.size != nil, after.parent != nil {
+                names.usage.addBytes(after.size - before.size, pool: after.pool, persistent: after.persistent)
+            }
+            return after.attributes
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Glibc
+
+/// Handles: create, open, flush, fsync and release.
+extension Files {
+    /// The corresponding FUSE operation is `CREATE`: a new file, opened.
+    func create(parent: EntryID, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws -> CreatedFile {
+        try Names.validate(name)
+        // The bytes are created before the namespace lock is taken, so no request waits on
+        // this I/O; should the daemon die before the row commits, they lie in the open id
+        // range that recovery clears.
+        let id = try names.takeID()
+        let fd = try bytes.makeBytes(for: id)
+        let created: EntryRecord
+        do {
+            created = try names.addCreatedFile(id, parent: parent, name: name, mode: mode, caller: caller)
+        } catch {
+            bytes.disk.close(fd)
+            bytes.unlink([id])
+            throw error
+        }
+        let handle = handles.add(OpenFile(entry: id, fd: fd, writable: true, pool: created.pool,
+                                          sizeLimit: names.sizeLimit(for: created)),
+                                 writeOnly: flags & O_ACCMODE == O_WRONLY)
+        return CreatedFile(attributes: created.attributes, handle: handle)
+    }
+
+    /// The corresponding FUSE operation is `MKNOD`: a regular file is made as by `create`
+    /// and closed; anything else is a name and metadata only.
+    func mknod(parent: EntryID, name: [UInt8], mode: UInt32, device: UInt64, caller: Caller) throws
+        -> FileAttributes
+    {
+        switch mode & UInt32(S_IFMT) {
+        case UInt32(S_IFREG), 0:
+            let created = try create(parent: parent, name: name, mode: mode & 0o7777, flags: O_WRONLY, caller: caller)
+            try flush(created.handle)
+            release(created.handle)
+            return try names.record(created.attributes.id).attributes
+        default:
+            return try names.makeSpecialFile(parent: parent, name: name, mode: mode, device: device, caller: caller)
+        }
+    }
+
+    /// The corresponding FUSE operation is `OPEN`. Opening to read is an access.
+    func open(_ id: EntryID, flags: Int32) throws -> UInt64 {
+        let accessMode = flags & O_ACCMODE
+        let writable = accessMode != O_RDONLY
+        // Removed by a user since the kernel's lookup, the file still opens (as on ext4) while
+        // the kernel holds it; removed by cachefs, the kernel looks the name up again.
+        let current = try names.namespace.withLock { namespace -> EntryRecord in
+            guard let inode = try namespace.inode(id), inode.record.parent != nil || inode.keptUntilUnreferenced
+            else { throw CacheError.stale }
+            return inode.record
+        }
+        guard current.kind == .file else { throw CacheError.isDirectory }
+        if current.parent != nil && names.isExpired(current, at: names.now) {
+            names.removeFiles([current], as: .expired, reason: "expired; found at open", qualifies: names.isExpired)
+            throw CacheError.stale
+        }
+        // A file of an origin pool not fetched yet: the first open starts the one fetch.
+        let fetch = try readThrough.joinFetch(id)
+        // Writes stay local, to a file whose origin bytes are all there.
+        if writable, let fetch { try fetch.waitForCompletion() }
+        if writable { try markWriting(id) }
+        let fd: Int32
+        do {
+            fd = try bytes.open(id, writable: writable)
+        } catch {
+            if writable { finishWriting(id) }
+            // Removed by cachefs (and, being closed, its bytes unlinked) since the record was read.
+            if case .io(ENOENT) = error { throw CacheError.stale }
+            throw error
+        }
+        // Counted open under the namespace lock, so a removal sees either a closed file
+        // (and discards it) or an open one (and keeps its bytes for this handle).
+        let time = names.now.nanoseconds
+        let (opened, movedAccessTime) = names.namespace.withLock { namespace -> (EntryRecord?, Bool) in
+            var movedAccessTime = false
+            let opened = namespace.modify(id) { inode -> EntryRecord? in
+                guard inode.record.parent != nil || inode.keptUntilUnreferenced else { return nil }
+                inode.openHandles += 1
+                if writable { inode.writers += 1 }
+                if accessMode != O_WRONLY && inode.record.atimeIsDue(at: time) {
+                    inode.record.atime = time
+                    movedAccessTime = true
+                }
+                return inode.record
+            } ?? nil
+            if movedAccessTime, let opened, opened.parent != nil { namespace.log(.content(opened)) }
+            return (opened, movedAccessTime)
+        }
+        guard let opened else {
+            bytes.disk.close(fd)
+            if writable { finishWriting(id) }
+            throw CacheError.stale
+        }
+        // The kernel serves stat from its cached attributes: a read from its page cache
+        // never reaches the daemon, so it is told the atime moved, before the open returns
+        // (a `stat` right after the read shows it, as on ext4). The notification is sent by
+        // the notification thread, not here: it invalidates attributes only, which takes no
+        // lock the kernel holds during OPEN, and the wait is bounded (see there).
+        if movedAccessTime {
+            names.notifications.invalidateAttributes(of: id, waitingAtMost: Tunables.attributeInvalidationWaitSeconds)
+        }
+        let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
+                                          sizeLimit: names.sizeLimit(for: opened), fetch: writable ? nil : fetch),
+                                 writeOnly: accessMode == O_WRONLY)
+        if writable && flags & O_TRUNC != 0 {
+            do {
+                try truncateAtOpen(id, fd: fd)
+            } catch {
+                release(handle)
+                throw error
+            }
+        }
+        if accessMode != O_WRONLY {
+            recordAccess(id)
+            // The open that starts a fetch is the miss's, not a hit.
+            // So is the first open of a file stored with its lookup.
+            if fetch == nil || fetch?.snapshot.outcome == .complete, !readThrough.fetches.takeStoredWithLookup(id) {
+                names.counters.countHit(pool: opened.pool)
+                if opened.parent != nil && !opened.persistent {
+                    names.evictor.replacement.accessed(id, fingerprint: names.fingerprint(of: opened), size: opened.size,
+                                                       pool: opened.pool)
+                }
+            }
+        }
+        return handle
+    }
+
+    /// Whether an open handle's reads and writes should go past the kernel's page cache
+    /// (chosen when it was opened; see `HandleTable.add`).
+    func bypassesPageCache(_ handle: UInt64) -> Bool {
+        // An unknown handle fails at its first read or write; here it only picks the page-cache mode.
+        (try? handles.get(handle))?.bypassesPageCache ?? false
+    }
+
+    /// libfuse asks the kernel for atomic O_TRUNC, so OPEN itself must empty the file. The
+    /// bytes go first, outside the namespace hold; the record follows.
+    private func truncateAtOpen(_ id: EntryID, fd: Int32) throws {
+        try bytes.disk.ftruncate(fd, length: 0)
+        try names.namespace.withLock { namespace in
+            let time = names.now.nanoseconds
+            let (before, after) = try names.update(id, in: &namespace) { record in
+                record.size = 0
+                record.blocks = 0
+                record.mtime = time
+                record.ctime = time
+                record.durable = false
+            }
+            if after.parent != nil {
+                names.usage.addBytes(-before.size, pool: after.pool, persistent: after.persistent)
+            }
+        }
+    }
+
+    /// The corresponding FUSE operation is `FLUSH` (each close of a descriptor): the size
+    /// and times written so far go to the index writer. When this handle is the file's only
+    /// writer, the close finishes the write in the same change: a file is complete once
+    /// close() returns and its commit window has passed, not when the asynchronous RELEASE
+    /// arrives. (A later write through a duplicate descriptor marks it again.) With
+    /// `finishesWrite` false (the kernel's writeback cache, where a duplicate descriptor's
+    /// later `write()`s reach the daemon only at write-back) the mark stays until `release`.
+    func flush(_ handle: UInt64, finishesWrite: Bool = true) throws {
+        let file = try handles.get(handle)
+        guard file.writable else { return }
+        names.namespace.withLock { namespace in
+            let current = namespace.modify(file.entry) { inode -> EntryRecord in
+                if finishesWrite && inode.writers <= 1 { inode.record.writing = false }
+                return inode.record
+            }
+            if let current, current.parent != nil { namespace.log(.content(current)) }
+        }
+        if finishesWrite { names.enforceLimitsAfterWrite(in: file.pool) }
+    }
+
+    /// The corresponding FUSE operation is `FSYNC`: returns once the bytes and every index
+    /// record about the file are on the disk.
+    func fsync(_ handle: UInt64, dataOnly: Bool) throws {
+        let file = try handles.get(handle)
+        try bytes.disk.fsync(file.fd, dataOnly: dataOnly)
+        if bytes.spares.takeUnsyncedRename(of: file.entry) {
+            try bytes.syncFolder(bytes.layout.objectDirectory(for: file.entry))
+        }
+        names.namespace.withLock { namespace in
+            let current = namespace.modify(file.entry) { inode -> EntryRecord in
+                inode.record.durable = true
+                return inode.record
+            }
+            if let current, current.parent != nil { namespace.log(.content(current)) }
+        }
+        names.writer.flush(durable: true)
+    }
+
+    /// The corresponding FUSE operation is `RELEASE`: the last close of a handle. A file
+    /// whose name was removed while open loses its bytes when its last handle goes.
+    func release(_ handle: UInt64) {
+        guard let file = handles.remove(handle) else { return }
+        bytes.disk.close(file.fd)
+        // Under the namespace lock: a removal sees the file open or closed, never half-way.
+        names.change { namespace, effects in
+            let closed = namespace.modify(file.entry) { inode -> (record: EntryRecord, finished: Bool) in
+                inode.openHandles -= 1
+                if file.writable { inode.writers -= 1 }
+                // The last writer's close finishes the write (usually its FLUSH did already).
+                let finishes = file.writable && inode.writers == 0 && inode.record.writing
+                if finishes { inode.record.writing = false }
+                return (inode.record, finishes)
+            }
+            guard let closed else { return }
+            if closed.finished && closed.record.parent != nil { namespace.log(.content(closed.record)) }
+            names.finishIfUnreferenced(file.entry, in: &namespace, effects: &effects)
+        }
+        if file.writable { names.enforceLimitsAfterWrite(in: file.pool) }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+
+/// The owner of open files: the handle table, the writing mark (a file being written is
+/// marked in the index before its bytes change, so a crash mid-write is recognised at the
+/// next mount) and the background sync that makes closed files durable. `read` and `write`
+/// change memory only: sizes and times reach the index through the writer when the handle
+/// is flushed or closed.
+final class Files: Sendable {
+    let handles: HandleTable
+    /// Syncs closed files and marks them durable (see `makeClosedFilesDurable`).
+    let durability: BackgroundWorker
+
+    let names: Names
+    let bytes: ByteStore
+    let readThrough: ReadThrough
+    let eviction: StoreEvictionHost
+    let index: IndexStore
+    let logger: Logger
+
+    init(handles: HandleTable, durabilitySeconds: Double, names: Names, bytes: ByteStore, readThrough: ReadThrough,
+         eviction: StoreEvictionHost, index: IndexStore, logger: Logger) {
+        self.handles = handles
+        durability = BackgroundWorker(tick: durabilitySeconds, name: "cachefs-durable", roundAtStart: false)
+        self.names = names
+        self.bytes = bytes
+        self.readThrough = readThrough
+        self.eviction = eviction
+        self.index = index
+        self.logger = logger
+    }
+
+    func start() {
+        durability.start { [weak self] in self?.makeClosedFilesDurable() }
+    }
+
+    /// Closes every descriptor still open (at unmount).
+    func closeAll() {
+        for file in handles.removeAll() {
+            bytes.disk.close(file.fd)
+        }
+    }
+
+    /// Cached files closed but not yet synced are dropped after a power loss (they might be
+    /// torn). The durability thread syncs the store's filesystem once for a batch of them,
+    /// then records them as durable, so a slow sync never delays the evictor or a request.
+    func makeClosedFilesDurable() {
+        do {
+            names.writer.flush()
+            let batch = try index.notYetDurable(limit: Tunables.durableBatch)
+            guard !batch.isEmpty else { return }
+            let renamed = bytes.spares.syncStarting()
+            try bytes.disk.syncFilesystem(bytes.layout.root)
+            bytes.spares.syncDone(renamed)
+            // In memory and through the writer in one hold, so a write that lands meanwhile
+            // (and changes mtime) keeps the file not durable on both sides.
+            names.namespace.withLock { namespace in
+                var marked: [IndexChange] = []
+                for file in batch {
+                    let inMemory: Void? = namespace.modify(file.id) { inode in
+                        guard inode.record.mtime == file.mtime, !inode.record.writing,
+                              inode.record.parent != nil else { return }
+                        inode.record.durable = true
+                        marked.append(.content(inode.record))
+                    }
+                    // Not in memory: nothing can change it meanwhile, the row is the truth.
+                    if inMemory == nil { marked.append(.markDurable(file.id, mtime: file.mtime)) }
+                }
+                namespace.log(marked)
+            }
+        } catch {
+            logger.error("could not make closed files durable: \(error)")
+        }
+    }
+
+    /// Records a read in the ``AccessTracker`` only: no namespace lock on the read path. The
+    /// evictor's thread moves the times into the inodes and the index (`flushAccessTimes`).
+    func recordAccess(_ id: EntryID) {
+        names.access.touch(id, at: names.now.nanoseconds)
+    }
+
+    /// Marks a file as being written and waits for that mark to commit before any byte
+    /// changes, so a crash mid-write is recognised at the next mount.
+    func markWriting(_ id: EntryID) throws {
+        let marked = try names.namespace.withLock { namespace -> Bool in
+            guard let inode = try namespace.inode(id) else { throw CacheError.notFound }
+            guard inode.record.kind == .file, !inode.record.writing else { return false }
+            let record = namespace.modify(id) { inode -> EntryRecord in
+                inode.record.writing = true
+                inode.record.durable = false
+                return inode.record
+            }!
+            if record.parent != nil { namespace.log(.content(record)) }
+            return true
+        }
+        if marked { names.writer.flush() }
+    }
+
+    /// A write through a descriptor whose close already finished the file marks it again.
+    func markWritingAgainIfFinished(_ id: EntryID) throws {
+        if names.namespace.withLock({ $0.inodes[id].map { !$0.record.writing } ?? false }) {
+            try markWriting(id)
+        }
+    }
+
+    /// Clears the mark set by `markWriting` when no handle writes the file any more.
+    func finishWriting(_ id: EntryID) {
+        names.namespace.withLock { namespace in
+            let finished = namespace.modify(id) { inode -> EntryRecord? in
+                guard inode.writers == 0, inode.record.writing else { return nil }
+                inode.record.writing = false
+                return inode.record
+            } ?? nil
+            if let finished, finished.parent != nil { namespace.log(.content(finished)) }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Pools as the namespace sees them: their names, policies and limits, and what the policy
+/// says of one file (its size limit, whether it may be evicted, when it expires).
+extension Names {
+    func policy(of record: EntryRecord) -> PoolPolicy {
+        policies.withLock { $0[record.pool] } ?? PoolPolicy()
+    }
+
+    func poolIDs() -> [EntryID] {
+        policies.withLock { Array($0.keys) }
+    }
+
+    func poolNames() -> [EntryID: String] {
+        let ids = poolIDs()
+        return namespace.withLock { namespace in
+            var names: [EntryID: String] = [:]
+            for id in ids {
+                if let name = poolName(id, in: &namespace) { names[id] = name }
+            }
+            return names
+        }
+    }
+
+    /// A pool's name, from memory: pools are children of the root, loaded at mount.
+    func poolName(_ pool: EntryID, in namespace: inout NamespaceState) -> String? {
+        namespace.inodes[pool].map { String(decoding: $0.record.name, as: UTF8.self) }
+    }
+
+    /// Cached files may not outgrow their pool's max_size (EFBIG); persistent ones may.
+    func sizeLimit(for record: EntryRecord) -> Int64? {
+        guard !record.persistent else { return nil }
+        let maxSize = policies.withLock { $0[record.pool]?.maxSize ?? 0 }
+        return maxSize > 0 ? maxSize : nil
+    }
+
+    func isOverLimit(_ pool: EntryID) -> Bool {
+        guard let policy = policies.withLock({ $0[pool] }) else { return false }
+        let current = usage.usage(of: pool)
+        return (policy.maxSize > 0 && current.cachedBytes > policy.maxSize)
+            || (policy.maxFiles > 0 && current.cachedFiles > policy.maxFiles)
+    }
+
+    /// Asks the evictor to look at a pool once a write in it has ended, since the size pass
+    /// left that file out while it was being written.
+    func enforceLimitsAfterWrite(in pool: EntryID) {
+        if isOverLimit(pool) { evictor.requestEnforcement(of: [pool]) }
+    }
+
+    /// Whether a file may be chosen by size, age, pressure or clear: cached, unpinned and
+    /// whole (not being written or fetched, as `Schema.evictable` says for the index).
+    func isEvictable(_ record: EntryRecord, at time: Timestamp) -> Bool {
+        !record.persistent && !record.writing && !PinState(storedValue: record.pinnedUntil).isActive(at: time)
+    }
+
+    /// Whether age policy says the file is gone.
+    func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool {
+        guard isEvictable(record, at: time), let expiry = expiry(of: record) else { return false }
+        return expiry <= time
+    }
+
+    /// When age policy removes the file if it is not read again; nil if never. A pin that
+    /// ends by itself holds the file until its end; a pin for good, never.
+    func expiry(of record: EntryRecord) -> Timestamp? {
+        guard record.kind == .file, !record.persistent else { return nil }
+        let poolPolicy = policy(of: record)
+        let maxAge = record.expiration > 0 ? record.expiration : poolPolicy.maxAgeSeconds
+        guard maxAge > 0 else { return nil }
+        let basis = poolPolicy.ageBasis == .access ? lastAccess(of: record) : record.mtime
+        let byAge = basis + maxAge * 1_000_000_000
+        switch PinState(storedValue: record.pinnedUntil) {
+        case .unpinned: return Timestamp(nanoseconds: byAge)
+        case .forever: return nil
+        case .until(let end): return Timestamp(nanoseconds: max(byAge, end.nanoseconds))
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import CachePolicy
+import Foundation
+import Logging
+import Synchronization
+
+/// The owner of names and metadata: the namespace (entries, names, kernel references),
+/// each pool's usage and policy, entry ids and gathered access times. A change is decided
+/// under the namespace lock, where memory changes and the matching index changes go to the
+/// ``IndexWriter`` in the same hold; what it leaves to do (bytes to discard, events, kernel
+/// notifications, enforcement) comes back as ``NameEffects`` and is carried out after the
+/// lock is released (`change`).
+///
+/// Pool usage, the pools' replacement state and the counters are changed inside the hold
+/// (each behind a leaf lock of its own), so a size, a flag and a removal can never count a
+/// file in the wrong place.
+final class Names: Sendable {
+    let namespace: Namespace
+    /// Cached, persistent and pending bytes and files per pool.
+    let usage: UsageLedger
+    /// Changed inside the namespace hold (pool creation, removal, policy changes), so a pool
+    /// and its policy appear, change and go together.
+    let policies: Mutex<[EntryID: PoolPolicy]>
+    /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
+    let ids: Mutex<IDReservation>
+    /// Read times gathered without the namespace lock, moved into the inodes by `flushAccessTimes`.
+    let access: AccessTracker
+    /// Makes a flush of access times complete before another flush returns, so a pass that
+    /// flushed sees every earlier read in the index when it picks victims.
+    private let accessFlush = Mutex(())
+    /// Serializes pool creation and removal, whose commits wait outside the namespace hold.
+    let poolChanges = Mutex(())
+
+    /// Where directories not loaded yet are read, outside the lock (``Names/withLoaded``).
+    let directorySource: any DirectorySource
+    let writer: IndexWriter
+    let bytes: ByteStore
+    let fetches: FetchTable
+    let evictor: Evictor
+    let counters: CounterBook
+    let events: EventLog
+    let notifications: KernelNotifications
+    let clock: any WallClock
+    let logger: Logger
+
+    init(namespace: Namespace, usage: UsageLedger, policies: [EntryID: PoolPolicy], ids: IDReservation,
+         access: AccessTracker, directorySource: any DirectorySource, writer: IndexWriter, bytes: ByteStore, fetches: FetchTable, evictor: Evictor,
+         counters: CounterBook, events: EventLog, notifications: KernelNotifications, clock: any WallClock,
+         logger: Logger) {
+        self.namespace = namespace
+        self.usage = usage
+        self.policies = Mutex(policies)
+        self.ids = Mutex(ids)
+        self.access = access
+        self.directorySource = directorySource
+        self.writer = writer
+        self.bytes = bytes
+        self.fetches = fetches
+        self.evictor = evictor
+        self.counters = counters
+        self.events = events
+        self.notifications = notifications
+        self.clock = clock
+        self.logger = logger
+    }
+
+    var now: Timestamp { clock.now() }
+
+    /// Runs `body` under the namespace lock and carries out the effects it gathered once
+    /// the lock is released (also when it throws: what it did before is real).
+    func change<T>(_ body: (inout NamespaceState, inout NameEffects) throws -> T) rethrows -> T {
+        var effects = NameEffects()
+        defer { carryOut(effects) }
+        return try namespace.withLock { try body(&$0, &effects) }
+    }
+
+    func carryOut(_ effects: NameEffects) {
+        bytes.discard(effects.bytesToDiscard)
+        if !effects.events.isEmpty { events.record(effects.events) }
+        if !effects.notifications.isEmpty { notifications.enqueue(effects.notifications) }
+        if !effects.poolsToEnforce.isEmpty { evictor.requestEnforcement(of: Array(effects.poolsToEnforce)) }
+    }
+
+    /// The newest copy of an entry (memory, loading its directory if needed).
+    func record(_ id: EntryID) throws -> EntryRecord {
+        try namespace.withLock { try $0.record(id) }
+    }
+
+    /// Changes an entry in memory (atomically, so a concurrent write's growth is never lost)
+    /// and hands the result to the index writer. Call inside the namespace hold.
+    @discardableResult
+    func update(_ id: EntryID, in namespace: inout NamespaceState, _ change: (inout EntryRecord) throws -> Void) throws
+        -> (before: EntryRecord, after: EntryRecord)
+    {
+        guard try namespace.inode(id) != nil else { throw CacheError.notFound }
+        let result = try namespace.modify(id) { inode -> (EntryRecord, EntryRecord) in
+            let before = inode.record
+            try change(&inode.record)
+            moveUsageIfPersistenceChanged(from: before, to: inode.record)
+            return (before, inode.record)
+        }!
+        if result.1.parent != nil { namespace.log(.update(result.1)) }
+        return (result.0, result.1)
+    }
+
+    /// A named file that becomes (or stops being) persistent moves between its pool's
+    /// figures. Called where the size cannot change underneath (inside the hold).
+    func moveUsageIfPersistenceChanged(from before: EntryRecord, to after: EntryRecord) {
+        guard after.kind == .file, after.parent != nil, before.persistent != after.persistent else { return }
+        usage.moveFile(bytes: after.size, pool: after.pool, toPersistent: after.persistent)
+        if after.persistent {
+            evictor.replacement.removed(after.entryID, pool: after.pool)
+        } else {
+            evictor.replacement.inserted(after.entryID, fingerprint: fingerprint(of: after), size: after.size, pool: after.pool)
+        }
+    }
+
+    /// What names a file across evictions for its pool's policy (a ghost entry, a
+    /// frequency count): its directory and name, so a name that comes back is recognised.
+    func fingerprint(of record: EntryRecord) -> UInt64 {
+        Fingerprint.of(parent: record.parent ?? 0, name: record.name)
+    }
+
+    /// An id for a new entry; when its range is used up, the next range is committed first.
+    func takeID() throws -> EntryID {
+        let taken = ids.withLock { $0.take() }
+        if let bound = taken.newBound {
+            writer.enqueue(.setting(key: IDReservation.settingKey, value: String(bound)))
+            writer.flush()
+        }
+        return taken.id
+    }
+
+    /// Whether a file's size is in its pool's usage (see ``FetchTable``): any file but one of
+    /// an origin pool whose fetch has not started. Usage changes that depend on it are made
+    /// inside the namespace hold, as the fetch's start is.
+    func countsInUsage(_ record: EntryRecord) -> Bool {
+        !record.writing || fetches.countsInUsage(record.entryID)
+    }
+
+    /// Moves the access times gathered by reads into the inodes and hands them to the index
+    /// writer in the same hold, then waits for the commit: a pass that flushed sees every
+    /// earlier read in the index when it picks victims.
+    func flushAccessTimes() {
+        accessFlush.withLock { _ in
+            let times = access.drain()
+            if !times.isEmpty {
+                namespace.withLock { namespace in
+                    for (id, time) in times {
+                        namespace.modify(id) { inode in
+                            inode.record.lastAccess = max(inode.record.lastAccess, time)
+                        }
+                    }
+                    namespace.log(.accessTimes(times))
+                }
+            }
+            writer.flush()
+        }
+    }
+
+    /// The read time of a file, newest first: gathered since the last flush, or the record's.
+    func lastAccess(of record: EntryRecord) -> Int64 {
+        access.pendingTime(record.entryID) ?? record.lastAccess
+    }
+}
+
+extension Names {
+    /// At unmount: nameless entries leave the index, and so do files of origin pools whose
+    /// fetch did not finish (looked up again next time); every write mark is cleared.
+    /// Returns the ids whose bytes are to be unlinked once the index has let them go.
+    func settleForShutdown() -> [EntryID] {
+        var leftovers: [EntryID] = []
+        namespace.withLock { namespace in
+            for inode in namespace.all {
+                if inode.record.parent == nil {
+                    namespace.log(.delete(inode.id))
+                    if inode.record.kind == .file { leftovers.append(inode.id) }
+                } else if fetches.isUnfinished(inode.id) {
+                    namespace.log(.delete(inode.id))
+                    if countsInUsage(inode.record) {
+                        usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool, persistent: false)
+                    }
+                    leftovers.append(inode.id)
+                } else if inode.record.writing {
+                    var record = inode.record
+                    record.writing = false
+                    namespace.log(.content(record))
+                }
+            }
+        }
+        return leftovers
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Logging
+
+/// The owner of read-through: pools' origins, fetches not finished (``FetchTable``), names
+/// origins lack (``NegativeCache``) and the per-pool bound on fetches. A name the pool lacks
+/// is asked of the pool's origin; a file the origin has appears at once with the origin's
+/// size, and its first open starts the one fetch, which stores the bytes as they arrive
+/// while readers wait for their range.
+final class ReadThrough: Sendable {
+    let fetches: FetchTable
+    let negativeMisses = NegativeCache()
+    let fetchLimiter: FetchLimiter
+    /// The HTTP client of http(s) and s3 origins (started by their first request), and the
+    /// endpoint and keys of s3 origins.
+    let originContext: OriginContext
+    let originSettings: OriginSettings
+
+    let names: Names
+    let bytes: ByteStore
+    let eviction: StoreEvictionHost
+    let logger: Logger
+
+    init(fetches: FetchTable, threads: BlockingPool, originContext: OriginContext, originSettings: OriginSettings,
+         names: Names, bytes: ByteStore, eviction: StoreEvictionHost, logger: Logger) {
+        self.fetches = fetches
+        fetchLimiter = FetchLimiter(threads: threads) { [names] pool in
+            Int(names.policies.withLock { $0[pool]?.maxFetches } ?? PoolPolicy.defaultMaxFetches)
+        }
+        self.originContext = originContext
+        self.originSettings = originSettings
+        self.names = names
+        self.bytes = bytes
+        self.eviction = eviction
+        self.logger = logger
+    }
+
+    /// The corresponding FUSE operation is `LOOKUP`: the pool's own name, or its origin's.
+    func lookup(parent: EntryID, name: [UInt8]) throws -> FileAttributes {
+        switch try names.lookup(parent: parent, name: name) {
+        case .found(let attributes):
+            return attributes
+        case .missing(let pool):
+            guard let fromOrigin = try lookupInOrigin(parent: parent, name: name, pool: pool) else {
+                throw CacheError.notFound
+            }
+            return fromOrigin
+        }
+    }
+
+    /// The corresponding FUSE operation is `READDIR`: the pool's own names come first, then
+    /// those only its origin has.
+    func readdir(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
+        try names.readdir(id, offset: offset, limit: limit, fromOrigin: originNames(in: id))
+    }
+
+    /// The corresponding FUSE operation is `READDIRPLUS` (see ``Names/readdirPlus``).
+    func readdirPlus(_ id: EntryID, offset: Int64, limit: Int,
+                     fits: (DirectoryItem) -> Bool) throws -> [DirectoryItem] {
+        try names.readdirPlus(id, offset: offset, limit: limit, fromOrigin: originNames(in: id), fits: fits)
+    }
+
+    func stop() {
+        fetches.stopAll(interrupting: originContext.transport.shutdown)
+    }
+
+    /// `user.cache.fetching` of a file: `received/total` while its fetch runs, else empty.
+    func fetchingValue(of id: EntryID) -> String {
+        guard let snapshot = fetches.progress(of: id).map({ ($0.snapshot.received, $0.total) }) else { return "" }
+        return "\(snapshot.0)/\(snapshot.1)"
+    }
+
+    /// A pool's origin or its negative TTL changed: names it lacked may now be there.
+    func originChanged() {
+        negativeMisses.removeAll()
+    }
+
+    func display(_ path: [[UInt8]]) -> String {
+        path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
+    }
+}
