@@ -7,7 +7,8 @@ import Testing
         ("data/f", "persistent", "0"), ("data/f", "pinned", "1"), ("data/f", "expiration", "3600"),
         ("data/d", "persistent", "1"), ("data/d", "pinned", "0"), ("data/d", "expiration", "60"),
         ("data", "max_size", "1048576"), ("data", "max_age", "3600"), ("data", "age_basis", "access"),
-        ("data", "max_files", "10"), ("data", "low_watermark", "80"), (".", "min_free", "0"),
+        ("data", "max_files", "10"), ("data", "low_watermark", "80"), ("data", "min_size", "1048576"),
+        (".", "min_free", "0"),
     ]
     static let badValues = ["", "-1", "99999999999999999999999999", "banana", "1.5", "ünïcödé", "12 parsecs",
                             String(repeating: "7", count: 65536)]

@@ -81,6 +81,56 @@ import Testing
             #expect(verify.succeeded && verify.output.contains("clean"), "\(verify.output)\(verify.error)")
         }
     }
+
+    /// A pool's floor (`min_size`) holds while another pool fills the disk: pressure takes
+    /// from the pool above its floor, although the floored pool's files were read longest ago,
+    /// and every write succeeds.
+    @Test func aPoolsFloorHoldsUnderDiskPressureAndNoWriteFails() throws {
+        try SmallDisk.with(mountOptions: ["--pool", "data=0", "--pool", "thumbnails=0", "-o", "min_free=0"]) { disk in
+            let run = disk.run
+            let floor = 16 << 20
+            #expect(try run("setfattr -n user.cache.min_size -v 16M thumbnails").succeeded)
+            #expect(try run("getfattr --only-values -n user.cache.min_size thumbnails").output == String(floor))
+            // 20 MB of thumbnails, the least recently used files of the store.
+            for index in 1...5 {
+                let write = try run("head -c 4000000 /dev/urandom > thumbnails/t\(index)")
+                #expect(write.succeeded, "thumbnail \(index): \(write.error)")
+            }
+            // 80 MB more through a 64 MiB disk: pressure must come, and every write must succeed.
+            let sources = disk.base + "/sources"
+            try FileManager.default.createDirectory(atPath: sources, withIntermediateDirectories: true)
+            let made = try Shell.bash("head -c 4000000 /dev/urandom > '\(sources)/f'")
+            try #require(made.succeeded, "\(made.error)")
+            for index in 1...20 {
+                let copy = try run("timeout -s KILL 60 cp \(sources)/f data/f\(index)")
+                #expect(copy.succeeded, "data file \(index): \(copy.error)")
+                let usage = Int(try run("getfattr --only-values -n user.cache.usage thumbnails").output) ?? -1
+                #expect(usage >= floor, "after data file \(index) thumbnails hold \(usage) bytes, below the floor")
+            }
+            let events = try String(contentsOfFile: disk.store + "/events.jsonl", encoding: .utf8)
+                .split(separator: "\n").filter { $0.contains("\"event\":\"pressure\"") }
+            #expect(events.contains { $0.contains("\"pool\":\"data\"") }, "no pressure event took from data")
+            #expect(events.contains { $0.contains("above its floor") }, "no event says why: \(events.prefix(3))")
+            #expect(!events.contains { $0.contains("\"pool\":\"thumbnails\"") && $0.contains("every pool is at its floor") })
+            let kept = try run("ls thumbnails | wc -l").output.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(Int(kept) ?? 0 >= 4, "thumbnails kept \(kept) files")
+        }
+    }
+
+    /// Floors that add up to more than the disk holds are allowed, with a warning in the log
+    /// and in `cachefs status` that goes when they fit again.
+    @Test func floorsLargerThanTheDiskAreWarnedAbout() throws {
+        try SmallDisk.with(mountOptions: ["--pool", "data=0", "-o", "min_free=0"]) { disk in
+            #expect(try disk.run("setfattr -n user.cache.min_size -v 40M data && setfattr -n user.cache.min_size -v 40M thumbnails").succeeded)
+            let status = try Shell.run([MountedStore.executable, "status", disk.mounted.mountpoint, "--json"])
+            #expect(status.succeeded && status.output.contains("min_size floors add up to"), "\(status.output)\(status.error)")
+            #expect(status.output.contains("\"min_size\" : 41943040") || status.output.contains("\"min_size\":41943040"), "\(status.output)")
+            #expect(disk.daemonLog.contains("min_size floors add up to"))
+            #expect(try disk.run("setfattr -n user.cache.min_size -v 0 thumbnails").succeeded)
+            let after = try Shell.run([MountedStore.executable, "status", disk.mounted.mountpoint])
+            #expect(after.succeeded && !after.output.contains("min_size floors"), "\(after.output)")
+        }
+    }
 }
 
 /// A cachefs mount whose store is the root of a 64 MiB tmpfs; always unmounted (the daemon

@@ -149,6 +149,7 @@ extension Attributes {
         }
         if attribute == .origin || attribute == .negativeTTL { readThrough.originChanged() }
         if attribute == .maxFetches { readThrough.fetchLimiter.limitsChanged() }
+        if attribute == .minSize { checkFloors() }
         names.evictor.requestEnforcement(of: [pool.entryID])
     }
 
@@ -161,6 +162,7 @@ extension Attributes {
         // Each value parses, having passed the check; `??` keeps the old one otherwise.
         switch attribute {
         case .maxSize: updated.maxSize = ValueParsing.byteSize(text) ?? updated.maxSize
+        case .minSize: updated.minSize = ValueParsing.byteSize(text) ?? updated.minSize
         case .maxAge: updated.maxAgeSeconds = ValueParsing.durationSeconds(text) ?? updated.maxAgeSeconds
         case .ageBasis: updated.ageBasis = AgeBasis(rawValue: trimmed) ?? updated.ageBasis
         case .maxFiles: updated.maxFiles = Int64(trimmed) ?? updated.maxFiles
@@ -193,7 +195,7 @@ extension Attributes {
             .ageBasis: defaults.ageBasis.rawValue, .maxFiles: String(defaults.maxFiles),
             .lowWatermark: String(defaults.lowWatermarkPercent), .origin: "",
             .negativeTTL: String(defaults.negativeTTLSeconds), .maxFetches: String(defaults.maxFetches),
-            .eviction: defaults.eviction.rawValue, .trace: "0",
+            .eviction: defaults.eviction.rawValue, .trace: "0", .minSize: String(defaults.minSize),
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolPolicy(attribute, text: text, on: pool)
@@ -208,6 +210,7 @@ extension Attributes {
         names.writer.enqueue(.setting(key: MinFree.settingKey, value: normalized))
         names.writer.flush()
         names.evictor.requestPressureCheck()
+        checkFloors()
     }
 
     /// `purge` and `clear` run before setfattr returns, so a script can rely on the result.

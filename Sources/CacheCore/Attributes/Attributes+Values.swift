@@ -25,6 +25,7 @@ extension Attributes {
         case .state: return state(of: record, at: time).rawValue
         case .expiresAt: return names.expiry(of: record).map(ValueParsing.formatRFC3339) ?? ""
         case .maxSize: return String(names.policy(of: record).maxSize)
+        case .minSize: return String(names.policy(of: record).minSize)
         case .maxAge: return String(names.policy(of: record).maxAgeSeconds)
         case .ageBasis: return names.policy(of: record).ageBasis.rawValue
         case .maxFiles: return String(names.policy(of: record).maxFiles)

@@ -77,6 +77,7 @@ public final class CacheEngine: Sendable {
         bytes.start()
         // Limits may have been lowered (by --pool) since the last mount.
         evictor.requestEnforcement(of: names.poolIDs())
+        attributes.checkFloors()
     }
 
     /// Flushes everything and closes what is still open; the store reopens cleanly after.

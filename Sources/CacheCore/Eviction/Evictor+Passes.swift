@@ -164,8 +164,13 @@ extension Evictor {
         case failed
     }
 
-    /// Evicts files of all pools until the store's filesystem has `min_free` (plus `extra`)
-    /// available: the index's LRU order across pools says how much each pool gives.
+    /// Evicts cached files until the store's filesystem has `min_free` (plus `extra`)
+    /// available. ``PressureShares`` says how much each pool gives (floors first); each pool
+    /// gives in its own policy's order, and while pools are above their floors, none gives a
+    /// file that would take it below its own. A pool that gives nothing (what it holds is
+    /// pinned or open, or its next victim would cross its floor) counts as at its floor for
+    /// the pass's later rounds, and then, if it gives nothing from below it either, as empty,
+    /// so the others make up for it.
     @discardableResult
     func relievePressure(extra: Int64 = 0, in host: any EvictionHost) -> PressureOutcome {
         pass.withLock { _ in relievePressureInPass(extra: extra, in: host) }
@@ -174,6 +179,8 @@ extension Evictor {
     private func relievePressureInPass(extra: Int64, in host: any EvictionHost) -> PressureOutcome {
         var flushed = false
         var removedAny = false
+        var cannotGiveAboveFloor: Set<EntryID> = []
+        var cannotGive: Set<EntryID> = []
         while !isStopping {
             let space: (available: Int64, total: Int64)
             let needed: Int64
@@ -192,47 +199,70 @@ extension Evictor {
                 host.flushAccessTimes()
                 flushed = true
             }
-            // An open file's bytes stay until its last close, so removing it frees nothing now:
-            // asking for as many more candidates as there are open handles keeps a batch of
-            // closed ones even when the least recently used files are all open.
-            let candidates: [EntryRecord]
-            do {
-                candidates = try host.victimQueries.leastRecentlyUsed(
-                    pool: nil, limit: Self.victimBatch + host.openHandleCount, offset: 0)
-            } catch {
-                host.logger.error("could not read pressure candidates from the index: \(error)")
-                return .failed
+            let pools = host.poolPolicies().filter { !cannotGive.contains($0.key) }.map { pool, policy in
+                let usage = host.usage(of: pool).cachedBytes
+                let floor = cannotGiveAboveFloor.contains(pool) ? max(usage, policy.minSize) : policy.minSize
+                return PressureShares.Pool(id: pool, usage: usage, floor: floor)
             }
-            let closed = host.closedFiles(candidates)
-            var shortfall = needed - space.available
-            var victims: [EntryRecord] = []
-            // A pool with a policy of its own gives as much as its candidates here weigh, in
-            // its policy's order.
-            var fromPolicies: [EntryID: Need] = [:]
-            for candidate in closed where shortfall > 0 {
-                if replacement.usesIndex(candidate.pool) {
-                    victims.append(candidate)
-                } else {
-                    fromPolicies[candidate.pool, default: Need()].bytes += candidate.size
+            let shares = PressureShares(needed: needed - space.available, pools: pools)
+            if shares.bytes.isEmpty { return removedAny ? .stillShort : .nothingEvictable }
+            let why = "store filesystem has \(space.available) bytes free, below \(needed)"
+            var removedThisRound = 0
+            for (pool, share) in shares.bytes.sorted(by: { $0.key < $1.key }) {
+                let basis = shares.basis[pool] ?? 0
+                let chosen: (victims: [EntryRecord], fromPolicy: [EntryRecord]?)
+                do {
+                    chosen = try pressureVictims(of: pool, bytes: share, within: shares.belowFloors ? nil : basis, in: host)
+                } catch {
+                    host.logger.error("could not read pressure candidates of pool \(pool) from the index: \(error)")
+                    return .failed
                 }
-                shortfall -= max(candidate.size, 4096)
+                let reason = shares.belowFloors
+                    ? "\(why), and every pool is at its floor: this pool gives \(share) of the \(basis) bytes it holds"
+                    : "\(why): this pool gives \(share) bytes, in proportion to the \(basis) it holds above its floor"
+                let removed = host.removeFiles(chosen.victims, as: .pressure, reason: reason, qualifies: host.isEvictable)
+                if let fromPolicy = chosen.fromPolicy { giveBack(fromPolicy, removed: removed.ids, pool: pool, in: host) }
+                if removed.files == 0 {
+                    if shares.belowFloors { cannotGive.insert(pool) } else { cannotGiveAboveFloor.insert(pool) }
+                }
+                removedThisRound += removed.files
             }
-            var chosenByPolicies: [EntryID: [EntryRecord]] = [:]
-            for (pool, need) in fromPolicies {
-                let chosen = policyVictims(of: pool, need: need, in: host) ?? []
-                chosenByPolicies[pool] = chosen
-                victims += chosen
-            }
-            let removed = host.removeFiles(victims, as: .pressure,
-                                           reason: "store filesystem has \(space.available) bytes free, below \(needed)",
-                                           qualifies: host.isEvictable)
-            for (pool, chosen) in chosenByPolicies { giveBack(chosen, removed: removed.ids, pool: pool, in: host) }
-            if removed.files == 0 { return removedAny ? .stillShort : .nothingEvictable }
+            guard removedThisRound > 0 else { continue }
             removedAny = true
             // The free space is read again next: the bytes must be gone, not only the names.
             host.waitForIndex()
         }
         return .nothingEvictable
+    }
+
+    /// A pool's next victims worth `bytes`, in its policy's order (`lru`: the index's), cut
+    /// before the first that would take more than `within` bytes in all (what the pool holds
+    /// above its floor). What the policy chose comes too, for those not taken to go back.
+    private func pressureVictims(of pool: EntryID, bytes: Int64, within limit: Int64?,
+                                 in host: any EvictionHost) throws -> (victims: [EntryRecord], fromPolicy: [EntryRecord]?) {
+        let ordered: [EntryRecord]
+        let fromPolicy = policyVictims(of: pool, need: Need(bytes: bytes), in: host)
+        if let fromPolicy {
+            ordered = fromPolicy
+        } else {
+            // An open file's bytes stay until its last close, so removing it frees nothing now:
+            // asking for as many more candidates as there are open handles keeps a batch of
+            // closed ones even when the least recently used files are all open.
+            let candidates = try host.victimQueries.leastRecentlyUsed(
+                pool: pool, limit: Self.victimBatch + host.openHandleCount, offset: 0)
+            ordered = host.closedFiles(candidates)
+        }
+        var left = bytes
+        var taken: Int64 = 0
+        var victims: [EntryRecord] = []
+        for candidate in ordered where left > 0 {
+            if let limit, taken + candidate.size > limit { break }
+            victims.append(candidate)
+            taken += candidate.size
+            // A file frees whole blocks.
+            left -= max(candidate.size, 4096)
+        }
+        return (victims, fromPolicy)
     }
 
     // MARK: - Actions

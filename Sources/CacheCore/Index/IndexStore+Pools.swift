@@ -15,7 +15,7 @@ extension IndexStore {
                     negativeTTLSeconds: row["negative_ttl"], maxFetches: row["max_fetches"],
                     eviction: EvictionChoice(rawValue: row["eviction"]) ?? .lru,
                     autoActive: PolicyKind(rawValue: row["eviction_active"]) ?? .lru,
-                    recordsTrace: row["trace"])
+                    recordsTrace: row["trace"], minSize: row["min_size"])
             }
             return policies
         }
@@ -28,12 +28,12 @@ extension IndexStore {
     static func savePolicy(_ policy: PoolPolicy, for poolID: EntryID, in db: Database) throws {
         try db.execute(sql: """
             INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
-                negative_ttl, max_fetches, eviction, eviction_active, trace)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                negative_ttl, max_fetches, eviction, eviction_active, trace, min_size)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [poolID, policy.maxSize, policy.maxAgeSeconds, policy.ageBasis.rawValue,
                              policy.maxFiles, policy.lowWatermarkPercent, policy.origin, policy.negativeTTLSeconds,
                              policy.maxFetches, policy.eviction.rawValue, policy.autoActive.rawValue,
-                             policy.recordsTrace])
+                             policy.recordsTrace, policy.minSize])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its policy.

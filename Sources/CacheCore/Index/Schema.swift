@@ -175,6 +175,10 @@ enum Schema {
                 ALTER TABLE pool ADD COLUMN trace INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        // A pool's floor under disk pressure (`user.cache.min_size`).
+        migrator.registerMigration("v9-min-size") { db in
+            try db.execute(sql: "ALTER TABLE pool ADD COLUMN min_size INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

@@ -10,6 +10,9 @@ public enum AttributeValueCheck {
         case .maxSize:
             return ValueParsing.byteSize(value).map { $0 >= 0 } == true
                 ? nil : "expected bytes or a size such as 25M, 25MiB, 1G (0 = unlimited)"
+        case .minSize:
+            return ValueParsing.byteSize(value).map { $0 >= 0 } == true
+                ? nil : "expected bytes or a size such as 16M, 16MiB, 1G (0 = no floor)"
         case .maxAge, .expiration:
             return ValueParsing.durationSeconds(value) != nil
                 ? nil : "expected seconds or a duration such as 90s, 15m, 12h, 7d (0 = never)"

@@ -8,7 +8,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     // Pool directories.
     case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
     case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
-    case eviction, trace
+    case eviction, trace, minSize = "min_size"
     // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
     // its recent requests, and the estimated hit ratio at other sizes.
     case evictionActive = "eviction_active", hitRatio = "hit_ratio", hitRatioCurve = "hit_ratio_curve"
@@ -44,8 +44,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt, .fetching, .etag, .lastModified]
         case .directory: return [.persistent, .pinned, .expiration]
         case .pool:
-            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches,
-                    .eviction, .evictionActive, .trace]
+            return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
+                    .maxFetches, .eviction, .evictionActive, .trace]
                 + figures + [.oldestAccess, .hitRatio, .hitRatioCurve]
         case .root: return figures + [.minFree, .store, .warnings]
         case .nameOnly: return []
@@ -56,8 +56,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         switch place {
         case .file, .directory: return [.persistent, .pinned, .expiration]
         case .pool:
-            return [.maxSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL, .maxFetches,
-                    .eviction, .trace, .purge, .clear]
+            return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
+                    .maxFetches, .eviction, .trace, .purge, .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }

@@ -26,6 +26,10 @@ public struct PoolPolicy: Sendable, Equatable {
     /// The policy an `auto` pool runs now (kept so a remount starts from it).
     public var autoActive: PolicyKind
 
+    /// `user.cache.min_size`: the floor a disk-pressure pass leaves the pool at while another
+    /// pool is above its own (its `max_size` still evicts below it).
+    public var minSize: Int64
+
     /// `user.cache.trace`: the pool appends its accesses to `STORE/traces/POOL.csv`, for
     /// `cachefs replay`.
     public var recordsTrace: Bool
@@ -39,7 +43,9 @@ public struct PoolPolicy: Sendable, Equatable {
     public init(maxSize: Int64 = 25 << 20, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
                 maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = 90, origin: String = "",
                 negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches,
-                eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false) {
+                eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false,
+                minSize: Int64 = 0) {
+        self.minSize = minSize
         self.recordsTrace = recordsTrace
         self.eviction = eviction
         self.autoActive = autoActive

@@ -7,8 +7,21 @@ public final class StoreWarnings: Sendable {
     static let limit = 16
 
     private let warnings = Mutex<[String]>([])
+    /// Conditions that hold now, by what they are about, each replaced when it is looked at
+    /// again and gone once it no longer holds.
+    private let conditions = Mutex<[String: String]>([:])
 
     public init() {}
+
+    /// Sets (or, with nil, clears) the condition about `subject`; true when it is new or changed.
+    @discardableResult
+    func setCondition(_ subject: String, _ warning: String?) -> Bool {
+        conditions.withLock { conditions in
+            let changed = conditions[subject] != warning
+            conditions[subject] = warning
+            return changed
+        }
+    }
 
     func add(_ warning: String) {
         warnings.withLock { warnings in
@@ -17,5 +30,7 @@ public final class StoreWarnings: Sendable {
         }
     }
 
-    public var all: [String] { warnings.withLock { $0 } }
+    public var all: [String] {
+        warnings.withLock { $0 } + conditions.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
+    }
 }

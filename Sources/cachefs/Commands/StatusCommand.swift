@@ -32,6 +32,7 @@ struct StatusCommand: ParsableCommand {
         var name: String
         var usage: Int64
         var maxSize: Int64
+        var minSize: Int64
         var files: Int64
         var maxFiles: Int64
         var persistentUsage: Int64
@@ -59,7 +60,7 @@ struct StatusCommand: ParsableCommand {
         enum CodingKeys: String, CodingKey {
             case name, usage, files, hits, misses, eviction
             case evictionActive = "eviction_active", hitRatio = "hit_ratio", whatIf = "what_if"
-            case maxSize = "max_size", maxFiles = "max_files", persistentUsage = "persistent_usage"
+            case maxSize = "max_size", minSize = "min_size", maxFiles = "max_files", persistentUsage = "persistent_usage"
             case pendingUsage = "pending_usage", pinnedFiles = "pinned_files", maxAge = "max_age"
             case ageBasis = "age_basis", evictedFiles = "evicted_files", evictedBytes = "evicted_bytes"
             case oldestAccess = "oldest_access", originRequests = "origin_requests", fetchedBytes = "fetched_bytes"
@@ -105,7 +106,8 @@ struct StatusCommand: ParsableCommand {
     private func poolStatus(_ path: String, name: String) throws -> PoolStatus {
         func number(_ key: String) throws -> Int64 { Int64(try Xattr.get(path, "user.cache." + key)) ?? 0 }
         return PoolStatus(
-            name: name, usage: try number("usage"), maxSize: try number("max_size"), files: try number("files"),
+            name: name, usage: try number("usage"), maxSize: try number("max_size"), minSize: try number("min_size"),
+            files: try number("files"),
             maxFiles: try number("max_files"), persistentUsage: try number("persistent_usage"),
             pendingUsage: try number("pending_usage"), pinnedFiles: try number("pinned_files"),
             maxAge: try number("max_age"), ageBasis: try Xattr.get(path, "user.cache.age_basis"),
