@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import Synchronization
 
 /// The owner of extended attributes: the `user.cache.*` control surface (flags, pool
 /// policy, root settings, actions, figures) and ordinary `user.*` attributes, kept in the
@@ -16,6 +17,9 @@ final class Attributes: Sendable {
     let layout: StoreLayout
     let warnings: StoreWarnings
     let logger: Logger
+    /// The last preview listed, so the pages a reader asks for after the first come from
+    /// one snapshot.
+    let lastPreview = Mutex<PreviewPages?>(nil)
 
     init(names: Names, files: Files, readThrough: ReadThrough, eviction: StoreEvictionHost, index: IndexStore,
          layout: StoreLayout, warnings: StoreWarnings, logger: Logger) {
@@ -38,6 +42,10 @@ final class Attributes: Sendable {
             return Array(value)
         }
         let place = place(of: current)
+        let key = name.dropFirst(CacheAttribute.prefix.count)
+        if place == .pool, key.hasPrefix(CacheAttribute.preview.rawValue + "?") {
+            return try previewValue(of: current, query: key.dropFirst(CacheAttribute.preview.rawValue.count + 1))
+        }
         guard let attribute = CacheAttribute(rawValue: String(name.dropFirst(CacheAttribute.prefix.count))),
               CacheAttribute.readable(at: place).contains(attribute) else { throw CacheError.noAttribute }
         return Array(cacheAttributeValue(attribute, of: current).utf8)

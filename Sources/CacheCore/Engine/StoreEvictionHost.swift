@@ -103,6 +103,12 @@ final class StoreEvictionHost: EvictionHost, Sendable {
 
     func isEvictable(_ record: EntryRecord, at time: Timestamp) -> Bool { names.isEvictable(record, at: time) }
 
+    func pendingAccessTimes() -> [EntryID: Int64] { names.access.snapshot() }
+
+    func paths(of records: [EntryRecord]) -> [String] {
+        names.namespace.withLock { namespace in records.map { names.path(of: $0, in: &namespace) } }
+    }
+
     func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool { names.isExpired(record, at: time) }
 
     func endPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID> {

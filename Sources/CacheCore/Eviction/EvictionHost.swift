@@ -46,6 +46,10 @@ protocol EvictionHost: AnyObject, Sendable {
     func endPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID>
     /// Moves gathered access times into memory and the index and waits for the commit.
     func flushAccessTimes()
+    /// Access times gathered and not flushed yet, left in place.
+    func pendingAccessTimes() -> [EntryID: Int64]
+    /// Paths below the mount ("data/photos/a.jpg") of files, for a preview.
+    func paths(of records: [EntryRecord]) -> [String]
     /// Waits for the index writer's queue to commit.
     func commitQueued()
     /// Waits until removed files' bytes are gone and their rows committed.
@@ -61,6 +65,8 @@ protocol EvictionHost: AnyObject, Sendable {
 /// The index's victim queries the evictor uses (`IndexStore` answers them).
 protocol VictimQueries: Sendable {
     func leastRecentlyUsed(pool: EntryID?, limit: Int, offset: Int) throws -> [EntryRecord]
+    func leastRecentlyUsed(pool: EntryID, after position: (lastAccess: Int64, id: EntryID)?, limit: Int) throws
+        -> [EntryRecord]
     func olderThan(pool: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int) throws -> [EntryRecord]
     func ownExpirationDue(pool: EntryID, at time: Int64, basis: AgeBasis, limit: Int) throws -> [EntryRecord]
     func earliestExpiry(pool: EntryID, maxAge: Int64, basis: AgeBasis) throws -> Int64?

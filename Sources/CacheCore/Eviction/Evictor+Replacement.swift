@@ -40,13 +40,14 @@ extension Evictor {
     /// pool takes its victims from the index. Files that cannot go now (pinned, being
     /// written) are skipped by the policy itself and keep their place; one whose directory
     /// was not loaded yet is judged from its index row, and if it cannot go it comes back at
-    /// the newest end of the order. Ids of files that are gone are dropped.
-    func policyVictims(of pool: EntryID, need: Need, in host: any EvictionHost) -> [EntryRecord]? {
+    /// the newest end of the order. Ids of files that are gone are dropped. A `dryRun`
+    /// chooses the same victims from a copy of the policy and changes nothing (a preview).
+    func policyVictims(of pool: EntryID, need: Need, dryRun: Bool = false, in host: any EvictionHost) -> [EntryRecord]? {
         guard !replacement.usesIndex(pool) else { return nil }
         buildPolicyIfNeeded(of: pool, in: host)
         let time = host.now
         return host.withCachedFiles { record, isEligibleInMemory -> [EntryRecord] in
-            replacement.withPolicy(of: pool) { policy -> [EntryRecord] in
+            func choose(from policy: inout AnyReplacementPolicy) -> [EntryRecord] {
                 var remaining = need
                 var victims: [EntryRecord] = []
                 var spared: [EntryRecord] = []
@@ -72,6 +73,11 @@ extension Evictor {
                 }
                 for record in spared { policy.restore(record.entryID, fingerprint: host.fingerprint(of: record)) }
                 return victims
+            }
+            return replacement.withPolicy(of: pool) { policy -> [EntryRecord] in
+                guard dryRun else { return choose(from: &policy) }
+                var copy = policy
+                return choose(from: &copy)
             } ?? []
         }
     }

@@ -18,6 +18,24 @@ extension IndexStore {
         }
     }
 
+    /// A pool's evictable files in LRU order after `(lastAccess, id)` (ties by id, as the
+    /// `entry_lru` index orders them): pages of one order without OFFSET's cost.
+    public func leastRecentlyUsed(pool poolID: EntryID, after position: (lastAccess: Int64, id: EntryID)?,
+                                  limit: Int) throws -> [EntryRecord] {
+        try pool.read { db in
+            guard let position else {
+                return try EntryRecord.fetchAll(db, sql: """
+                    SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access, id LIMIT ?
+                    """, arguments: [poolID, limit])
+            }
+            return try EntryRecord.fetchAll(db, sql: """
+                SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable)
+                    AND (last_access > ? OR (last_access = ? AND id > ?))
+                ORDER BY last_access, id LIMIT ?
+                """, arguments: [poolID, position.lastAccess, position.lastAccess, position.id, limit])
+        }
+    }
+
     /// Evictable files of a pool using the pool's max age whose basis time is before `cutoff`.
     public func olderThan(pool poolID: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int) throws -> [EntryRecord] {
         let column = basis == .access ? "last_access" : "mtime"

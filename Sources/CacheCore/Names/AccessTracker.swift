@@ -13,6 +13,11 @@ final class AccessTracker: Sendable {
         pending.withLock { $0[id] }
     }
 
+    /// Every pending time, left in place (a preview reads them without flushing).
+    func snapshot() -> [EntryID: Int64] {
+        pending.withLock { $0 }
+    }
+
     func forget(_ id: EntryID) {
         pending.withLock { $0[id] = nil }
     }

@@ -12,6 +12,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
     // its recent requests, and the estimated hit ratio at other sizes.
     case evictionActive = "eviction_active", hitRatio = "hit_ratio", hitRatioCurve = "hit_ratio_curve"
+    // Read-only on pool directories: the next victims (see `PreviewRequest`).
+    case preview
     // Figures on pool directories and on the root.
     case usage, persistentUsage = "persistent_usage", pendingUsage = "pending_usage", files
     case evictedFiles = "evicted_files", evictedBytes = "evicted_bytes", hits, misses
@@ -46,7 +48,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
                     .maxFetches, .eviction, .evictionActive, .trace]
-                + figures + [.oldestAccess, .hitRatio, .hitRatioCurve]
+                + figures + [.oldestAccess, .hitRatio, .hitRatioCurve, .preview]
         case .root: return figures + [.minFree, .store, .warnings]
         case .nameOnly: return []
         }
