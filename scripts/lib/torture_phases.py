@@ -387,7 +387,7 @@ class Faults:
             # a few milliseconds after the last close): poll briefly before calling it a leak.
             deadline = time.monotonic() + 2
             while True:
-                on_disk = sum(os.lstat(os.path.join(dp, f)).st_size for dp, _, fs in os.walk(objects) for f in fs)
+                on_disk = S.bytes_under(objects)
                 with self.wd.op("root figures"):
                     root = S.figures(mnt)
                 counted = root["usage"] + root["persistent_usage"] + root["pending_usage"]

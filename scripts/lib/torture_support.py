@@ -551,6 +551,19 @@ def cleanup_all():
 FIGURES = ("usage", "persistent_usage", "pending_usage", "files", "evicted_files", "evicted_bytes")
 
 
+def bytes_under(folder):
+    """Bytes of the files below `folder`; a file removed while it is walked (the daemon
+    removes bytes off the request, at any moment) counts as gone."""
+    total = 0
+    for directory, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(directory, name)).st_size
+            except FileNotFoundError:
+                pass
+    return total
+
+
 def figures(path):
     return {k: int(os.getxattr(path, "user.cache." + k).decode() or 0) for k in FIGURES}
 
