@@ -262,8 +262,8 @@ def run_policies(b):
     cmd = ["python3", f"{REPO_ROOT}/scripts/lib/policy_bench.py", "--cachefs", b.cachefs, "--work", b.work]
     if b.opts.quick:
         cmd.append("--quick")
-    if b.opts.json_path:
-        cmd += ["--json", b.opts.json_path]
+    json_path = b.opts.json_path or f"{b.work}.json"
+    cmd += ["--json", json_path]
     proc = subprocess.Popen(cmd, start_new_session=True)
     b.steps.current = proc     # killed by the cleanup if interrupted
     rc = proc.wait()
@@ -271,6 +271,7 @@ def run_policies(b):
     if rc != 0:
         warn("the policy section failed")
         return 1
+    log(f"bench: rows written to {json_path}")
     return 0
 
 

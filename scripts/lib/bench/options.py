@@ -91,7 +91,7 @@ Options:
   --json FILE           Where to write the rows as JSON (every run's values,
                         medians, ratio, target, status). Default: beside the
                         scratch directory, DIR/cachefs-bench.XXXXXX.json.
-                        With --policies: passed to scripts/lib/policy_bench.py.
+                        With --policies: its own rows (policy_bench.py --json).
   --compare-threading   Only workload 4, each run mounting twice: with the
                         default threads (and OPTS), then with single_threaded;
                         both sets of rows are printed.
