@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "cachefs", targets: ["cachefs"]),
+        .executable(name: "cachefs-bench-files", targets: ["BenchFiles"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -75,6 +76,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
+        ),
+        // The C helper of scripts/bench (its per-file loops).
+        .executableTarget(
+            name: "BenchFiles",
+            path: "Sources/BenchFiles",
+            cSettings: [.unsafeFlags(["-Wall"])]
         ),
         .testTarget(
             name: "CachePolicyTests",

@@ -1,0 +1,239 @@
+"""Command line and sizes of scripts/bench."""
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+
+USAGE = """\
+Usage: scripts/bench [--quick] [--repeat N] [--work DIR] [--mount-options OPTS]
+                     [--json FILE]
+                     [--compare-threading | --scale | --origin | --policies]
+
+Measures cachefs (through its FUSE mount) against the store's own filesystem
+and prints a table: workload | mount | direct | ratio | target | status, and
+writes every row to a JSON file (see --json).
+
+Workloads (default sizes; --quick sizes in brackets):
+  1. sequential 1 MiB reads of a 1 GiB [64 MiB] file, dropped cache and warm
+  2. random 4 KiB reads of that file, warm, time-based 5 s [2 s]
+  3. sequential 1 MiB writes of 512 MiB [64 MiB], without and with end fsync:
+     with fio, which opens the file read-write, and with dd, which opens it
+     write-only as cp, tar, curl -o and a shell's > do (through the mount such a
+     handle bypasses the kernel's page cache, see README)
+  4. name operations on 10,000 [1,000] names, in a fresh directory per side:
+     - create + 1 KiB write + close
+     - stat right after (the kernel has the names and, through FUSE, asks the
+       daemon for the attributes the writes changed), then stat again (repeat)
+     - settle: wait for the daemon's background sync of closed files
+       (sync_interval + 1 s) and `sync`, on both sides, so that what follows
+       acts on files whose bytes are on disk, as files made a while ago are
+       (unlinking unsynced files on ext4 only drops page cache)
+     - rename each file to a new name in the same directory
+     - cold stat: `sync; echo 2 > /proc/sys/vm/drop_caches` drops the kernel's
+       dentries and inodes on both sides (the page cache stays: neither side
+       waits for the disk); through FUSE every stat is then a LOOKUP to the
+       daemon, ext4 looks the name up in its directory blocks. The LOOKUPs are
+       counted (see below) and fewer than 90% of the names fails the run.
+     - unlink: the calls, on both sides; "until bytes gone": on the mount side
+       until the store holds none of the files' bytes (the daemon removes
+       them after its group commit, off the request); on ext4 unlink(2) has
+       freed the inode when it returns, so the direct figure is the same run
+     - mkdir of as many directories, settle, rmdir of them
+     The daemon's CPU per operation (its threads' run time from
+     /proc/PID/task/*/schedstat, or utime + stime from /proc/PID/stat if a
+     thread exited meanwhile) is printed in a section of its own.
+  5. `ls -l` and `find` of a directory of 100,000 [5,000] files
+Engine workloads (cachefs against a baseline, or absolute figures):
+  6. eviction: 100,000 [10,000] 1 KiB files in `data`, then max_size lowered to
+     1 MiB; files evicted per second against `find -delete` of as many files
+     created directly on the store's filesystem
+  7. hot read while evicting: a store of its own holds many 1 KiB files in
+     `data` (built offline; at least 200,000 [50,000], more if the evict rate of
+     row 6 needs them to outlast the reads) and a 256 MiB file in pool `hot`
+     (max_size 0), read warm 5 [3] times for 2 s while idle; then data's
+     max_size goes to 1 MiB and the same reads run while the evictor removes
+     the files. A read counts only if data still held more than 1 MiB worth of
+     files when it ended (checked with user.cache.files before and after
+     it), i.e. the evictor ran through the whole read. Ratio: busy / idle.
+  9. read-through (--origin runs only these): a pool whose origin is an HTTP
+     server on loopback (python3 -m http.server over a folder of the store's
+     disk), against curl of the same URLs: first read of a 256 MiB file
+     (MiB/s) against curl -o /dev/null and again against curl -o FILE on the
+     store's disk, time to first byte of a 1 GiB file (head -c 1, absolute, the
+     lookup's request included), 1,000 [200] files of 16 KiB read by 8 parallel
+     readers (files/s) and their second read (cached) against reading the
+     origin folder's files directly
+  10. eviction policies (--policies runs only this; not in the default run, it
+     takes about 30 minutes [8 with --quick]): traces with a fixed seed (Zipf
+     0.6, 0.8, 1.0; Zipf 0.9 with a one-time scan; a loop 1.1x the 10 % pool;
+     popularity that shifts halfway) over 10,000 [2,000] names, 100,000
+     [20,000] reads of 4 KiB files, replayed through a mount at pools of 1, 5,
+     10 and 25 % of the names under lru, s3fifo, sieve, tinylfu and auto; each
+     hit ratio beside `cachefs replay`'s simulation, libCacheSim's reference
+     implementations (pip-installed into the work dir when PyPI answers) and
+     Belady's optimum; the what-if curve's largest error against replays at
+     its sizes; requests/s and the daemon's CPU per request. A table of its
+     own (hit ratios, not ratios against the disk).
+  8. daemon memory (VmRSS) after mount and after listing a directory of
+     100,000 entries, and of 1,000,000 entries [skipped]: mount time, RSS,
+     then `cachefs verify` of the store. These stores are built offline
+     (scripts/lib/bench-synthetic-store.py) and measured once per bench.
+
+Options:
+  --quick               Small sizes, for smoke runs.
+  --repeat N            Repetitions; medians are reported (default 3).
+  --work DIR            Parent of the scratch directory; must be a real disk,
+                        not tmpfs. Default: /var/tmp (or the repository's
+                        filesystem if /var/tmp is tmpfs). A fresh
+                        cachefs-bench.XXXXXX subdirectory is used and removed.
+  --mount-options OPTS  Passed to `cachefs mount` as -o min_free=0,OPTS
+                        (e.g. single_threaded or threads=4).
+  --json FILE           Where to write the rows as JSON (every run's values,
+                        medians, ratio, target, status). Default: beside the
+                        scratch directory, DIR/cachefs-bench.XXXXXX.json.
+                        With --policies: its own rows (policy_bench.py --json).
+  --compare-threading   Only workload 4, each run mounting twice: with the
+                        default threads (and OPTS), then with single_threaded;
+                        both sets of rows are printed.
+  --scale               Only the flatness of one directory: a store of its own
+                        and a directory on the disk grow side by side with
+                        empty files; at 10,000 files, 5,000 [2,000] creates
+                        and then (dentries dropped) 5,000 [2,000] cold stats of
+                        names spread over the directory are timed; the
+                        directories grow to 1,000,000 [100,000] files and the
+                        same is timed again. Files/s and daemon CPU per op at
+                        both ends; measured once. Growing through FUSE takes
+                        minutes (about 4 minutes per million files here) and
+                        stops after SCALE_BUDGET seconds; the rows then say
+                        how far it got.
+  -h, --help            Show this help.
+
+Environment:
+  CACHEFS_BIN   cachefs binary to use. If unset, the bench runs
+                `swift build -c release --product cachefs` and
+                `--product cachefs-bench-files` in the repository root and
+                uses .build/release/cachefs.
+  CACHEFS_BENCH_FILES
+                The per-file loop helper (product cachefs-bench-files,
+                Sources/BenchFiles/main.c). If unset: cachefs-bench-files
+                beside the cachefs binary, else compiled with cc from
+                Sources/BenchFiles/main.c into the scratch directory.
+  STEP_TIMEOUT  Seconds before one measured command is killed (default 900).
+  SCALE_BUDGET  Seconds --scale may spend growing its directories (default 1800).
+
+FUSE requests: when perf and the kernel's fuse tracepoints are available
+(fuse:fuse_request_send; perf mounts tracefs if needed), each name-operation row of the mount side
+runs under `perf stat -a -e fuse:fuse_request_send` filtered on this mount's
+connection and prints the requests (and LOOKUPs) per operation; the tracepoint
+costs well under a microsecond per request. Without them the cold stat is
+checked by the daemon's CPU only.
+The cold read and the cold stat drop caches and need root; otherwise they are
+skipped. Every mount uses min_free=0, so the disk's free space never triggers
+eviction. Exit status: 0 if every measurement completed (targets are
+informational), 1 if a measurement failed, 130/143 if interrupted.
+"""
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class Options:
+    quick: bool = False
+    repeat: int = 3
+    work_parent: str = ""
+    mount_opts: str = ""
+    json_path: str = ""
+    mode: str = "main"   # main, scale, threading, origin or policies
+    scale_budget: int = 1800
+    step_timeout: int = 900
+    # Sizes (set by finish()).
+    seq_mib: int = 0
+    write_mib: int = 0
+    nfiles: int = 0
+    nls: int = 0
+    rand_seconds: int = 0
+    nevict: int = 0
+    hot_reads: int = 0
+    nhot: int = 0
+    mem_sizes: list = field(default_factory=list)
+    hot_mib: int = 256
+    origin_big_mib: int = 256
+    origin_huge_mib: int = 1024
+    origin_small: int = 0
+    scale_low: int = 0
+    scale_high: int = 0
+    scale_batch: int = 0
+    sync_wait: int = 3
+
+
+def _env_int(name, default):
+    value = os.environ.get(name, "")
+    if not value:
+        return default
+    if not re.fullmatch(r"[0-9]+", value):
+        raise UsageError(f"{name} must be a number of seconds")
+    return int(value)
+
+
+def parse(argv):
+    """Options from argv; prints the help and exits on -h; UsageError otherwise."""
+    o = Options()
+    args = list(argv)
+
+    def value(option, pattern, message):
+        if not args or not re.fullmatch(pattern, args[0]):
+            raise UsageError(message)
+        return args.pop(0)
+
+    while args:
+        arg = args.pop(0)
+        if arg == "--quick":
+            o.quick = True
+        elif arg == "--repeat":
+            o.repeat = int(value(arg, r"[1-9][0-9]*", "--repeat needs a positive integer"))
+        elif arg == "--work":
+            o.work_parent = value(arg, r".+", "--work needs a directory")
+        elif arg == "--mount-options":
+            o.mount_opts = value(arg, r".+", "--mount-options needs a value")
+        elif arg == "--json":
+            o.json_path = os.path.abspath(value(arg, r".+", "--json needs a file name"))
+        elif arg == "--scale":
+            o.mode = "scale"
+        elif arg == "--compare-threading":
+            o.mode = "threading"
+        elif arg == "--origin":
+            o.mode = "origin"
+        elif arg == "--policies":
+            o.mode = "policies"
+        elif arg in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            sys.exit(0)
+        else:
+            sys.stderr.write(USAGE)
+            raise UsageError(f"unknown argument: {arg}")
+
+    o.scale_budget = _env_int("SCALE_BUDGET", 1800)
+    o.step_timeout = _env_int("STEP_TIMEOUT", 900)
+    if o.quick:
+        o.seq_mib, o.write_mib, o.nfiles, o.nls, o.rand_seconds = 64, 64, 1000, 5000, 2
+        o.nevict, o.hot_reads, o.nhot, o.mem_sizes = 10000, 3, 50000, [100000]
+        o.origin_small = 200
+        o.scale_low, o.scale_high, o.scale_batch = 10000, 100000, 2000
+    else:
+        o.seq_mib, o.write_mib, o.nfiles, o.nls, o.rand_seconds = 1024, 512, 10000, 100000, 5
+        o.nevict, o.hot_reads, o.nhot, o.mem_sizes = 100000, 5, 200000, [100000, 1000000]
+        o.origin_small = 1000
+        o.scale_low, o.scale_high, o.scale_batch = 10000, 1000000, 5000
+    # settle() waits for the daemon's background sync of closed files.
+    interval = 2
+    match = re.search(r",sync_interval=([0-9]+),", f",{o.mount_opts},")
+    if match:
+        interval = int(match.group(1))
+    o.sync_wait = interval + 1
+    if o.mode == "scale":
+        o.repeat = 1   # measured once
+    if o.mode == "threading" and "single_threaded" in o.mount_opts.split(","):
+        raise UsageError("--compare-threading adds single_threaded itself; leave it out of --mount-options")
+    return o

@@ -1,0 +1,79 @@
+"""The printed table and the JSON file."""
+import json
+import os
+
+from .results import Metric, Section, fmt_value, row
+
+RULE = "-----------------------------------+------------------+------------------+--------+----------+-------"
+
+
+def line(*cols):
+    return "%-34s | %16s | %16s | %6s | %8s | %s" % cols
+
+
+def print_table(b):
+    print()
+    print(line("workload", "mount", "direct", "ratio", "target", "status"))
+    print(RULE)
+    for item in b.results.items:
+        if isinstance(item, Section):    # a section: its own header row
+            print(RULE)
+            print(line(item.title, item.col1, item.col2, "ratio", "target", "status"))
+            print(RULE)
+            continue
+        v = row(item)
+        print(line(item.label, fmt_value(item.unit, v["mount"]), fmt_value(item.unit, v["direct"]),
+                   v["ratio"], v["target"], v["status"]))
+    print()
+    o = b.opts
+    print(f"Medians of {o.repeat} run(s); ratio = mount/direct (rates), direct_s/mount_s (ls, find).")
+    if o.mode not in ("scale", "origin"):
+        print("Name operations: rename, cold stat, unlink and rmdir act on synced files (settled on")
+        print("both sides); cold stat = after echo 2 > drop_caches (every name a LOOKUP to the daemon).")
+    if o.mode != "origin":
+        print("Daemon CPU per op: run time of the daemon's threads during the row, per operation.")
+    if o.mode == "scale":
+        print(f"Scale: one directory of empty files, measured once at each end ({b.scale_count} files at the end).")
+    elif o.mode == "origin":
+        print("Read-through: a pool whose origin is python3 -m http.server on 127.0.0.1, against curl of the")
+        print("same URLs (first byte: head -c 1 of an uncached file, its lookup's HEAD included).")
+    elif o.mode == "threading":
+        print("Threading: each run mounts twice, default threads then -o single_threaded.")
+    else:
+        print("Engine: evict = files evicted/s after max_size 1M vs find -delete on the store's disk;")
+        print(f"hot = warm reads while the evictor empties pool data vs idle (medians of {o.hot_reads} reads")
+        print("per run); memory rows: synthetic stores built offline, measured once.")
+
+
+def write_json(b, path, info):
+    """Every row: its section, name, unit, each run's values on both sides (numbers,
+    "fail", or a text for the verify rows), the medians, ratio, target and status."""
+    rows = []
+    for item in b.results.items:
+        if not isinstance(item, Metric):
+            continue
+        v = row(item)
+        rows.append({
+            "section": item.section,
+            "key": item.key,
+            "name": item.label.strip(),
+            "unit": item.unit,
+            "kind": item.kind,
+            "mount": item.mount,
+            "direct": item.direct,
+            "mount_median": None if v["mount"] == "-" else v["mount"],
+            "direct_median": None if v["direct"] == "-" else v["direct"],
+            "ratio": float(v["ratio"]) if v["ratio"] != "-" else None,
+            "target": float(item.target) if item.target is not None else None,
+            "target_text": v["target"],
+            "status": v["status"],
+        })
+    document = dict(info)
+    document["failed"] = b.results.failed
+    document["rows"] = rows
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(document, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    os.replace(tmp, path)
+

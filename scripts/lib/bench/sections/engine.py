@@ -1,0 +1,171 @@
+"""Engine workloads 6-7: eviction against find -delete, and hot reads while the
+evictor works against the same reads idle."""
+import os
+import shutil
+import time
+
+from .. import measure
+from ..core import FAIL, count_tag, elapsed, log, now, warn
+from ..results import is_number, median
+
+
+def define(b):
+    o, d = b.opts, b.results.define
+    b.results.define_section("engine", "cachefs", "baseline")
+    d("evict", f"evict {count_tag(o.nevict)} x 1K vs rm", "files/s", "rate", "1.0")
+    d("hot", f"hot read {o.hot_mib} MiB, evicting vs idle", "MiB/s", "rate", "0.9")
+
+
+def run_engine(b):
+    """One mount of a fresh engine store per run, then the hot read's own store."""
+    b.use_store(f"{b.work}/engine-store", f"{b.work}/engine-mnt")
+    b.mount.mount(["--pool", "data=0", "--pool", "hot=0"])
+    b.mount.check_alive()
+    run_eviction(b)
+    b.mount.check_alive()
+    b.mount.unmount()
+    b.remove(b.mount.store)
+    b.use_main_store()
+    run_hot_read(b)
+
+
+def run_eviction(b):
+    """Eviction cost, in the engine store mounted with --pool data=0 --pool hot=0:
+    NEVICT files of 1 KiB in data, then max_size 1 MiB, timed until usage is under
+    90% of 1 MiB (getfattr every 50 ms). Baseline: find -delete of as many 1 KiB
+    files made directly on the store's filesystem."""
+    o, mnt = b.opts, b.mount.mnt
+    directory, base, limit = f"{mnt}/data/evict", f"{b.direct}/evict", 1 << 20
+    rate = rm_rate = FAIL
+    os.mkdir(directory)
+    result = measure.files(b, "create", directory, o.nevict, 1024)
+    log(f"    created {o.nevict} files of 1 KiB in data at {fmt_rate(result.value)} (untimed setup)")
+    os.sync()
+    before = measure.cache_attr_int(f"{mnt}/data", "files")
+    ev0 = measure.cache_attr_int(f"{mnt}/data", "evicted_files")
+    if before is not None and ev0 is not None:
+        t0 = now()
+        if measure.set_cache_attr(f"{mnt}/data", "max_size", "1M"):
+            deadline = now() + o.step_timeout
+            while True:
+                usage = measure.cache_attr_int(f"{mnt}/data", "usage")
+                if usage is None or usage * 10 < limit * 9:
+                    break
+                if now() >= deadline:
+                    warn(f"data still holds {usage} bytes after {o.step_timeout} s")
+                    usage = None
+                    break
+                time.sleep(0.05)
+            t1 = now()
+            after = measure.cache_attr_int(f"{mnt}/data", "files")
+            ev1 = measure.cache_attr_int(f"{mnt}/data", "evicted_files")
+            if usage is not None and after is not None and ev1 is not None:
+                secs = elapsed(t0, t1)
+                rate = round((before - after) / secs, 1)
+                log(f"    evicted {before - after} files in {secs:.4f} s (evicted_files +{ev1 - ev0}), usage now {usage}")
+    if rate == FAIL:
+        warn("eviction measurement failed")
+    b.results.record("evict", "mount", rate)
+
+    os.mkdir(base)
+    if b.steps.run(None, [b.files_bin, "create", base, o.nevict, 1024]) == 0:
+        os.sync()
+        t0 = now()
+        if b.steps.run(None, ["find", base, "-type", "f", "-delete"]) == 0:
+            rm_rate = round(o.nevict / elapsed(t0, now()), 1)
+    if rm_rate == FAIL:
+        warn("rm baseline failed")
+    shutil.rmtree(base, ignore_errors=True)
+    b.results.record("evict", "direct", rm_rate)
+    b.results.progress("evict")
+
+
+def fmt_rate(value):
+    return f"{value:.0f} files/s" if is_number(value) else str(value)
+
+
+def hot_read(b, path):
+    """MiB/s of warm sequential reads of the file, looping over it for 2 s."""
+    if measure.fio_run(b, f"--filename={path}", "--rw=read", "--bs=1M", f"--size={b.opts.hot_mib << 20}",
+                       "--time_based", "--runtime=2"):
+        return measure.fio_field(b, 7, 1024)
+    warn(f"hot read of {path} failed")
+    return FAIL
+
+
+def run_hot_read(b):
+    """Warm reads of a HOT_MIB file in pool hot (max_size 0), idle, then while the
+    evictor empties pool data: a store of its own, built offline with NHOT files of
+    1 KiB in data (scripts/lib/bench-synthetic-store.py: as if left by an earlier
+    session), mounted; the hot file is written and read once (untimed), HOT_READS
+    idle reads, then data's max_size goes to 1 MiB and HOT_READS reads run while
+    the evictor removes the files. A busy read counts only if data still held more
+    than its limit's worth of files when it ended (the evictor was still working
+    through the whole read) and fewer than when it began; NHOT is sized from the
+    evict row's rate of this run so that all of them do. Nothing else writes
+    meanwhile: the reads compete with the evictor alone."""
+    o = b.opts
+    n = o.nhot
+    rate = b.results.last("evict", "mount")
+    if is_number(rate):
+        # The busy window: HOT_READS reads of 2 s plus fio's start and getfattr; twice that.
+        n = min(max(int(rate * (o.hot_reads * 2.5 + 1) * 2), o.nhot), 3000000)
+    b.use_store(f"{b.work}/hot-store", f"{b.work}/hot-mnt")
+    pools = ["--pool", "data=0", "--pool", "hot=0"]
+    b.mount.mount(pools)
+    b.mount.unmount()
+    log(f"    building a store with {n} files of 1 KiB in data (offline)")
+    if b.steps.run(f"{b.work}/synthetic.out", ["python3", f"{b.repo_root}/scripts/lib/bench-synthetic-store.py",
+                                               b.mount.store, n, 1024]) != 0:
+        warn("building the hot-read store failed")
+        b.results.record("hot", "mount", FAIL)
+        b.results.record("hot", "direct", FAIL)
+        b.remove(b.mount.store, b.mount.mnt)
+        b.use_main_store()
+        return
+    b.mount.mount(pools)
+    b.mount.check_alive()
+    mnt = b.mount.mnt
+    path = f"{mnt}/hot/hot.bin"
+    idle, busy = [], []
+    f0 = measure.cache_attr_int(f"{mnt}/data", "files")
+    if f0 != n:
+        warn(f"data holds {f0 if f0 is not None else FAIL} files after mount, expected {n}")
+    if not measure.fio_run(b, f"--filename={path}", "--rw=write", "--bs=1M", f"--size={o.hot_mib << 20}",
+                           "--end_fsync=1"):
+        warn(f"writing {path} failed")
+        idle = [FAIL]
+    else:
+        measure.warm_file(b, path)
+        for _ in range(o.hot_reads):
+            idle.append(hot_read(b, path))
+        # 1 MiB holds 1,024 files of 1 KiB: more than that means the evictor is not done.
+        t0 = now()
+        if not measure.set_cache_attr(f"{mnt}/data", "max_size", "1M"):
+            warn("setting data's max_size failed")
+        f1 = 0
+        for i in range(o.hot_reads):
+            f0 = measure.cache_attr_int(f"{mnt}/data", "files") or 0
+            value = hot_read(b, path)
+            f1 = measure.cache_attr_int(f"{mnt}/data", "files") or 0
+            if 1024 < f1 < f0:
+                busy.append(value)
+            else:
+                log(f"    busy read {i + 1}: data went from {f0} to {f1} files: not during eviction, not counted")
+        t1 = now()
+        evicted = n - f1
+        log(f"    evictor removed {evicted} files in the busy window ({evicted / elapsed(t0, t1):.0f} files/s), "
+            f"{f1} left")
+        if not busy:
+            warn(f"eviction of {n} files did not outlast a single busy read")
+            busy = [FAIL]
+    idle_m, busy_m = median(idle), median(busy)
+    log(f"    hot reads idle: {' '.join(str(v) for v in idle)} MiB/s; "
+        f"while evicting: {' '.join(str(v) for v in busy)} MiB/s")
+    b.mount.check_alive()
+    b.mount.unmount()
+    b.remove(b.mount.store, b.mount.mnt)
+    b.use_main_store()
+    b.results.record("hot", "mount", busy_m if busy_m is not None else FAIL)
+    b.results.record("hot", "direct", idle_m if idle_m is not None else FAIL)
+    b.results.progress("hot")

@@ -1,0 +1,82 @@
+"""Workload 8: daemon memory and mount time with many entries (stores built
+offline), and `cachefs verify` of them."""
+from .. import measure
+from ..core import FAIL, BenchError, count_tag, elapsed, log, now, read_lines, warn
+
+
+def list_name(n):
+    """ls -l for 100,000 entries, the cheaper ls -f (no stat per name) for the million."""
+    return "ls -f" if n >= 1000000 else "ls -l"
+
+
+def define(b):
+    d = b.results.define
+    b.results.define_section("memory, stores built offline", "mount", "-")
+    for n in b.opts.mem_sizes:
+        tag = count_tag(n)
+        if n >= 1000000:
+            d(f"mount_{tag}", f"mount time, {tag} entries", "s", "max", "0.5")
+        else:
+            d(f"mount_{tag}", f"mount time, {tag} entries", "s", "abs")
+        d(f"rss_{tag}", f"daemon RSS, {tag}, after mount", "MiB", "abs")
+        d(f"list_{tag}", f"{list_name(n)} of {tag} entries", "s", "abs")
+        d(f"rss_ls_{tag}", f"daemon RSS, {tag}, after {list_name(n)}", "MiB", "abs")
+        d(f"verify_{tag}", f"verify, {tag}-entry store", "text", "text")
+
+
+def run_memory(b, n):
+    """Daemon memory with N entries in data: the store is built offline (an empty
+    store mounted once for its schema, then rows and empty objects added by
+    scripts/lib/bench-synthetic-store.py); then mount time, RSS after mount and
+    after listing data, and `cachefs verify` of the store once unmounted."""
+    r = b.results
+    tag, listing = count_tag(n), list_name(n)
+    b.use_store(f"{b.work}/syn-{tag}-store", f"{b.work}/syn-{tag}-mnt")
+    log(f"==> memory with {n} entries (store built offline, measured once)")
+    b.mount.mount()
+    b.mount.unmount()
+    if b.steps.run(f"{b.work}/synthetic.out", ["python3", f"{b.repo_root}/scripts/lib/bench-synthetic-store.py",
+                                               b.mount.store, n]) != 0:
+        raise BenchError(f"building the {tag}-entry store failed")
+    log(f"    built: {' '.join(read_lines(f'{b.work}/synthetic.out'))}")
+
+    b.mount.mount()
+    b.mount.check_alive()
+    mnt = b.mount.mnt
+    r.record(f"mount_{tag}", "mount", b.mount.mount_seconds)
+    r.record(f"rss_{tag}", "mount", measure.daemon_rss_mib(b.mount.daemon_pid))
+    out = f"{b.work}/listing.out"
+    if listing == "ls -l":
+        cmd, expected = ["ls", "-l", f"{mnt}/data"], n + 1      # and the "total" line
+    else:
+        cmd, expected = ["ls", "-f", f"{mnt}/data"], n + 2      # and . and ..
+    t0 = now()
+    rc = b.steps.run(out, cmd, env={"LC_ALL": "C"})
+    t1 = now()
+    lines = measure.count_lines(out)
+    if rc != 0 or lines != expected:
+        warn(f"{listing} {mnt}/data: exit {rc}, {lines} lines, expected {expected}")
+        r.record(f"list_{tag}", "mount", FAIL)
+    else:
+        r.record(f"list_{tag}", "mount", elapsed(t0, t1))
+    r.record(f"rss_ls_{tag}", "mount", measure.daemon_rss_mib(b.mount.daemon_pid))
+    open(out, "w").close()
+    log(f"    mount {r.last(f'mount_{tag}', 'mount')} s, RSS {r.last(f'rss_{tag}', 'mount')} MiB; "
+        f"{listing} {r.last(f'list_{tag}', 'mount')} s, RSS then {r.last(f'rss_ls_{tag}', 'mount')} MiB")
+    b.mount.check_alive()
+    b.mount.unmount()
+
+    t0 = now()
+    rc = b.steps.run(f"{b.work}/verify.out", [b.cachefs, "verify", b.mount.store])
+    t1 = now()
+    log(f"    cachefs verify (exit {rc}, {elapsed(t0, t1):.4f} s): "
+        + "\n".join(read_lines(f"{b.work}/verify.out")[:5]))
+    if rc == 0:
+        r.record(f"verify_{tag}", "mount", "clean")
+    elif rc == 1:
+        r.record(f"verify_{tag}", "mount", "problems")
+        r.failed = True
+    else:
+        r.record(f"verify_{tag}", "mount", FAIL)
+    b.remove(b.mount.store, b.mount.mnt)
+    b.use_main_store()
