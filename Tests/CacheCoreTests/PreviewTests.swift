@@ -107,6 +107,8 @@ import Testing
         #expect(fields.count == 4 && fields[0] == "data/f2" && fields[1] == String(100 + 2 * 97), "\(fields)")
         let page = try engine.text(data, "user.cache.preview?next=3&from=1").split(separator: "\n")
         #expect(page.count == 2 && page[0].hasPrefix("data/"), "\(page)")
+        #expect(Attributes.escaped("a\tb\\c\nd é") == "a\\tb\\\\c\\nd é")
+        #expect(Attributes.escaped("plain/path") == "plain/path")
         for bad in ["size=banana", "free=-1", "next=x", "from=-2", "colour=blue", "size"] {
             #expect(throws: CacheError.self, "\(bad)") { try engine.getxattr(data, name: "user.cache.preview?" + bad) }
         }

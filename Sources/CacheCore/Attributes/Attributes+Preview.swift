@@ -54,8 +54,19 @@ extension Attributes {
     }
 
     static func escaped(_ path: String) -> String {
-        path.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        // Most paths have nothing to escape: one pass over the bytes says so.
+        guard path.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\n") })
+        else { return path }
+        var escaped = ""
+        for scalar in path.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\t": escaped += "\\t"
+            case "\n": escaped += "\\n"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 
     /// `size=BYTES`, `free=BYTES` or `next=N`, and `from=K`, joined by `&`; empty is the

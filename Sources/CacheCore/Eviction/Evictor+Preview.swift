@@ -79,33 +79,33 @@ extension Evictor {
         var remaining = need
         var victims: [PreviewVictim] = []
         var nextMoved = 0
-        var position: (lastAccess: Int64, id: EntryID)?
+        var isMet: Bool { remaining.bytes <= 0 && remaining.files <= 0 }
         func take(_ record: EntryRecord, lastAccess: Int64) {
             victims.append(PreviewVictim(record: record, lastAccess: lastAccess, reason: PolicyKind.lru.reason))
             remaining.bytes -= record.size
             remaining.files -= 1
         }
-        while remaining.bytes > 0 || remaining.files > 0 {
-            let page = try host.victimQueries.leastRecentlyUsed(pool: pool, after: position, limit: Self.victimBatch)
-            let heldInMemory: Set<EntryID> = host.withCachedFiles { _, isEligibleInMemory in
-                Set(page.map(\.entryID).filter { isEligibleInMemory($0) == false })
-            }
-            for row in page where remaining.bytes > 0 || remaining.files > 0 {
-                position = (row.lastAccess, row.entryID)
-                while nextMoved < moved.count, remaining.bytes > 0 || remaining.files > 0,
-                      (moved[nextMoved].lastAccess, moved[nextMoved].record.entryID) < (row.lastAccess, row.entryID) {
-                    take(moved[nextMoved].record, lastAccess: moved[nextMoved].lastAccess)
-                    nextMoved += 1
+        if !isMet {
+            try host.victimQueries.forEachLeastRecentlyUsed(pool: pool, batch: Self.victimBatch) { page in
+                let heldInMemory: Set<EntryID> = host.withCachedFiles { _, isEligibleInMemory in
+                    Set(page.map(\.entryID).filter { isEligibleInMemory($0) == false })
                 }
-                guard remaining.bytes > 0 || remaining.files > 0 else { break }
-                // As the removal's own check would: a file pinned or being written since its row
-                // was committed stays. (A directory not loaded yet has nothing newer in memory.)
-                if movedIDs.contains(row.entryID) || writing.contains(row.entryID) || heldInMemory.contains(row.entryID) {
-                    continue
+                for row in page {
+                    while nextMoved < moved.count, !isMet,
+                          (moved[nextMoved].lastAccess, moved[nextMoved].record.entryID) < (row.lastAccess, row.entryID) {
+                        take(moved[nextMoved].record, lastAccess: moved[nextMoved].lastAccess)
+                        nextMoved += 1
+                    }
+                    if isMet { return false }
+                    // As the removal's own check would: a file pinned or being written since its
+                    // row was committed stays. (A directory not loaded yet has nothing newer in memory.)
+                    if movedIDs.contains(row.entryID) || writing.contains(row.entryID) || heldInMemory.contains(row.entryID) {
+                        continue
+                    }
+                    take(row, lastAccess: row.lastAccess)
                 }
-                take(row, lastAccess: row.lastAccess)
+                return !isMet
             }
-            if page.count < Self.victimBatch { break }
         }
         while nextMoved < moved.count, remaining.bytes > 0 || remaining.files > 0 {
             take(moved[nextMoved].record, lastAccess: moved[nextMoved].lastAccess)

@@ -18,21 +18,23 @@ extension IndexStore {
         }
     }
 
-    /// A pool's evictable files in LRU order after `(lastAccess, id)` (ties by id, as the
-    /// `entry_lru` index orders them): pages of one order without OFFSET's cost.
-    public func leastRecentlyUsed(pool poolID: EntryID, after position: (lastAccess: Int64, id: EntryID)?,
-                                  limit: Int) throws -> [EntryRecord] {
+    /// A pool's evictable files in LRU order (ties by id, as the `entry_lru` index orders
+    /// them), handed to `body` in batches from one read, until it answers false.
+    public func forEachLeastRecentlyUsed(pool poolID: EntryID, batch: Int,
+                                         _ body: ([EntryRecord]) throws -> Bool) throws {
         try pool.read { db in
-            guard let position else {
-                return try EntryRecord.fetchAll(db, sql: """
-                    SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access, id LIMIT ?
-                    """, arguments: [poolID, limit])
+            let rows = try EntryRecord.fetchCursor(db, sql: """
+                SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access, id
+                """, arguments: [poolID])
+            var chunk: [EntryRecord] = []
+            chunk.reserveCapacity(batch)
+            while let row = try rows.next() {
+                chunk.append(row)
+                guard chunk.count == batch else { continue }
+                guard try body(chunk) else { return }
+                chunk.removeAll(keepingCapacity: true)
             }
-            return try EntryRecord.fetchAll(db, sql: """
-                SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable)
-                    AND (last_access > ? OR (last_access = ? AND id > ?))
-                ORDER BY last_access, id LIMIT ?
-                """, arguments: [poolID, position.lastAccess, position.lastAccess, position.id, limit])
+            if !chunk.isEmpty { _ = try body(chunk) }
         }
     }
 

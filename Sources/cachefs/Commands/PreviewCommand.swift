@@ -70,30 +70,40 @@ struct PreviewCommand: ParsableCommand {
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(report), as: UTF8.self))
             } else {
+                // One write for the whole table: a preview can list a whole pool.
+                var table = ""
                 for victim in victims {
-                    print("\(Format.bytes(victim.size).padding(toLength: 10, withPad: " ", startingAt: 0))  "
-                        + "\(victim.lastAccess)  \(victim.path)  (\(victim.reason))")
+                    let size = String(victim.size)
+                    table += String(repeating: " ", count: max(12 - size.count, 0)) + size + "  " + victim.lastAccess
+                        + "  " + victim.path + "  (" + victim.reason + ")\n"
                 }
-                print("total: \(report.totalFiles) files, \(Format.bytes(report.totalBytes))")
+                print(table, terminator: "")
+                print("total: \(report.totalFiles) files, \(report.totalBytes) bytes (\(Format.bytes(report.totalBytes)))")
             }
         }
     }
 
-    /// Every page of the preview, from one snapshot of the daemon's.
+    /// A page's value fits: the daemon fills at most 60,000 bytes.
+    static let pageBuffer = 64 * 1024
+
+    /// Every page of the preview, from one snapshot of the daemon's. Parsed as bytes: a
+    /// preview can hold a whole pool.
     static func readAll(_ pool: String, query: String) throws -> [Victim] {
         var victims: [Victim] = []
         var from = 0
         while true {
-            let page = try Xattr.get(pool, "user.cache.preview?\(query)&from=\(from)")
+            let page = try Xattr.bytes(pool, "user.cache.preview?\(query)&from=\(from)", atMost: Self.pageBuffer)
             var next: Int?
-            for line in page.split(separator: "\n") {
-                let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            for line in page.split(separator: UInt8(ascii: "\n")) {
+                let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
+                    .map { String(decoding: $0, as: UTF8.self) }
                 if fields.count == 2, fields[0] == "more", let start = Int(fields[1]) {
                     next = start
                 } else if fields.count == 4, let size = Int64(fields[1]) {
                     victims.append(Victim(path: unescaped(fields[0]), size: size, lastAccess: fields[2], reason: fields[3]))
                 } else {
-                    throw Xattr.Failure(description: "\(pool): the daemon's preview has a line this cachefs cannot read: \(line)")
+                    throw Xattr.Failure(description: "\(pool): the daemon's preview has a line this cachefs cannot read: "
+                        + String(decoding: line, as: UTF8.self))
                 }
             }
             guard let next, next > from else { return victims }
@@ -102,6 +112,7 @@ struct PreviewCommand: ParsableCommand {
     }
 
     static func unescaped(_ path: String) -> String {
+        guard path.utf8.contains(UInt8(ascii: "\\")) else { return path }
         var result = ""
         var escaping = false
         for character in path {

@@ -22,6 +22,15 @@ enum Xattr {
         return String(decoding: buffer[..<read], as: UTF8.self)
     }
 
+    /// An attribute known to fit in `limit` bytes, in one call (a value computed anew at each
+    /// call, such as a preview, is then computed once, not once for its size and again).
+    static func bytes(_ path: String, _ name: String, atMost limit: Int) throws -> ArraySlice<UInt8> {
+        var buffer = [UInt8](repeating: 0, count: limit)
+        let read = getxattr(path, name, &buffer, limit)
+        guard read >= 0 else { throw failure(path, name) }
+        return buffer[..<read]
+    }
+
     /// Sets a `user.cache.*` attribute after checking, as the daemon would, that the path
     /// exists on a cachefs mount and that the value means something.
     static func set(_ path: String, _ name: String, _ value: String) throws {

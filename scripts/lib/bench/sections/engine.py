@@ -1,5 +1,6 @@
-"""Engine workloads 6-7: eviction against find -delete, and hot reads while the
-evictor works against the same reads idle."""
+"""Engine workloads 6-7: eviction against find -delete, the preview of that eviction,
+and hot reads while the evictor works against the same reads idle."""
+import json
 import os
 import shutil
 import time
@@ -13,6 +14,8 @@ def define(b):
     o, d = b.opts, b.results.define
     b.results.define_section("engine", "cachefs", "baseline")
     d("evict", f"evict {count_tag(o.nevict)} x 1K vs rm", "files/s", "rate", "1.0")
+    d("preview", f"preview of that eviction, {count_tag(o.nevict)} files", "s", "max", "0.5")
+    d("preview_writes", "index bytes written by the preview", "text", "text")
     d("hot", f"hot read {o.hot_mib} MiB, evicting vs idle", "MiB/s", "rate", "0.9")
 
 
@@ -43,6 +46,7 @@ def run_eviction(b):
     os.sync()
     before = measure.cache_attr_int(f"{mnt}/data", "files")
     ev0 = measure.cache_attr_int(f"{mnt}/data", "evicted_files")
+    run_preview(b, f"{mnt}/data", before)
     if before is not None and ev0 is not None:
         t0 = now()
         if measure.set_cache_attr(f"{mnt}/data", "max_size", "1M"):
@@ -78,6 +82,46 @@ def run_eviction(b):
     shutil.rmtree(base, ignore_errors=True)
     b.results.record("evict", "direct", rm_rate)
     b.results.progress("evict")
+
+
+def run_preview(b, pool, files):
+    """`cachefs preview POOL --size 1M --json` of the pool about to be evicted: its time
+    (every file but about a thousand is listed), and that it wrote nothing to the index
+    (the WAL's size and time, and the database's, unchanged)."""
+    index = [f"{b.mount.store}/index.sqlite", f"{b.mount.store}/index.sqlite-wal"]
+    seconds, writes = FAIL, FAIL
+    def state():
+        return [(os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in index]
+    try:
+        # The durability thread marks the new files synced in rounds 2 s apart: wait until the
+        # index has been still for 2.5 s, so only the preview could change it.
+        settle_by, before, still_since = now() + 20, state(), now()
+        while now() < settle_by and now() - still_since < 2.5:
+            time.sleep(0.25)
+            current = state()
+            if current != before:
+                before, still_since = current, now()
+        t0 = now()
+        out = f"{b.work}/preview.json"
+        rc = b.steps.run(out, [b.cachefs, "preview", pool, "--size", "1M", "--json"])
+        t1 = now()
+        after = state()
+        listed = json.loads(read_text(out))["total_files"] if rc == 0 else None
+        if rc == 0 and files is not None and listed is not None and listed > files // 2:
+            seconds = round(elapsed(t0, t1), 4)
+            writes = "none" if before == after else "index changed"
+            log(f"    previewed {listed} of {files} files in {seconds} s; index {writes}")
+        else:
+            warn(f"preview failed or listed too little (rc {rc}, listed {listed} of {files})")
+    except (OSError, ValueError, KeyError) as error:
+        warn(f"preview measurement failed: {error}")
+    b.results.record("preview", "mount", seconds)
+    b.results.record("preview_writes", "mount", writes)
+
+
+def read_text(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 def fmt_rate(value):
