@@ -125,7 +125,8 @@ def row(m):
     if mm == FAIL or md == FAIL:
         status = "FAIL"
     elif m.kind == "text":
-        status = "ok" if mm == "clean" else ("-" if mm is None else "FAIL")
+        # A text row is ok when it reads its target ("clean" unless it names another).
+        status = "ok" if mm == (t or "clean") else ("-" if mm is None else "FAIL")
     elif m.kind == "max" and t is not None and mm is not None:
         status = "ok" if mm < float(t) else "above"
     elif t is None or r == "-":
@@ -136,6 +137,8 @@ def row(m):
         status = "below"
     if t is None:
         target = "-"
+    elif m.kind == "text":
+        target = t
     elif m.kind == "max":
         target = f"< {t} {m.unit}"
     else:

@@ -14,8 +14,8 @@ def define(b):
     o, d = b.opts, b.results.define
     b.results.define_section("engine", "cachefs", "baseline")
     d("evict", f"evict {count_tag(o.nevict)} x 1K vs rm", "files/s", "rate", "1.0")
-    d("preview", f"preview of that eviction, {count_tag(o.nevict)} files", "s", "max", "0.5")
-    d("preview_writes", "index bytes written by the preview", "text", "text")
+    d("preview", f"preview of it, {count_tag(o.nevict)} files", "s", "max", "0.5")
+    d("preview_writes", "index written by the preview", "text", "text", "none")
     d("hot", f"hot read {o.hot_mib} MiB, evicting vs idle", "MiB/s", "rate", "0.9")
 
 
