@@ -6,11 +6,15 @@ import Testing
 /// The preview runs the passes' own choice on a snapshot: evicting right after it removes
 /// exactly what it listed, in its order, whatever the policy, and it writes nothing.
 @Suite struct PreviewTests {
-    private func open(_ store: TestStore, clock: ManualClock) throws -> CacheEngine {
-        try CacheEngine(EngineConfiguration(storePath: store.path,
-                                            poolOverrides: [PoolOverride(name: "data", maxSize: 0, maxAgeSeconds: nil)],
-                                            minFree: .bytes(0), clock: clock, accessFlushSeconds: 3600,
-                                            sweepSeconds: 3600, pressureCheckSeconds: 3600))
+    /// An engine on a new store whose pool `data` is unlimited, shut down after `body`.
+    private func withEngine(_ body: (CacheEngine, _ data: EntryID, TestStore, ManualClock) throws -> Void) throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let engine = try CacheEngine(EngineConfiguration(
+            storePath: store.path, poolOverrides: [PoolOverride(name: "data", maxSize: 0, maxAgeSeconds: nil)],
+            minFree: .bytes(0), clock: clock, accessFlushSeconds: 3600, sweepSeconds: 3600, pressureCheckSeconds: 3600))
+        defer { engine.shutdown() }
+        try body(engine, try engine.pool("data"), store, clock)
     }
 
     /// 40 files of sizes from 100 to 3,970 bytes written a second apart; a few read since
@@ -44,106 +48,94 @@ import Testing
 
     @Test(arguments: ["lru", "s3fifo", "sieve", "tinylfu"])
     func evictingToTheSizeRemovesExactlyWhatThePreviewListed(policy: String) throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try open(store, clock: clock)
-        defer { engine.shutdown() }
-        let data = try engine.pool("data")
-        try engine.setxattr(data, name: "user.cache.eviction", value: Array(policy.utf8), flags: 0)
-        let ids = try fill(engine, data, clock: clock)
-        let usage = try #require(Int64(try engine.text(data, "user.cache.usage")))
-        let size = usage / 2
-        let walPath = store.path + "/index.sqlite-wal"
-        let walBefore = try FileManager.default.attributesOfItem(atPath: walPath)
-        let previewed = try engine.evictor.preview(of: data, .size(size), in: engine.eviction)
-        let walAfter = try FileManager.default.attributesOfItem(atPath: walPath)
-        #expect(walBefore[.size] as? Int == walAfter[.size] as? Int)
-        #expect(walBefore[.modificationDate] as? Date == walAfter[.modificationDate] as? Date, "the preview wrote")
-        let previewedNames = previewed.map { "data/" + String(decoding: $0.record.name, as: UTF8.self) }
-        #expect(!previewed.isEmpty)
-        #expect(!previewedNames.contains("data/f1"), "a pinned file is no victim")
-        if policy == "lru" {
-            // Read since the last flush: the most recently read, not the oldest.
-            #expect(!previewedNames.contains("data/f0") && !previewedNames.contains("data/f3"), "\(previewedNames)")
-            #expect(previewedNames.first == "data/f2", "\(previewedNames)")
+        try withEngine { engine, data, store, clock in
+            try engine.setxattr(data, name: "user.cache.eviction", value: Array(policy.utf8), flags: 0)
+            let ids = try fill(engine, data, clock: clock)
+            let usage = try #require(Int64(try engine.text(data, "user.cache.usage")))
+            let size = usage / 2
+            let walPath = store.path + "/index.sqlite-wal"
+            let walBefore = try FileManager.default.attributesOfItem(atPath: walPath)
+            let previewed = try engine.evictor.preview(of: data, .size(size), in: engine.eviction)
+            let walAfter = try FileManager.default.attributesOfItem(atPath: walPath)
+            #expect(walBefore[.size] as? Int == walAfter[.size] as? Int)
+            #expect(walBefore[.modificationDate] as? Date == walAfter[.modificationDate] as? Date, "the preview wrote")
+            let previewedNames = previewed.map { "data/" + String(decoding: $0.record.name, as: UTF8.self) }
+            #expect(!previewed.isEmpty)
+            #expect(!previewedNames.contains("data/f1"), "a pinned file is no victim")
+            if policy == "lru" {
+                // Read since the last flush: the most recently read, not the oldest.
+                #expect(!previewedNames.contains("data/f0") && !previewedNames.contains("data/f3"), "\(previewedNames)")
+                #expect(previewedNames.first == "data/f2", "\(previewedNames)")
+            }
+            // Nothing changed: the files are all there.
+            for (name, id) in ids { #expect(try engine.lookup(parent: data, name: Array(name.utf8)).id == id) }
+            try engine.setxattr(data, name: "user.cache.max_size", value: Array(String(size).utf8), flags: 0)
+            engine.evictor.enforceLimits(of: data, in: engine.eviction)
+            engine.waitForIndex()
+            #expect(try evictedPaths(store) == previewedNames)
         }
-        // Nothing changed: the files are all there.
-        for (name, id) in ids { #expect(try engine.lookup(parent: data, name: Array(name.utf8)).id == id) }
-        try engine.setxattr(data, name: "user.cache.max_size", value: Array(String(size).utf8), flags: 0)
-        engine.evictor.enforceLimits(of: data, in: engine.eviction)
-        engine.waitForIndex()
-        #expect(try evictedPaths(store) == previewedNames)
     }
 
     @Test func freeAndNextListInTheSameOrder() throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try open(store, clock: clock)
-        defer { engine.shutdown() }
-        let data = try engine.pool("data")
-        _ = try fill(engine, data, clock: clock)
-        let next = try engine.evictor.preview(of: data, .next(10), in: engine.eviction)
-        #expect(next.count == 10)
-        let free = try engine.evictor.preview(of: data, .free(5000), in: engine.eviction)
-        // The fewest victims whose sizes reach 5,000 bytes, a prefix of the same order.
-        #expect(free.map(\.record.entryID) == next.prefix(free.count).map(\.record.entryID))
-        #expect(free.reduce(0) { $0 + $1.record.size } >= 5000)
-        #expect(free.dropLast().reduce(0) { $0 + $1.record.size } < 5000)
-        // Within its limit at that size, a size pass would remove nothing.
-        #expect(try engine.evictor.preview(of: data, .size(1 << 30), in: engine.eviction).isEmpty)
+        try withEngine { engine, data, store, clock in
+            _ = try fill(engine, data, clock: clock)
+            let next = try engine.evictor.preview(of: data, .next(10), in: engine.eviction)
+            #expect(next.count == 10)
+            let free = try engine.evictor.preview(of: data, .free(5000), in: engine.eviction)
+            // The fewest victims whose sizes reach 5,000 bytes, a prefix of the same order.
+            #expect(free.map(\.record.entryID) == next.prefix(free.count).map(\.record.entryID))
+            #expect(free.reduce(0) { $0 + $1.record.size } >= 5000)
+            #expect(free.dropLast().reduce(0) { $0 + $1.record.size } < 5000)
+            // Within its limit at that size, a size pass would remove nothing.
+            #expect(try engine.evictor.preview(of: data, .size(1 << 30), in: engine.eviction).isEmpty)
+        }
     }
 
     @Test func theAttributeListsOneLineEachAndRefusesBadParameters() throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try open(store, clock: clock)
-        defer { engine.shutdown() }
-        let data = try engine.pool("data")
-        _ = try fill(engine, data, clock: clock)
-        let lines = try engine.text(data, "user.cache.preview").split(separator: "\n")
-        // 39 evictable files (one pinned), fewer than the 100 a plain preview lists.
-        #expect(lines.count == 39)
-        let fields = try #require(lines.first).split(separator: "\t")
-        #expect(fields.count == 4 && fields[0] == "data/f2" && fields[1] == String(100 + 2 * 97), "\(fields)")
-        let page = try engine.text(data, "user.cache.preview?next=3&from=1").split(separator: "\n")
-        #expect(page.count == 2 && page[0].hasPrefix("data/"), "\(page)")
-        #expect(Attributes.escaped("a\tb\\c\nd é") == "a\\tb\\\\c\\nd é")
-        #expect(Attributes.escaped("plain/path") == "plain/path")
-        for bad in ["size=banana", "free=-1", "next=x", "from=-2", "colour=blue", "size"] {
-            #expect(throws: CacheError.self, "\(bad)") { try engine.getxattr(data, name: "user.cache.preview?" + bad) }
+        try withEngine { engine, data, store, clock in
+            _ = try fill(engine, data, clock: clock)
+            let lines = try engine.text(data, "user.cache.preview").split(separator: "\n")
+            // 39 evictable files (one pinned), fewer than the 100 a plain preview lists.
+            #expect(lines.count == 39)
+            let fields = try #require(lines.first).split(separator: "\t")
+            #expect(fields.count == 4 && fields[0] == "data/f2" && fields[1] == String(100 + 2 * 97), "\(fields)")
+            let page = try engine.text(data, "user.cache.preview?next=3&from=1").split(separator: "\n")
+            #expect(page.count == 2 && page[0].hasPrefix("data/"), "\(page)")
+            #expect(Attributes.escaped("a\tb\\c\nd é") == "a\\tb\\\\c\\nd é")
+            #expect(Attributes.escaped("plain/path") == "plain/path")
+            for bad in ["size=banana", "free=-1", "next=x", "from=-2", "colour=blue", "size"] {
+                #expect(throws: CacheError.self, "\(bad)") { try engine.getxattr(data, name: "user.cache.preview?" + bad) }
+            }
         }
     }
 
     @Test func aLongPreviewComesInPagesOfOneSnapshot() throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try open(store, clock: clock)
-        defer { engine.shutdown() }
-        let data = try engine.pool("data")
-        let longName = String(repeating: "n", count: 60)
-        for index in 0..<1200 {
-            clock.advance(seconds: 1)
-            try engine.writeFile("\(longName)-\(index)", in: data, content: [1])
-        }
-        engine.waitForIndex()
-        var listed: [String] = []
-        var from = 0
-        var pages = 0
-        while true {
-            let value = try engine.getxattr(data, name: "user.cache.preview?free=1G&from=\(from)")
-            #expect(value.count <= Attributes.pageBytes + 32)
-            pages += 1
-            var next: Int?
-            for line in String(decoding: value, as: UTF8.self).split(separator: "\n") {
-                let fields = line.split(separator: "\t")
-                if fields.count == 2, fields[0] == "more" { next = Int(fields[1]) } else { listed.append(String(fields[0])) }
+        try withEngine { engine, data, store, clock in
+            let longName = String(repeating: "n", count: 60)
+            for index in 0..<1200 {
+                clock.advance(seconds: 1)
+                try engine.writeFile("\(longName)-\(index)", in: data, content: [1])
             }
-            // A file written between pages changes nothing in this listing.
-            try engine.writeFile("late-\(pages)", in: data, content: [1])
-            guard let next else { break }
-            from = next
+            engine.waitForIndex()
+            var listed: [String] = []
+            var from = 0
+            var pages = 0
+            while true {
+                let value = try engine.getxattr(data, name: "user.cache.preview?free=1G&from=\(from)")
+                #expect(value.count <= Attributes.pageBytes + 32)
+                pages += 1
+                var next: Int?
+                for line in String(decoding: value, as: UTF8.self).split(separator: "\n") {
+                    let fields = line.split(separator: "\t")
+                    if fields.count == 2, fields[0] == "more" { next = Int(fields[1]) } else { listed.append(String(fields[0])) }
+                }
+                // A file written between pages changes nothing in this listing.
+                try engine.writeFile("late-\(pages)", in: data, content: [1])
+                guard let next else { break }
+                from = next
+            }
+            #expect(pages >= 2)
+            #expect(listed == (0..<1200).map { "data/\(longName)-\($0)" })
         }
-        #expect(pages >= 2)
-        #expect(listed == (0..<1200).map { "data/\(longName)-\($0)" })
     }
 }
