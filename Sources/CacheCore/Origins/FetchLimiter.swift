@@ -15,7 +15,9 @@ final class FetchLimiter: Sendable {
     private struct State {
         var running: [EntryID: Int] = [:]
         var total = 0
-        var waiting: Deque<Waiting> = []
+        /// Per pool, in the order they came: a fetch that ends looks at each pool once, not at
+        /// every fetch waiting (a prefetch can queue thousands).
+        var waiting: [EntryID: Deque<Waiting>] = [:]
 
         mutating func admit(_ pool: EntryID, limit: Int) -> Bool {
             guard total < Tunables.fetchLanes, running[pool, default: 0] < max(limit, 1) else { return false }
@@ -24,14 +26,17 @@ final class FetchLimiter: Sendable {
             return true
         }
 
-        /// The waiting fetches that may start now, in the order they came, admitted.
+        /// The waiting fetches that may start now, admitted.
         mutating func admitWaiting(limit: (EntryID) -> Int) -> [Waiting] {
             var started: [Waiting] = []
-            var stillWaiting: Deque<Waiting> = []
-            while let next = waiting.popFirst() {
-                if admit(next.pool, limit: limit(next.pool)) { started.append(next) } else { stillWaiting.append(next) }
+            for pool in waiting.keys.sorted() {
+                let poolLimit = limit(pool)
+                while let next = waiting[pool]?.first, admit(pool, limit: poolLimit) {
+                    started.append(next)
+                    waiting[pool]?.removeFirst()
+                }
+                if waiting[pool]?.isEmpty == true { waiting[pool] = nil }
             }
-            waiting = stillWaiting
             return started
         }
     }
@@ -51,7 +56,7 @@ final class FetchLimiter: Sendable {
     func run(pool: EntryID, _ fetch: @escaping @Sendable () -> Void) {
         let admitted = state.withLock { state in
             if state.admit(pool, limit: limit(pool)) { return true }
-            state.waiting.append(Waiting(pool: pool, fetch: fetch))
+            state.waiting[pool, default: []].append(Waiting(pool: pool, fetch: fetch))
             return false
         }
         if admitted { launch(Waiting(pool: pool, fetch: fetch)) }
