@@ -16,11 +16,9 @@ import Testing
 
     private func evictedPaths(_ mount: MountedStore) throws -> [String] {
         let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
-        return events.split(separator: "\n").compactMap { line -> String? in
-            guard let data = line.data(using: .utf8),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                  object["event"] as? String == "evicted" else { return nil }
-            return object["path"] as? String
+        return try events.split(separator: "\n").compactMap { line -> String? in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            return object["event"] as? String == "evicted" ? object["path"] as? String : nil
         }
     }
 
@@ -62,8 +60,7 @@ import Testing
             #expect(both.status != 0 && both.error.contains("not both"), "\(both.error)")
             let outside = try Shell.run([MountedStore.executable, "preview", "/tmp", "--free", "1M"])
             #expect(outside.status != 0 && outside.error.contains("not on a cachefs mount"), "\(outside.error)")
-            // 150 victims at --free of everything: more than one page is not needed, but the
-            // pages are one snapshot; every file is listed once.
+            // Everything, with --free larger than the pool: every file listed once.
             let all = try Shell.run([MountedStore.executable, "preview", mount.path("data"), "--free", "1G", "--json"])
             let report = try JSONDecoder().decode(Report.self, from: Data(all.output.utf8))
             #expect(Set(report.files.map(\.path)).count == 150)

@@ -14,6 +14,7 @@ struct PreviewPages: Sendable {
 /// `?free=BYTES` or `?next=N`, with `&from=K` for the lines from the K-th on, ask for what
 /// `cachefs preview` shows. A value holds at most ``pageBytes``; when lines are left, the
 /// last line is `more<TAB>K`, and the pages after the first come from the same snapshot.
+/// A preview waits for an eviction pass in progress (it runs the passes' code under their lock).
 extension Attributes {
     /// Below the kernel's 64 KiB limit on an attribute's value.
     static let pageBytes = 60_000
@@ -25,7 +26,6 @@ extension Attributes {
             lines = last.lines
         } else {
             lines = try previewLines(of: pool.entryID, request)
-            lastPreview.withLock { $0 = PreviewPages(pool: pool.entryID, request: request, lines: lines) }
         }
         var value = ""
         var index = min(from, lines.count)
@@ -33,7 +33,14 @@ extension Attributes {
             value += lines[index] + "\n"
             index += 1
         }
-        if index < lines.count { value += "more\t\(index)\n" }
+        // The snapshot is kept while pages of it are still to be read, and no longer: a
+        // preview of a large pool is megabytes of text.
+        if index < lines.count {
+            value += "more\t\(index)\n"
+            lastPreview.withLock { $0 = PreviewPages(pool: pool.entryID, request: request, lines: lines) }
+        } else {
+            lastPreview.withLock { $0 = nil }
+        }
         return Array(value.utf8)
     }
 

@@ -82,22 +82,21 @@ extension Attributes {
     /// taken in the index's order until one has no newer time: no later one can be older.
     func oldestAccess(inPool pool: EntryID) -> Int64? {
         var oldest: Int64?
-        var offset = 0
-        let batch = 64
-        while true {
-            // A figure for display: the oldest found so far stands when the index cannot say more.
-            guard let candidates = try? index.leastRecentlyUsed(pool: pool, limit: batch, offset: offset) else {
-                return oldest
+        do {
+            try index.forEachLeastRecentlyUsed(pool: pool, batch: 64) { candidates in
+                for candidate in candidates {
+                    let pending = names.access.pendingTime(candidate.entryID)
+                    let time = pending ?? candidate.lastAccess
+                    oldest = min(oldest ?? time, time)
+                    if pending == nil { return false }
+                }
+                return true
             }
-            for candidate in candidates {
-                let pending = names.access.pendingTime(candidate.entryID)
-                let time = pending ?? candidate.lastAccess
-                oldest = min(oldest ?? time, time)
-                if pending == nil { return oldest }
-            }
-            if candidates.count < batch { return oldest }
-            offset += batch
+        } catch {
+            // A figure for display: the oldest found so far stands, and the log says why.
+            logger.error("could not read pool \(pool)'s oldest access from the index: \(error)")
         }
+        return oldest
     }
 
     /// A figure summed over `pools`, or over every pool when nil; `fetch_ttfb_ms` is the

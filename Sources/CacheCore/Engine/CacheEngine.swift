@@ -20,7 +20,8 @@ import Logging
 /// `ReplacementTable`, `HandleTable`, `AccessTracker`, `FetchTable`, `Evictor.schedule`,
 /// the notification queue and the `IndexWriter`'s queue (and `FetchLimiter` before `policies`). Inside the namespace hold nothing
 /// waits for I/O: commits, byte I/O, events and notifications happen after it
-/// (``NameEffects``); a directory's first load reads the index there (see `NamespaceState`).
+/// (``NameEffects``), and directories load outside it (``DirectoryLoad``), but for the rare
+/// fallback of an entry reached by id alone, whose directory is read inside the hold.
 public final class CacheEngine: Sendable {
     let layout: StoreLayout
     let index: IndexStore

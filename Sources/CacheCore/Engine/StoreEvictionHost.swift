@@ -106,7 +106,10 @@ final class StoreEvictionHost: EvictionHost, Sendable {
     func pendingAccessTimes() -> [EntryID: Int64] { names.access.snapshot() }
 
     func paths(of records: [EntryRecord]) -> [String] {
-        names.namespace.withLock { namespace in records.map { names.path(of: $0, in: &namespace) } }
+        // Victims read from the index may sit in directories not loaded yet: those load
+        // outside the lock first.
+        let directories = Array(Set(records.compactMap(\.parent)))
+        return names.withLoaded(directories) { namespace in records.map { names.path(of: $0, in: &namespace) } }
     }
 
     func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool { names.isExpired(record, at: time) }

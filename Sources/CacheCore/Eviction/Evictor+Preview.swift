@@ -1,8 +1,9 @@
 import CachePolicy
 
 /// The preview: which files a pass would remove, computed by the passes' own code from a
-/// snapshot, changing nothing. Evicting right after it, with no read in between, removes
-/// exactly the files it listed, in its order.
+/// snapshot, changing nothing. A size pass right after a `.size` preview, with no read in
+/// between, removes exactly the files it listed, in its order. It holds the pass lock, so it
+/// waits for a pass in progress and no pass runs while it reads.
 extension Evictor {
     func preview(of pool: EntryID, _ request: PreviewRequest, in host: any EvictionHost) throws -> [PreviewVictim] {
         try pass.withLock { _ in try previewInPass(of: pool, request, in: host) }
