@@ -54,7 +54,8 @@ extension Attributes {
         }
         let paths = eviction.paths(of: victims.map(\.record))
         return zip(victims, paths).map { victim, path in
-            [Self.escaped(path), String(victim.record.size),
+            // A unit is listed once, as its directory (a path ending in "/").
+            [Self.escaped(victim.record.kind == .directory ? path + "/" : path), String(victim.size),
              ValueParsing.formatRFC3339(Timestamp(nanoseconds: victim.lastAccess)), victim.reason]
                 .joined(separator: "\t")
         }

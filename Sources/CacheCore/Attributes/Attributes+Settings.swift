@@ -33,6 +33,8 @@ extension Attributes {
             throw CacheError.unknownCacheAttribute(name)
         }
         switch place {
+        case .directory where attribute == .unit:
+            try setUnit(id, text: text)
         case .directory:
             names.loadSubtreeOutsideTheLock(id)
             try setEntryFlag(attribute, text: text, on: id)

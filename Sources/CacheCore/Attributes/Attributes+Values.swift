@@ -53,6 +53,14 @@ extension Attributes {
              .misses, .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount:
             return String(figure(attribute, pools: record.entryID == WellKnownEntry.root ? nil : [record.entryID]))
         case .purge, .clear, .removePool: return "0"
+        case .unit, .unitFiles, .unitUsage:
+            // A figure for display: a directory the index cannot read shows 0 and logs why.
+            do {
+                return try unitValue(attribute, of: record)
+            } catch {
+                logger.error("could not read unit \(record.entryID)'s figures: \(error)")
+                return "0"
+            }
         case .preview:
             // A listing for the eye; a pool the index cannot read lists nothing and logs why.
             return (try? previewValue(of: record, query: "")).map { String(decoding: $0, as: UTF8.self) } ?? ""

@@ -106,7 +106,8 @@ final class Attributes: Sendable {
         guard let attribute = CacheAttribute(rawValue: String(name.dropFirst(CacheAttribute.prefix.count))) else {
             throw CacheError.unknownCacheAttribute(name)
         }
-        let defaults: [CacheAttribute: String] = [.persistent: "0", .pinned: "0", .expiration: "0", .minFree: "5%"]
+        let defaults: [CacheAttribute: String] = [.persistent: "0", .pinned: "0", .expiration: "0", .unit: "0",
+                                                  .minFree: "5%"]
         if let text = defaults[attribute] {
             try setCacheAttribute(id, name: name, text: text)
         } else if place(of: current) == .pool, CacheAttribute.writable(at: .pool).contains(attribute) {

@@ -182,3 +182,34 @@ final class StoreEvictionHost: EvictionHost, Sendable {
 
     func clear(pools: [EntryID]) { evictor.clear(pools: pools, in: self) }
 }
+
+/// Units as the evictor sees them.
+extension StoreEvictionHost {
+    /// The units of a pool as committed, outermost only (a unit inside another is part of
+    /// it), or nil when the pool has none. `pending` are reads not flushed yet (a preview's).
+    func units(of pool: EntryID, pending: [EntryID: Int64], writing: Set<EntryID>) throws -> [EvictionUnit]? {
+        let roots = names.units.all
+        guard !roots.isEmpty else { return nil }
+        let inPool = try index.pools(ofDirectories: roots).filter { $0.value == pool }.map(\.key)
+        guard !inPool.isEmpty else { return nil }
+        let contents = try inPool.compactMap { try index.unitContents(root: $0) }
+        let outermost = contents.filter { unit in
+            !contents.contains { $0.root.entryID != unit.root.entryID && $0.directories.contains(unit.root.entryID) }
+        }
+        let time = now
+        return withCachedFiles { _, isEligibleInMemory in
+            outermost.filter { !$0.files.isEmpty }.map { unit in
+                // As the removal's own check would see it: memory's pins and writes are newer.
+                let mayGo = unit.files.allSatisfy {
+                    !writing.contains($0.entryID) && names.isEvictable($0, at: time) && isEligibleInMemory($0.entryID) != false
+                }
+                return EvictionUnit(root: unit.root, files: unit.files, pending: pending, mayGo: mayGo)
+            }
+        }
+    }
+
+    func removeUnit(_ unit: EvictionUnit, as kind: CacheEventKind, reason: String,
+                    qualifies: (EntryRecord, Timestamp) -> Bool) -> (files: Int, bytes: Int64, ids: Set<EntryID>) {
+        names.removeFiles(unit.files, as: kind, reason: reason, qualifies: qualifies, unit: unit.root)
+    }
+}

@@ -30,8 +30,12 @@ public struct CacheEvent: Sendable, Codable, Equatable {
     public var path: String
     public var size: Int64
     public var reason: String
+    /// How many files an event of a unit (`user.cache.unit`) covers; nil for one file.
+    public var files: Int?
 
-    public init(time: Timestamp, event: CacheEventKind, pool: String, path: String, size: Int64, reason: String) {
+    public init(time: Timestamp, event: CacheEventKind, pool: String, path: String, size: Int64, reason: String,
+                files: Int? = nil) {
+        self.files = files
         self.time = ValueParsing.formatRFC3339(time)
         self.event = event
         self.pool = pool
@@ -53,6 +57,10 @@ public struct CacheEvent: Sendable, Codable, Equatable {
     public func appendJSONLine(to bytes: inout [UInt8]) {
         bytes.append(contentsOf: #"{"event":"#.utf8)
         Self.appendQuoted(event.rawValue, to: &bytes)
+        if let files {
+            bytes.append(contentsOf: #","files":"#.utf8)
+            bytes.append(contentsOf: String(files).utf8)
+        }
         bytes.append(contentsOf: #","path":"#.utf8)
         Self.appendQuoted(path, to: &bytes)
         bytes.append(contentsOf: #","pool":"#.utf8)

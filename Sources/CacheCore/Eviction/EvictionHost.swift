@@ -40,6 +40,13 @@ protocol EvictionHost: AnyObject, Sendable {
     /// kernel notifications, and says which went.
     func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
                      qualifies: (EntryRecord, Timestamp) -> Bool) -> (files: Int, bytes: Int64, ids: Set<EntryID>)
+    /// A unit's files, all of them or none (all must still qualify, and no file may have
+    /// joined it since it was read); one event names the unit.
+    func removeUnit(_ unit: EvictionUnit, as kind: CacheEventKind, reason: String,
+                    qualifies: (EntryRecord, Timestamp) -> Bool) -> (files: Int, bytes: Int64, ids: Set<EntryID>)
+    /// The outermost units of a pool as committed, or nil when it has none (`pending`: reads
+    /// not flushed yet; `writing`: files whose write has not ended).
+    func units(of pool: EntryID, pending: [EntryID: Int64], writing: Set<EntryID>) throws -> [EvictionUnit]?
     func isEvictable(_ record: EntryRecord, at time: Timestamp) -> Bool
     func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool
     /// Clears ended pin leases of these files (if they still carry them); returns their pools.
@@ -66,8 +73,8 @@ protocol EvictionHost: AnyObject, Sendable {
 protocol VictimQueries: Sendable {
     func leastRecentlyUsed(pool: EntryID?, limit: Int, offset: Int) throws -> [EntryRecord]
     func forEachLeastRecentlyUsed(pool: EntryID, batch: Int, _ body: ([EntryRecord]) throws -> Bool) throws
-    func olderThan(pool: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int) throws -> [EntryRecord]
-    func ownExpirationDue(pool: EntryID, at time: Int64, basis: AgeBasis, limit: Int) throws -> [EntryRecord]
+    func olderThan(pool: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int, offset: Int) throws -> [EntryRecord]
+    func ownExpirationDue(pool: EntryID, at time: Int64, basis: AgeBasis, limit: Int, offset: Int) throws -> [EntryRecord]
     func earliestExpiry(pool: EntryID, maxAge: Int64, basis: AgeBasis) throws -> Int64?
     func endedLeases(before time: Int64) throws -> [EntryID]
     func cachedFilesByAccess(pool: EntryID) throws -> [IndexStore.ResidentRow]

@@ -12,9 +12,14 @@ public enum PreviewRequest: Sendable, Hashable {
     static let attributeDefault = PreviewRequest.next(100)
 }
 
-/// One file the evictor would remove, in the order it would.
+/// One file (or unit) the evictor would remove, in the order it would.
 struct PreviewVictim: Sendable {
+    /// The file, or a unit's root directory.
     let record: EntryRecord
+    /// The bytes it frees: a unit's, all its files'.
+    let size: Int64
+    /// 1 for a file; a unit's number of files.
+    let files: Int
     /// Its last read as the pass would see it (reads not flushed yet included).
     let lastAccess: Int64
     /// Why it is eligible and comes this early: the pool's policy's reason.

@@ -39,11 +39,19 @@ extension Evictor {
         // Files still being written wait for their close: evicting for a file that may yet
         // be refused (EFBIG) would empty the pool for nothing.
         let writing = host.usageBeingWritten(in: pool)
+        // A unit counts as one file in max_files.
+        let surplus: Int64
+        do {
+            surplus = overFiles ? Self.filesBeyondOnePerUnit(try host.units(of: pool, pending: [:], writing: []) ?? []) : 0
+        } catch {
+            host.logger.error("pool \(name): could not read its units from the index: \(error)")
+            return
+        }
         let settledBytes = start.cachedBytes - writing.bytes
-        let settledFiles = start.cachedFiles - writing.files
+        let settledFiles = start.cachedFiles - writing.files - surplus
         guard (policy.maxSize > 0 && settledBytes > policy.maxSize)
                 || (policy.maxFiles > 0 && settledFiles > policy.maxFiles) else {
-            host.logger.debug("pool \(name) over its limit only by \(writing.files) files being written; evicting once they are closed")
+            host.logger.debug("pool \(name) over its limit only by \(writing.files) files being written or by units' files; evicting once they are closed")
             return
         }
         let limit = overBytes ? "max_size \(policy.maxSize)" : "max_files \(policy.maxFiles)"
@@ -55,14 +63,32 @@ extension Evictor {
         while !isStopping {
             let current = host.usage(of: pool)
             let inProgress = host.usageBeingWritten(in: pool)
+            let units: [EvictionUnit]?
+            do {
+                units = try host.units(of: pool, pending: [:], writing: inProgress.entries)
+            } catch {
+                host.logger.error("pool \(name): could not read its units from the index: \(error)")
+                return
+            }
+            let unitSurplus = units.map(Self.filesBeyondOnePerUnit) ?? 0
             var bytesToFree = policy.maxSize > 0 ? current.cachedBytes - inProgress.bytes - targetBytes : 0
-            var filesToFree = policy.maxFiles > 0 ? current.cachedFiles - inProgress.files - targetFiles : 0
+            var filesToFree = policy.maxFiles > 0 ? current.cachedFiles - inProgress.files - unitSurplus - targetFiles : 0
             guard bytesToFree > 0 || filesToFree > 0 else { return }
             host.logger.debug("pool \(name): \(current.cachedBytes) bytes in \(current.cachedFiles) files (\(inProgress.files) being written); freeing \(max(bytesToFree, 0)) bytes and \(max(filesToFree, 0)) files to reach the low watermark")
-            var victims: [EntryRecord] = []
+            var victims: [VictimGroup] = []
             let kind = replacement.report(of: pool)?.active ?? .lru
-            if let chosen = policyVictims(of: pool, need: Need(bytes: bytesToFree, files: filesToFree), in: host) {
-                victims = chosen
+            let need = Need(bytes: bytesToFree, files: filesToFree)
+            let chosen = policyVictims(of: pool, need: need, in: host)
+            if let chosen {
+                victims = units.map { groupingUnits(chosen, units: $0) } ?? chosen.map { .file($0, lastAccess: $0.lastAccess) }
+            } else if let units {
+                do {
+                    victims = try leastRecentlyUsedOrder(of: pool, need: need, excluding: inProgress.entries,
+                                                         pending: [:], units: units, in: host)
+                } catch {
+                    host.logger.error("pool \(name): could not read eviction candidates from the index: \(error)")
+                    return
+                }
             } else {
                 let candidates: [EntryRecord]
                 do {
@@ -74,17 +100,24 @@ extension Evictor {
                 }
                 for candidate in candidates where (bytesToFree > 0 || filesToFree > 0)
                     && !inProgress.entries.contains(candidate.entryID) {
-                    victims.append(candidate)
+                    victims.append(.file(candidate, lastAccess: candidate.lastAccess))
                     bytesToFree -= candidate.size
                     filesToFree -= 1
                 }
             }
-            host.logger.debug("pool \(name): \(victims.count) victims, \(kind.rawValue) order: \(victims.prefix(8).map { "\($0.entryID) (\($0.size) bytes)" }.joined(separator: ", "))")
-            let removed = host.removeFiles(victims, as: .evicted, reason: "\(kind.reason); pool over \(limit)",
-                                           qualifies: host.isEvictable)
-            giveBack(victims, removed: removed.ids, pool: pool, in: host)
+            host.logger.debug("pool \(name): \(victims.count) victims, \(kind.rawValue) order: \(victims.prefix(8).map { "\($0.files.first?.entryID ?? 0)\($0.unit == nil ? "" : " (a unit of \($0.files.count) files)") (\($0.bytes) bytes)" }.joined(separator: ", "))")
+            let removed = remove(victims, as: .evicted, reason: "\(kind.reason); pool over \(limit)",
+                                 qualifies: host.isEvictable, in: host)
+            if let chosen { giveBack(chosen, removed: removed.ids, pool: pool, in: host) }
             if removed.files == 0 { return }
             host.commitQueued()
+        }
+    }
+
+    /// How many more files the units hold than one each: a unit counts as one in max_files.
+    static func filesBeyondOnePerUnit(_ units: [EvictionUnit]) -> Int64 {
+        units.reduce(Int64(0)) { total, unit in
+            total + Int64(max(unit.files.count { !$0.persistent } - 1, 0))
         }
     }
 
@@ -101,34 +134,52 @@ extension Evictor {
         let policies = host.poolPolicies()
         for pool in pools ?? Array(policies.keys) {
             let policy = policies[pool] ?? PoolPolicy()
+            // A unit's files expire together, once every one of them has: alone, each is skipped.
+            let units: [EvictionUnit]
+            do {
+                units = try host.units(of: pool, pending: [:], writing: []) ?? []
+            } catch {
+                host.logger.error("could not read pool \(pool)'s units from the index: \(error)")
+                continue
+            }
+            let members = Set(units.flatMap { $0.files.map(\.entryID) })
             if policy.maxAgeSeconds > 0 {
                 let cutoff = time.nanoseconds - policy.maxAgeSeconds * 1_000_000_000
-                removeExpired(in: host, reason: "older than max_age \(policy.maxAgeSeconds)s") {
+                removeExpired(in: host, reason: "older than max_age \(policy.maxAgeSeconds)s", skipping: members) { offset in
                     try host.victimQueries.olderThan(pool: pool, cutoff: cutoff, basis: policy.ageBasis,
-                                                     limit: Self.victimBatch)
+                                                     limit: Self.victimBatch, offset: offset)
                 }
             }
-            removeExpired(in: host, reason: "older than its own expiration") {
+            removeExpired(in: host, reason: "older than its own expiration", skipping: members) { offset in
                 try host.victimQueries.ownExpirationDue(pool: pool, at: time.nanoseconds, basis: policy.ageBasis,
-                                                        limit: Self.victimBatch)
+                                                        limit: Self.victimBatch, offset: offset)
+            }
+            for unit in units where unit.mayGo && unit.files.allSatisfy({ host.isExpired($0, at: time) }) {
+                _ = host.removeUnit(unit, as: .expired, reason: "every file of the unit is past its max age",
+                                qualifies: host.isExpired)
             }
         }
         host.commitQueued()
     }
 
     /// Removes batches of expired files until a batch comes back short or removes nothing
-    /// (a file read since its row was written is no longer expired, and stays).
-    private func removeExpired(in host: any EvictionHost, reason: String, batch: () throws -> [EntryRecord]) {
+    /// (a file read since its row was written is no longer expired, and stays). Files of
+    /// units are skipped (and paged past).
+    private func removeExpired(in host: any EvictionHost, reason: String, skipping members: Set<EntryID>,
+                               batch: (_ offset: Int) throws -> [EntryRecord]) {
+        var offset = 0
         while !isStopping {
             let candidates: [EntryRecord]
             do {
-                candidates = try batch()
+                candidates = try batch(offset)
             } catch {
                 host.logger.error("could not read expired files from the index: \(error)")
                 return
             }
-            let removed = host.removeFiles(candidates, as: .expired, reason: reason, qualifies: host.isExpired)
-            if candidates.count < Self.victimBatch || removed.files == 0 { break }
+            let alone = members.isEmpty ? candidates : candidates.filter { !members.contains($0.entryID) }
+            offset += candidates.count - alone.count
+            let removed = host.removeFiles(alone, as: .expired, reason: reason, qualifies: host.isExpired)
+            if candidates.count < Self.victimBatch || (removed.files == 0 && !alone.isEmpty) { break }
             host.commitQueued()
         }
     }
@@ -210,7 +261,7 @@ extension Evictor {
             var removedThisRound = 0
             for (pool, share) in shares.bytes.sorted(by: { $0.key < $1.key }) {
                 let basis = shares.basis[pool] ?? 0
-                let chosen: (victims: [EntryRecord], fromPolicy: [EntryRecord]?)
+                let chosen: (victims: [VictimGroup], fromPolicy: [EntryRecord]?)
                 do {
                     chosen = try pressureVictims(of: pool, bytes: share, within: shares.belowFloors ? nil : basis, in: host)
                 } catch {
@@ -220,7 +271,7 @@ extension Evictor {
                 let reason = shares.belowFloors
                     ? "\(why), and every pool is at its floor: this pool gives \(share) of the \(basis) bytes it holds"
                     : "\(why): this pool gives \(share) bytes, in proportion to the \(basis) it holds above its floor"
-                let removed = host.removeFiles(chosen.victims, as: .pressure, reason: reason, qualifies: host.isEvictable)
+                let removed = remove(chosen.victims, as: .pressure, reason: reason, qualifies: host.isEvictable, in: host)
                 if let fromPolicy = chosen.fromPolicy { giveBack(fromPolicy, removed: removed.ids, pool: pool, in: host) }
                 if removed.files == 0 {
                     if shares.belowFloors { cannotGive.insert(pool) } else { cannotGiveAboveFloor.insert(pool) }
@@ -239,28 +290,32 @@ extension Evictor {
     /// before the first that would take more than `within` bytes in all (what the pool holds
     /// above its floor). What the policy chose comes too, for those not taken to go back.
     private func pressureVictims(of pool: EntryID, bytes: Int64, within limit: Int64?,
-                                 in host: any EvictionHost) throws -> (victims: [EntryRecord], fromPolicy: [EntryRecord]?) {
-        let ordered: [EntryRecord]
+                                 in host: any EvictionHost) throws -> (victims: [VictimGroup], fromPolicy: [EntryRecord]?) {
+        let ordered: [VictimGroup]
+        let units = try host.units(of: pool, pending: [:], writing: [])
         let fromPolicy = policyVictims(of: pool, need: Need(bytes: bytes), in: host)
         if let fromPolicy {
-            ordered = fromPolicy
+            ordered = units.map { groupingUnits(fromPolicy, units: $0) } ?? fromPolicy.map { .file($0, lastAccess: $0.lastAccess) }
+        } else if let units {
+            ordered = try leastRecentlyUsedOrder(of: pool, need: Need(bytes: bytes), excluding: [], pending: [:],
+                                                 units: units, in: host)
         } else {
             // An open file's bytes stay until its last close, so removing it frees nothing now:
             // asking for as many more candidates as there are open handles keeps a batch of
             // closed ones even when the least recently used files are all open.
             let candidates = try host.victimQueries.leastRecentlyUsed(
                 pool: pool, limit: Self.victimBatch + host.openHandleCount, offset: 0)
-            ordered = host.closedFiles(candidates)
+            ordered = host.closedFiles(candidates).map { .file($0, lastAccess: $0.lastAccess) }
         }
         var left = bytes
         var taken: Int64 = 0
-        var victims: [EntryRecord] = []
-        for candidate in ordered where left > 0 {
-            if let limit, taken + candidate.size > limit { break }
-            victims.append(candidate)
-            taken += candidate.size
+        var victims: [VictimGroup] = []
+        for group in ordered where left > 0 {
+            if let limit, taken + group.bytes > limit { break }
+            victims.append(group)
+            taken += group.bytes
             // A file frees whole blocks.
-            left -= max(candidate.size, 4096)
+            left -= group.files.reduce(0) { $0 + max($1.size, 4096) }
         }
         return (victims, fromPolicy)
     }
@@ -281,17 +336,32 @@ extension Evictor {
     private func clearInPass(pools: [EntryID], in host: any EvictionHost) {
         host.flushAccessTimes()
         for pool in pools {
+            let units: [EvictionUnit]
+            do {
+                units = try host.units(of: pool, pending: [:], writing: []) ?? []
+            } catch {
+                host.logger.error("could not read pool \(pool)'s units from the index: \(error)")
+                continue
+            }
+            // A unit goes whole, unless one of its files is pinned (or otherwise kept).
+            let members = Set(units.flatMap { $0.files.map(\.entryID) })
+            var offset = 0
             while !isStopping {
                 let batch: [EntryRecord]
                 do {
-                    batch = try host.victimQueries.leastRecentlyUsed(pool: pool, limit: Self.victimBatch, offset: 0)
+                    batch = try host.victimQueries.leastRecentlyUsed(pool: pool, limit: Self.victimBatch, offset: offset)
                 } catch {
                     host.logger.error("could not read files to clear from the index: \(error)")
                     return
                 }
-                let removed = host.removeFiles(batch, as: .cleared, reason: "cleared", qualifies: host.isEvictable)
-                if batch.isEmpty || removed.files == 0 { break }
+                let alone = members.isEmpty ? batch : batch.filter { !members.contains($0.entryID) }
+                offset += batch.count - alone.count
+                let removed = host.removeFiles(alone, as: .cleared, reason: "cleared", qualifies: host.isEvictable)
+                if batch.isEmpty || (removed.files == 0 && !alone.isEmpty) { break }
                 host.commitQueued()
+            }
+            for unit in units where unit.mayGo {
+                _ = host.removeUnit(unit, as: .cleared, reason: "cleared", qualifies: host.isEvictable)
             }
         }
     }

@@ -40,7 +40,7 @@ extension Files {
         if let limit = file.sizeLimit, offset + Int64(data.count) > limit {
             // A file already gone needs no refusal: the write still answers EFBIG below.
             if let current = try? names.record(file.entry) {
-                names.removeFiles([current], as: .refused, reason: "a cached file larger than its pool's max_size \(limit)")
+                names.removeFiles([current], as: .refused, reason: "a cached file (with the rest of its unit, if any) larger than its pool's max_size allows: \(limit) bytes")
             }
             throw CacheError.fileTooLarge
         }
@@ -132,7 +132,7 @@ extension Files {
     private func truncate(_ id: EntryID, to size: Int64, handle: UInt64?) throws {
         let current = try names.record(id)
         guard current.kind == .file else { throw CacheError.isDirectory }
-        if size > current.size, let limit = names.sizeLimit(for: current), size > limit {
+        if size > current.size, let limit = names.writeLimit(for: current), size > limit {
             throw CacheError.fileTooLarge
         }
         // A handle already released (a racing close): truncate by path, as without one.

@@ -19,7 +19,7 @@ extension Files {
             throw error
         }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: true, pool: created.pool,
-                                          sizeLimit: names.sizeLimit(for: created)),
+                                          sizeLimit: names.writeLimit(for: created)),
                                  writeOnly: flags & O_ACCMODE == O_WRONLY)
         return CreatedFile(attributes: created.attributes, handle: handle)
     }
@@ -102,7 +102,7 @@ extension Files {
             names.notifications.invalidateAttributes(of: id, waitingAtMost: Tunables.attributeInvalidationWaitSeconds)
         }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
-                                          sizeLimit: names.sizeLimit(for: opened), fetch: writable ? nil : fetch),
+                                          sizeLimit: names.writeLimit(for: opened), fetch: writable ? nil : fetch),
                                  writeOnly: accessMode == O_WRONLY)
         if writable && flags & O_TRUNC != 0 {
             do {

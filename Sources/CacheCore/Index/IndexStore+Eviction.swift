@@ -39,13 +39,14 @@ extension IndexStore {
     }
 
     /// Evictable files of a pool using the pool's max age whose basis time is before `cutoff`.
-    public func olderThan(pool poolID: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int) throws -> [EntryRecord] {
+    public func olderThan(pool poolID: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int,
+                          offset: Int = 0) throws -> [EntryRecord] {
         let column = basis == .access ? "last_access" : "mtime"
         return try pool.read { db in
             try EntryRecord.fetchAll(db, sql: """
                 SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) AND \(column) < ? AND expiration = 0
-                ORDER BY \(column) LIMIT ?
-                """, arguments: [poolID, cutoff, limit])
+                ORDER BY \(column) LIMIT ? OFFSET ?
+                """, arguments: [poolID, cutoff, limit, offset])
         }
     }
 

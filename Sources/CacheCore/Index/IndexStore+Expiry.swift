@@ -30,15 +30,16 @@ extension IndexStore {
 
     /// Files of a pool whose own expiration has passed at `time` by the committed index,
     /// soonest first.
-    public func ownExpirationDue(pool poolID: EntryID, at time: Int64, basis: AgeBasis, limit: Int) throws
+    public func ownExpirationDue(pool poolID: EntryID, at time: Int64, basis: AgeBasis, limit: Int,
+                                 offset: Int = 0) throws
         -> [EntryRecord]
     {
         let due = Self.ownDue(basis)
         return try pool.read { db in
             try EntryRecord.fetchAll(db, sql: """
                 SELECT * FROM entry WHERE pool = ? AND expiration > 0 AND \(Schema.evictable) AND \(due) <= ?
-                ORDER BY \(due) LIMIT ?
-                """, arguments: [poolID, time, limit])
+                ORDER BY \(due) LIMIT ? OFFSET ?
+                """, arguments: [poolID, time, limit, offset])
         }
     }
 

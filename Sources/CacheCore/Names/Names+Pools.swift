@@ -34,6 +34,25 @@ extension Names {
         return maxSize > 0 ? maxSize : nil
     }
 
+    /// The size a handle's writes may take the file to: its ``sizeLimit``, less what the
+    /// rest of its unit holds when it is opened, so a unit larger than its pool is refused
+    /// as a file is. Walks the unit in memory, only in a pool that has units.
+    func writeLimit(for record: EntryRecord) -> Int64? {
+        guard let limit = sizeLimit(for: record), !units.isEmpty else { return sizeLimit(for: record) }
+        let roots = units.all
+        let others = namespace.withLock { namespace -> Int64 in
+            guard let unit = namespace.unit(of: record, roots: roots) else { return 0 }
+            do {
+                let own = namespace.inodes[record.entryID]?.record.size ?? record.size
+                return try namespace.filesBeneath(unit).cachedBytes - own
+            } catch {
+                logger.error("could not read unit \(unit) to size a write: \(error)")
+                return 0
+            }
+        }
+        return limit - others
+    }
+
     func isOverLimit(_ pool: EntryID) -> Bool {
         guard let policy = policies.withLock({ $0[pool] }) else { return false }
         let current = usage.usage(of: pool)

@@ -8,9 +8,14 @@ extension Names {
     /// the kernel's notifications as effects; returns how many files and bytes went, and
     /// which. The one way cachefs removes files by itself (eviction, expiry, pressure,
     /// clear, refusal, a failed fetch).
+    ///
+    /// With `unit` (its root), the candidates are a unit's files: they all go or none does
+    /// (each must qualify, and the unit must hold no file that is not among them, such as
+    /// one created since they were read), in one hold and so in one index transaction, and
+    /// one event names the unit.
     @discardableResult
     func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
-                     qualifies: (EntryRecord, Timestamp) -> Bool = { _, _ in true })
+                     qualifies: (EntryRecord, Timestamp) -> Bool = { _, _ in true }, unit: EntryRecord? = nil)
         -> (files: Int, bytes: Int64, ids: Set<EntryID>)
     {
         let time = now
@@ -18,6 +23,7 @@ extension Names {
         // outside the lock; hard links' other directories load inside, if ever.
         let directories = Array(Set(candidates.compactMap(\.parent)))
         return change(loading: directories) { namespace, effects in
+            if let unit, !isWhole(unit, candidates, qualifies: qualifies, at: time, in: &namespace) { return (0, 0, []) }
             var removed: [(record: EntryRecord, path: String, names: [LinkName])] = []
             for candidate in candidates {
                 let current: EntryRecord
@@ -45,9 +51,17 @@ extension Names {
             }
             // Counted with the usage change, so evicted_files never lags files and usage.
             if kind != .deleted && kind != .fetchFailed { counters.countRemoved(removed.map(\.record)) }
-            effects.events += removed.map {
-                CacheEvent(time: time, event: kind, pool: poolName($0.record.pool, in: &namespace) ?? "",
-                           path: $0.path, size: $0.record.size, reason: reason)
+            let bytes = removed.reduce(Int64(0)) { $0 + $1.record.size }
+            if let unit, !removed.isEmpty {
+                effects.events.append(CacheEvent(time: time, event: kind, pool: poolName(unit.pool, in: &namespace) ?? "",
+                                                 path: path(of: unit, in: &namespace), size: bytes,
+                                                 reason: "unit of \(removed.count) files; \(reason)",
+                                                 files: removed.count))
+            } else {
+                effects.events += removed.map {
+                    CacheEvent(time: time, event: kind, pool: poolName($0.record.pool, in: &namespace) ?? "",
+                               path: $0.path, size: $0.record.size, reason: reason)
+                }
             }
             // The kernel made a user's own removal itself; only cachefs's removals need telling.
             if kind != .deleted {
@@ -57,8 +71,24 @@ extension Names {
                     }
                 }
             }
-            let bytes = removed.reduce(Int64(0)) { $0 + $1.record.size }
             return (removed.count, bytes, Set(removed.map(\.record.entryID)))
+        }
+    }
+
+    /// Whether `candidates` are all of a unit's files now, each unchanged and qualifying.
+    private func isWhole(_ unit: EntryRecord, _ candidates: [EntryRecord], qualifies: (EntryRecord, Timestamp) -> Bool,
+                         at time: Timestamp, in namespace: inout NamespaceState) -> Bool {
+        do {
+            let current = try namespace.subtree(of: unit.entryID).filter { $0.kind == .file }
+            guard current.count == candidates.count else { return false }
+            let byID = Dictionary(current.map { ($0.entryID, $0) }, uniquingKeysWith: { first, _ in first })
+            return candidates.allSatisfy { candidate in
+                guard let now = byID[candidate.entryID] else { return false }
+                return now.parent == candidate.parent && now.name == candidate.name && qualifies(now, time)
+            }
+        } catch {
+            logger.error("could not read unit \(unit.entryID) to remove it (\(error)): it stays")
+            return false
         }
     }
 

@@ -29,6 +29,8 @@ final class Names: Sendable {
     private let accessFlush = Mutex(())
     /// Serializes pool creation and removal, whose commits wait outside the namespace hold.
     let poolChanges = Mutex(())
+    /// Directories whose contents are evicted together (`user.cache.unit`).
+    let units: UnitRoots
 
     /// Where directories not loaded yet are read, outside the lock (``Names/withLoaded``).
     let directorySource: any DirectorySource
@@ -44,8 +46,8 @@ final class Names: Sendable {
 
     init(namespace: Namespace, usage: UsageLedger, policies: [EntryID: PoolPolicy], ids: IDReservation,
          access: AccessTracker, directorySource: any DirectorySource, writer: IndexWriter, bytes: ByteStore, fetches: FetchTable, evictor: Evictor,
-         counters: CounterBook, events: EventLog, notifications: KernelNotifications, clock: any WallClock,
-         logger: Logger) {
+         counters: CounterBook, events: EventLog, notifications: KernelNotifications, units: UnitRoots,
+         clock: any WallClock, logger: Logger) {
         self.namespace = namespace
         self.usage = usage
         self.policies = Mutex(policies)
@@ -59,6 +61,7 @@ final class Names: Sendable {
         self.counters = counters
         self.events = events
         self.notifications = notifications
+        self.units = units
         self.clock = clock
         self.logger = logger
     }

@@ -2,6 +2,8 @@
 public enum CacheAttribute: String, CaseIterable, Sendable {
     // Files and directories inside a pool.
     case persistent, pinned, expiration
+    // Directories inside a pool: everything beneath is one eviction unit; its figures.
+    case unit, unitFiles = "unit_files", unitUsage = "unit_usage"
     case lastAccess = "last_access", state, expiresAt = "expires_at", fetching
     // Files fetched from an http(s) origin: the version they hold.
     case etag, lastModified = "last_modified"
@@ -44,7 +46,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     public static func readable(at place: Place) -> [CacheAttribute] {
         switch place {
         case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt, .fetching, .etag, .lastModified]
-        case .directory: return [.persistent, .pinned, .expiration]
+        case .directory: return [.persistent, .pinned, .expiration, .unit, .unitFiles, .unitUsage]
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
                     .maxFetches, .eviction, .evictionActive, .trace]
@@ -56,7 +58,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
 
     public static func writable(at place: Place) -> Set<CacheAttribute> {
         switch place {
-        case .file, .directory: return [.persistent, .pinned, .expiration]
+        case .file: return [.persistent, .pinned, .expiration]
+        case .directory: return [.persistent, .pinned, .expiration, .unit]
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
                     .maxFetches, .eviction, .trace, .purge, .clear]

@@ -15,6 +15,7 @@ struct StoreOpening {
     let usage: [EntryID: PoolUsage]
     let policies: [EntryID: PoolPolicy]
     let counters: PoolCounters
+    let unitRoots: Set<EntryID>
 
     init(_ configuration: EngineConfiguration, layout: StoreLayout, warnings: StoreWarnings) throws {
         let disk = configuration.disk, logger = configuration.logger
@@ -50,6 +51,7 @@ struct StoreOpening {
         usage = try index.usageTotals()
         policies = try index.poolPolicies()
         counters = try PoolCounters.load(from: index, logger: logger)
+        unitRoots = try index.unitRoots()
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", disk: disk, logger: logger,
                              commitWindow: configuration.commitWindowSeconds, warnings: warnings)
         reserve.handOver()
