@@ -5,7 +5,7 @@ import Testing
     /// Every writable `user.cache.*` name, where it lives, and a good value to start from.
     static let settings: [(path: String, name: String, good: String)] = [
         ("data/f", "persistent", "0"), ("data/f", "pinned", "1"), ("data/f", "expiration", "3600"),
-        ("data/d", "persistent", "1"), ("data/d", "pinned", "0"), ("data/d", "expiration", "60"),
+        ("data/d", "persistent", "1"), ("data/d", "pinned", "0"), ("data/d", "expiration", "60"), ("data/d", "unit", "1"),
         ("data", "max_size", "1048576"), ("data", "max_age", "3600"), ("data", "age_basis", "access"),
         ("data", "max_files", "10"), ("data", "low_watermark", "80"), ("data", "min_size", "1048576"),
         (".", "min_free", "0"),
