@@ -53,8 +53,9 @@ extension Attributes {
         case .unitFiles, .unitUsage:
             guard isRoot else { return "0" }
             names.loadSubtreeOutsideTheLock(directory.entryID)
-            let figures = try names.namespace.withLock { try $0.filesBeneath(directory.entryID) }
-            return String(attribute == .unitFiles ? figures.files : figures.cachedBytes)
+            let files = try names.namespace.withLock { try $0.filesBeneath(directory.entryID) }
+            return String(attribute == .unitFiles ? Int64(files.count)
+                          : files.reduce(0) { $0 + ($1.persistent ? 0 : $1.size) })
         default: throw CacheError.noAttribute
         }
     }

@@ -38,13 +38,14 @@ extension Names {
     /// rest of its unit holds when it is opened, so a unit larger than its pool is refused
     /// as a file is. Walks the unit in memory, only in a pool that has units.
     func writeLimit(for record: EntryRecord) -> Int64? {
-        guard let limit = sizeLimit(for: record), !units.isEmpty else { return sizeLimit(for: record) }
+        guard let limit = sizeLimit(for: record) else { return nil }
+        guard !units.isEmpty else { return limit }
         let roots = units.all
         let others = namespace.withLock { namespace -> Int64 in
             guard let unit = namespace.unit(of: record, roots: roots) else { return 0 }
             do {
                 let own = namespace.inodes[record.entryID]?.record.size ?? record.size
-                return try namespace.filesBeneath(unit).cachedBytes - own
+                return try namespace.filesBeneath(unit).reduce(0) { $0 + ($1.persistent ? 0 : $1.size) } - own
             } catch {
                 logger.error("could not read unit \(unit) to size a write: \(error)")
                 return 0

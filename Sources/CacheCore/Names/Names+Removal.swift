@@ -79,7 +79,7 @@ extension Names {
     private func isWhole(_ unit: EntryRecord, _ candidates: [EntryRecord], qualifies: (EntryRecord, Timestamp) -> Bool,
                          at time: Timestamp, in namespace: inout NamespaceState) -> Bool {
         do {
-            let current = try namespace.subtree(of: unit.entryID).filter { $0.kind == .file }
+            let current = try namespace.filesBeneath(unit.entryID)
             guard current.count == candidates.count else { return false }
             let byID = Dictionary(current.map { ($0.entryID, $0) }, uniquingKeysWith: { first, _ in first })
             return candidates.allSatisfy { candidate in

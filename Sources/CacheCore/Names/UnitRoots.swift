@@ -40,14 +40,15 @@ extension NamespaceState {
         return outermost
     }
 
-    /// The named files beneath a directory and their cached bytes, from memory (loading
-    /// directories not loaded yet).
-    mutating func filesBeneath(_ directory: EntryID) throws -> (files: Int64, cachedBytes: Int64, persistentBytes: Int64) {
-        var figures: (files: Int64, cachedBytes: Int64, persistentBytes: Int64) = (0, 0, 0)
-        for record in try subtree(of: directory) where record.kind == .file {
-            figures.files += 1
-            if record.persistent { figures.persistentBytes += record.size } else { figures.cachedBytes += record.size }
+    /// The files beneath a directory by their first name (as the index's unit queries
+    /// count them: a hard link elsewhere does not make a file part of a unit), from memory,
+    /// loading directories not loaded yet.
+    mutating func filesBeneath(_ directory: EntryID) throws -> [EntryRecord] {
+        let entries = try subtree(of: directory)
+        let directories = Set(entries.filter { $0.kind == .directory }.map(\.entryID)).union([directory])
+        var seen: Set<EntryID> = []
+        return entries.filter { record in
+            record.kind == .file && record.parent.map(directories.contains) == true && seen.insert(record.entryID).inserted
         }
-        return figures
     }
 }

@@ -16,6 +16,8 @@ def define(b):
     d("evict", f"evict {count_tag(o.nevict)} x 1K vs rm", "files/s", "rate", "1.0")
     d("preview", f"preview of it, {count_tag(o.nevict)} files", "s", "max", "0.5")
     d("preview_writes", "index written by the preview", "text", "text", "none")
+    d("unit_pass", "unit of 1,000 x 4K: evicted in", "text", "text", "one pass")
+    d("unit_freed", "unit of 1,000 x 4K: space freed after its pass", "s", "max", "1.0")
     d("hot", f"hot read {o.hot_mib} MiB, evicting vs idle", "MiB/s", "rate", "0.9")
 
 
@@ -25,6 +27,8 @@ def run_engine(b):
     b.mount.mount(["--pool", "data=0", "--pool", "hot=0"])
     b.mount.check_alive()
     run_eviction(b)
+    b.mount.check_alive()
+    run_unit_eviction(b)
     b.mount.check_alive()
     b.mount.unmount()
     b.remove(b.mount.store)
@@ -82,6 +86,49 @@ def run_eviction(b):
     shutil.rmtree(base, ignore_errors=True)
     b.results.record("evict", "direct", rm_rate)
     b.results.progress("evict")
+
+
+def run_unit_eviction(b):
+    """A unit (user.cache.unit) of 1,000 files of 4 KiB in the empty pool hot, then
+    max_size 1M there: the pass must evict it whole, in one removal (one `evicted` event
+    naming it with 1,000 files), and the store's filesystem must get its space back. The
+    time runs from the moment the unit's names are gone (the pass) until statvfs shows
+    at least 90 % of its 4,000 KiB free again."""
+    mnt, count, size = b.mount.mnt, 1000, 4096
+    directory = f"{mnt}/hot/unit"
+    passes, freed = FAIL, FAIL
+    try:
+        os.mkdir(directory)
+        measure.files(b, "create", directory, count, size)
+        os.sync()
+        if not measure.set_cache_attr(directory, "unit", "1"):
+            raise OSError("setfattr user.cache.unit failed")
+        def available():
+            stats = os.statvfs(b.mount.store)
+            return stats.f_bavail * stats.f_frsize
+        free_before = available()
+        if not measure.set_cache_attr(f"{mnt}/hot", "max_size", "1M"):
+            raise OSError("setfattr user.cache.max_size failed")
+        deadline = now() + b.opts.step_timeout
+        while len(os.listdir(directory)) > 0 and now() < deadline:
+            time.sleep(0.005)
+        gone = now()
+        while available() - free_before < count * size * 9 // 10 and now() < deadline:
+            time.sleep(0.005)
+        freed_at = now()
+        if now() >= deadline:
+            warn(f"the unit's space was not freed within {b.opts.step_timeout} s")
+        else:
+            freed = round(elapsed(gone, freed_at), 4)
+        events = [json.loads(line) for line in read_text(f"{b.mount.store}/events.jsonl").splitlines()]
+        unit_events = [e for e in events if e.get("event") == "evicted" and e.get("path", "").startswith("hot/unit")]
+        passes = ("one pass" if len(unit_events) == 1 and unit_events[0].get("files") == count
+                  else f"{len(unit_events)} events")
+        log(f"    unit of {count} files: {passes}; space back {freed} s after its names went")
+    except (OSError, ValueError) as error:
+        warn(f"unit eviction measurement failed: {error}")
+    b.results.record("unit_pass", "mount", passes)
+    b.results.record("unit_freed", "mount", freed)
 
 
 def run_preview(b, pool, files):
