@@ -6,17 +6,6 @@ import Testing
 /// Eviction units (`user.cache.unit`): everything beneath a marked directory goes together,
 /// at the time of its most recently read file, or not at all.
 @Suite struct EvictionUnitTests {
-    /// An engine whose pool `data` is unlimited and whose passes run only when a test asks.
-    private func withEngine(_ body: (CacheEngine, _ data: EntryID, TestStore, ManualClock) throws -> Void) throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try CacheEngine(EngineConfiguration(
-            storePath: store.path, poolOverrides: [PoolOverride(name: "data", maxSize: 0, maxAgeSeconds: nil)],
-            minFree: .bytes(0), clock: clock, accessFlushSeconds: 3600, sweepSeconds: 3600, pressureCheckSeconds: 3600))
-        defer { engine.shutdown() }
-        try body(engine, try engine.pool("data"), store, clock)
-    }
-
     private func set(_ engine: CacheEngine, _ id: EntryID, _ name: String, _ value: String) throws {
         try engine.setxattr(id, name: "user.cache." + name, value: Array(value.utf8), flags: 0)
     }
@@ -57,7 +46,7 @@ import Testing
     }
 
     @Test func aUnitGoesWholeAtTheTimeOfItsNewestRead() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             let video = try directory(engine, "video", in: data)
             let segments = try files("seg", 5, in: video, engine, clock)
             try files("a", 10, in: data, engine, clock)
@@ -86,7 +75,7 @@ import Testing
     }
 
     @Test func aPinnedFileKeepsItsWholeUnit() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             let model = try directory(engine, "model", in: data)
             let shards = try files("shard", 4, in: model, engine, clock)
             try files("b", 4, in: data, engine, clock)
@@ -104,7 +93,7 @@ import Testing
     }
 
     @Test func aUnitCountsAsOneFileInMaxFiles() throws {
-        try withEngine { engine, data, _, clock in
+        try withPassesOnDemand { engine, data, _, clock in
             let pack = try directory(engine, "pack", in: data)
             try files("t", 6, in: pack, engine, clock)
             try set(engine, pack, "unit", "1")
@@ -125,7 +114,7 @@ import Testing
     }
 
     @Test func theOutermostUnitWins() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             let outer = try directory(engine, "game", in: data)
             let inner = try directory(engine, "textures", in: outer)
             try files("level", 2, in: outer, engine, clock)
@@ -147,7 +136,7 @@ import Testing
     }
 
     @Test func renamingMovesAFileInAndOutOfAUnit() throws {
-        try withEngine { engine, data, _, clock in
+        try withPassesOnDemand { engine, data, _, clock in
             let unit = try directory(engine, "unit", in: data)
             try files("u", 3, in: unit, engine, clock)
             let outsider = try files("x", 1, in: data, engine, clock)[0]
@@ -169,7 +158,7 @@ import Testing
     }
 
     @Test func removingTheAttributeSplitsTheUnit() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             let unit = try directory(engine, "split", in: data)
             let members = try files("s", 4, in: unit, engine, clock)
             try set(engine, unit, "unit", "1")
@@ -184,7 +173,7 @@ import Testing
     }
 
     @Test func aBadValueIsRefusedAndChangesNothing() throws {
-        try withEngine { engine, data, _, clock in
+        try withPassesOnDemand { engine, data, _, clock in
             let unit = try directory(engine, "bad", in: data)
             try files("f", 1, in: unit, engine, clock)
             for value in ["2", "banana", ""] {
@@ -199,7 +188,7 @@ import Testing
     }
 
     @Test func aUnitLargerThanItsPoolIsRefused() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             let unit = try directory(engine, "big", in: data)
             try files("p", 8, in: unit, engine, clock)
             try set(engine, unit, "unit", "1")
@@ -219,7 +208,7 @@ import Testing
     }
 
     @Test func aUnitExpiresWhenAllOfItsFilesHave() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             let unit = try directory(engine, "old", in: data)
             let members = try files("o", 3, in: unit, engine, clock)
             try files("g", 1, in: data, engine, clock)
@@ -241,7 +230,7 @@ import Testing
     }
 
     @Test func thePreviewListsAUnitOnceAndThePassRemovesWhatItListed() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             let unit = try directory(engine, "clip", in: data)
             try files("c", 3, in: unit, engine, clock)
             try files("h", 6, in: data, engine, clock)

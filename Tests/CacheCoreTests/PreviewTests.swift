@@ -6,17 +6,6 @@ import Testing
 /// The preview runs the passes' own choice on a snapshot: evicting right after it removes
 /// exactly what it listed, in its order, whatever the policy, and it writes nothing.
 @Suite struct PreviewTests {
-    /// An engine on a new store whose pool `data` is unlimited, shut down after `body`.
-    private func withEngine(_ body: (CacheEngine, _ data: EntryID, TestStore, ManualClock) throws -> Void) throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try CacheEngine(EngineConfiguration(
-            storePath: store.path, poolOverrides: [PoolOverride(name: "data", maxSize: 0, maxAgeSeconds: nil)],
-            minFree: .bytes(0), clock: clock, accessFlushSeconds: 3600, sweepSeconds: 3600, pressureCheckSeconds: 3600))
-        defer { engine.shutdown() }
-        try body(engine, try engine.pool("data"), store, clock)
-    }
-
     /// 40 files of sizes from 100 to 3,970 bytes written a second apart; a few read since
     /// (reads not flushed to the index yet), one pinned.
     private func fill(_ engine: CacheEngine, _ data: EntryID, clock: ManualClock) throws -> [String: EntryID] {
@@ -48,7 +37,7 @@ import Testing
 
     @Test(arguments: ["lru", "s3fifo", "sieve", "tinylfu"])
     func evictingToTheSizeRemovesExactlyWhatThePreviewListed(policy: String) throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             try engine.setxattr(data, name: "user.cache.eviction", value: Array(policy.utf8), flags: 0)
             let ids = try fill(engine, data, clock: clock)
             let usage = try #require(Int64(try engine.text(data, "user.cache.usage")))
@@ -77,7 +66,7 @@ import Testing
     }
 
     @Test func freeAndNextListInTheSameOrder() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             _ = try fill(engine, data, clock: clock)
             let next = try engine.evictor.preview(of: data, .next(10), in: engine.eviction)
             #expect(next.count == 10)
@@ -92,7 +81,7 @@ import Testing
     }
 
     @Test func theAttributeListsOneLineEachAndRefusesBadParameters() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             _ = try fill(engine, data, clock: clock)
             let lines = try engine.text(data, "user.cache.preview").split(separator: "\n")
             // 39 evictable files (one pinned), fewer than the 100 a plain preview lists.
@@ -110,7 +99,7 @@ import Testing
     }
 
     @Test func aLongPreviewComesInPagesOfOneSnapshot() throws {
-        try withEngine { engine, data, store, clock in
+        try withPassesOnDemand { engine, data, store, clock in
             let longName = String(repeating: "n", count: 60)
             for index in 0..<1200 {
                 clock.advance(seconds: 1)

@@ -86,6 +86,18 @@ extension Evictor {
         return order
     }
 
+    /// A pool's units (none when it has none) and the ids of their files, for a pass that takes
+    /// files alone and units whole; nil (logged) when the index cannot say.
+    func unitsAndMembers(of pool: EntryID, in host: any EvictionHost) -> (units: [EvictionUnit], members: Set<EntryID>)? {
+        do {
+            let units = try host.units(of: pool, pending: [:], writing: []) ?? []
+            return (units, Set(units.flatMap { $0.files.map(\.entryID) }))
+        } catch {
+            host.logger.error("could not read pool \(pool)'s units from the index: \(error)")
+            return nil
+        }
+    }
+
     /// A pool's victims from its in-memory policy, with each unit's file standing for its
     /// whole unit (taken once, when the unit may go; otherwise the file stays, and is given
     /// back to the policy by the pass).

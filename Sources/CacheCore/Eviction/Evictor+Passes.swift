@@ -135,50 +135,46 @@ extension Evictor {
         for pool in pools ?? Array(policies.keys) {
             let policy = policies[pool] ?? PoolPolicy()
             // A unit's files expire together, once every one of them has: alone, each is skipped.
-            let units: [EvictionUnit]
-            do {
-                units = try host.units(of: pool, pending: [:], writing: []) ?? []
-            } catch {
-                host.logger.error("could not read pool \(pool)'s units from the index: \(error)")
-                continue
-            }
-            let members = Set(units.flatMap { $0.files.map(\.entryID) })
+            guard let (units, members) = unitsAndMembers(of: pool, in: host) else { continue }
             if policy.maxAgeSeconds > 0 {
                 let cutoff = time.nanoseconds - policy.maxAgeSeconds * 1_000_000_000
-                removeExpired(in: host, reason: "older than max_age \(policy.maxAgeSeconds)s", skipping: members) { offset in
+                removeInBatches(as: .expired, reason: "older than max_age \(policy.maxAgeSeconds)s", skipping: members,
+                                qualifies: host.isExpired, in: host) { offset in
                     try host.victimQueries.olderThan(pool: pool, cutoff: cutoff, basis: policy.ageBasis,
                                                      limit: Self.victimBatch, offset: offset)
                 }
             }
-            removeExpired(in: host, reason: "older than its own expiration", skipping: members) { offset in
+            removeInBatches(as: .expired, reason: "older than its own expiration", skipping: members,
+                            qualifies: host.isExpired, in: host) { offset in
                 try host.victimQueries.ownExpirationDue(pool: pool, at: time.nanoseconds, basis: policy.ageBasis,
                                                         limit: Self.victimBatch, offset: offset)
             }
             for unit in units where unit.mayGo && unit.files.allSatisfy({ host.isExpired($0, at: time) }) {
                 _ = host.removeUnit(unit, as: .expired, reason: "every file of the unit is past its max age",
-                                qualifies: host.isExpired)
+                                    qualifies: host.isExpired)
             }
         }
         host.commitQueued()
     }
 
-    /// Removes batches of expired files until a batch comes back short or removes nothing
-    /// (a file read since its row was written is no longer expired, and stays). Files of
-    /// units are skipped (and paged past).
-    private func removeExpired(in host: any EvictionHost, reason: String, skipping members: Set<EntryID>,
-                               batch: (_ offset: Int) throws -> [EntryRecord]) {
+    /// Removes files in batches until a batch comes back short or removes nothing (a file read
+    /// since its row was written is no longer expired, say, and stays). Files of units are
+    /// skipped (and paged past): units go whole, by their callers.
+    private func removeInBatches(as kind: CacheEventKind, reason: String, skipping members: Set<EntryID>,
+                                 qualifies: @escaping (EntryRecord, Timestamp) -> Bool, in host: any EvictionHost,
+                                 batch: (_ offset: Int) throws -> [EntryRecord]) {
         var offset = 0
         while !isStopping {
             let candidates: [EntryRecord]
             do {
                 candidates = try batch(offset)
             } catch {
-                host.logger.error("could not read expired files from the index: \(error)")
+                host.logger.error("could not read the files to remove (\(kind.rawValue)) from the index: \(error)")
                 return
             }
             let alone = members.isEmpty ? candidates : candidates.filter { !members.contains($0.entryID) }
             offset += candidates.count - alone.count
-            let removed = host.removeFiles(alone, as: .expired, reason: reason, qualifies: host.isExpired)
+            let removed = host.removeFiles(alone, as: kind, reason: reason, qualifies: qualifies)
             if candidates.count < Self.victimBatch || (removed.files == 0 && !alone.isEmpty) { break }
             host.commitQueued()
         }
@@ -336,29 +332,10 @@ extension Evictor {
     private func clearInPass(pools: [EntryID], in host: any EvictionHost) {
         host.flushAccessTimes()
         for pool in pools {
-            let units: [EvictionUnit]
-            do {
-                units = try host.units(of: pool, pending: [:], writing: []) ?? []
-            } catch {
-                host.logger.error("could not read pool \(pool)'s units from the index: \(error)")
-                continue
-            }
             // A unit goes whole, unless one of its files is pinned (or otherwise kept).
-            let members = Set(units.flatMap { $0.files.map(\.entryID) })
-            var offset = 0
-            while !isStopping {
-                let batch: [EntryRecord]
-                do {
-                    batch = try host.victimQueries.leastRecentlyUsed(pool: pool, limit: Self.victimBatch, offset: offset)
-                } catch {
-                    host.logger.error("could not read files to clear from the index: \(error)")
-                    return
-                }
-                let alone = members.isEmpty ? batch : batch.filter { !members.contains($0.entryID) }
-                offset += batch.count - alone.count
-                let removed = host.removeFiles(alone, as: .cleared, reason: "cleared", qualifies: host.isEvictable)
-                if batch.isEmpty || (removed.files == 0 && !alone.isEmpty) { break }
-                host.commitQueued()
+            guard let (units, members) = unitsAndMembers(of: pool, in: host) else { continue }
+            removeInBatches(as: .cleared, reason: "cleared", skipping: members, qualifies: host.isEvictable, in: host) { offset in
+                try host.victimQueries.leastRecentlyUsed(pool: pool, limit: Self.victimBatch, offset: offset)
             }
             for unit in units where unit.mayGo {
                 _ = host.removeUnit(unit, as: .cleared, reason: "cleared", qualifies: host.isEvictable)

@@ -34,3 +34,15 @@ extension PoolUsage {
         self.persistentFiles = persistentFiles
     }
 }
+
+/// An engine on a new store whose pool `data` is unlimited and whose passes run only when a
+/// test asks (flush, sweep and pressure checks an hour apart), shut down after `body`.
+func withPassesOnDemand(_ body: (CacheEngine, _ data: EntryID, TestStore, ManualClock) throws -> Void) throws {
+    let store = try TestStore()
+    let clock = ManualClock()
+    let engine = try CacheEngine(EngineConfiguration(
+        storePath: store.path, poolOverrides: [PoolOverride(name: "data", maxSize: 0, maxAgeSeconds: nil)],
+        minFree: .bytes(0), clock: clock, accessFlushSeconds: 3600, sweepSeconds: 3600, pressureCheckSeconds: 3600))
+    defer { engine.shutdown() }
+    try body(engine, try engine.pool("data"), store, clock)
+}
