@@ -18,11 +18,11 @@ public struct EncryptedFile: Sendable {
         self.disk = disk
     }
 
-    /// Makes the file at `fd` a new, empty encrypted file: a new header and the sealed empty
-    /// last block, replacing whatever it held.
-    public static func create(fd: Int32, encryption: StoreEncryption,
+    /// Makes the file at `fd` a new, empty encrypted file of entry `owner`: a new header and
+    /// the sealed empty last block, replacing whatever it held.
+    public static func create(fd: Int32, owner: EntryID, encryption: StoreEncryption,
                               disk: any Disk = PosixDisk()) throws(EncryptionError) -> EncryptedFile {
-        let file = EncryptedFile(fd: fd, cipher: encryption.newFileCipher(), disk: disk)
+        let file = EncryptedFile(fd: fd, cipher: encryption.newFileCipher(owner: owner), disk: disk)
         let stored = try file.cipher.header.encoded + file.cipher.seal(block: 0, [], isLast: true)
         try file.writeFully(stored, at: 0)
         do {
@@ -33,15 +33,16 @@ public struct EncryptedFile: Sendable {
         return file
     }
 
-    /// An existing encrypted file, its header read and checked against the store's.
-    public static func open(fd: Int32, encryption: StoreEncryption,
+    /// The existing encrypted file of entry `owner`, its header read and checked against the
+    /// store's.
+    public static func open(fd: Int32, owner: EntryID, encryption: StoreEncryption,
                             disk: any Disk = PosixDisk()) throws(EncryptionError) -> EncryptedFile {
         let bytes = try readFully(disk, fd, 0..<Int64(FileHeader.byteCount))
         let header = try FileHeader(decoding: bytes)
         guard header.blockSize == encryption.layout.blockSize else {
             throw .badFileHeader(reason: "block size \(header.blockSize), the store's is \(encryption.layout.blockSize)")
         }
-        return EncryptedFile(fd: fd, cipher: encryption.fileCipher(for: header), disk: disk)
+        return EncryptedFile(fd: fd, cipher: encryption.fileCipher(for: header, owner: owner), disk: disk)
     }
 
     /// The plaintext size, from the stored size.

@@ -7,16 +7,20 @@ import Foundation
 /// back, and since every file has its own key, a repeat needs about 2^32 writes to one
 /// file's blocks before its odds reach 2^-32 (NIST SP 800-38D's bound for random nonces).
 ///
-/// The associated data is file id (16) + block index (8, big-endian) + last-flag (1): a
-/// block moved to another position or file fails, and so does a file cut or grown by whole
-/// blocks, because its last block then carries the wrong flag.
+/// The associated data is file id (16) + owner (8) + block index (8) + last-flag (1), the
+/// integers big-endian: a block moved to another position or file fails, and so does a
+/// file cut or grown by whole blocks, because its last block then carries the wrong flag.
+/// The owner is the index entry whose bytes these are: a whole byte file, header included,
+/// swapped with another entry's fails too, though its header alone would still match.
 public struct FileCipher: Sendable {
     public let header: FileHeader
+    public let owner: EntryID
     public let layout: BlockLayout
     private let key: SymmetricKey
 
-    public init(dataKey: DataKey, header: FileHeader) {
+    public init(dataKey: DataKey, header: FileHeader, owner: EntryID) {
         self.header = header
+        self.owner = owner
         layout = BlockLayout(blockSize: header.blockSize)
         key = dataKey.subkey(for: .fileContents, salt: header.fileID)
     }
@@ -58,6 +62,7 @@ public struct FileCipher: Sendable {
     }
 
     private func associatedData(_ index: Int64, isLast: Bool) -> [UInt8] {
-        header.fileID + withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) } + [isLast ? 1 : 0]
+        header.fileID + withUnsafeBytes(of: owner.bigEndian) { Array($0) }
+            + withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) } + [isLast ? 1 : 0]
     }
 }

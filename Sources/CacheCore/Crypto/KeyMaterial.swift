@@ -10,6 +10,9 @@ public enum UserKey: Sendable {
 
     public static let randomKeyByteCount = 32
 
+    /// A new random key, as `cachefs keygen` writes.
+    public static func newRandom() -> UserKey { .random(SymmetricKey(size: .bits256)) }
+
     /// A key file's content: exactly 32 bytes are a random key; anything else is a passphrase,
     /// without its trailing line ending.
     public init(keyFileContent content: SecretBytes) throws(EncryptionError) {

@@ -16,12 +16,12 @@ public struct StoreEncryption: Sendable {
         values = ValueCipher(dataKey: dataKey)
     }
 
-    /// The cipher of a new file, with a new random file id.
-    public func newFileCipher() -> FileCipher {
-        FileCipher(dataKey: dataKey, header: .random(blockSize: layout.blockSize))
+    /// The cipher of a new byte file of entry `owner`, with a new random file id.
+    public func newFileCipher(owner: EntryID) -> FileCipher {
+        FileCipher(dataKey: dataKey, header: .random(blockSize: layout.blockSize), owner: owner)
     }
 
-    public func fileCipher(for header: FileHeader) -> FileCipher {
-        FileCipher(dataKey: dataKey, header: header)
+    public func fileCipher(for header: FileHeader, owner: EntryID) -> FileCipher {
+        FileCipher(dataKey: dataKey, header: header, owner: owner)
     }
 }
