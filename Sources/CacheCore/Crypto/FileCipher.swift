@@ -31,12 +31,9 @@ public struct FileCipher: Sendable {
         do {
             let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(),
                                        authenticating: associatedData(index, isLast: isLast))
-            var stored = [UInt8]()
-            stored.reserveCapacity(plaintext.count + BlockLayout.overhead)
-            stored += box.nonce
-            stored += box.ciphertext
-            stored += box.tag
-            return stored
+            // Always present with a 12-byte nonce.
+            guard let combined = box.combined else { throw EncryptionError.cryptoFailure("no combined form") }
+            return Array(combined)
         } catch {
             throw .cryptoFailure("seal block \(index): \(error)")
         }

@@ -27,12 +27,12 @@ import Testing
         return try body(file)
     }
 
-    private func randomBytes(_ count: Int, _ generator: inout SeededGenerator) -> [UInt8] {
+    private func randomBytes(_ count: Int, _ generator: inout SplitMix) -> [UInt8] {
         (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
     @Test func randomWritesTruncatesAndReadsMatchAPlainModel() throws {
-        var generator = SeededGenerator(seed: 21)
+        var generator = SplitMix(seed: 21)
         let block = encryption.layout.blockSize
         var model: [UInt8] = []
         try withFile("model") { (file) throws in

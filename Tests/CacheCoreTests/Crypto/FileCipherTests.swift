@@ -11,7 +11,7 @@ import Testing
     }
 
     private func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix(seed: seed)
         return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
