@@ -77,7 +77,7 @@ public struct KeyDerivation: Sendable, Equatable {
 
     /// scrypt's memory: 128·r·N·p bytes; nil when the parameters are not valid scrypt ones.
     var scryptMemory: Int? {
-        guard kind == .scrypt, (1...40).contains(logRounds), blockSize > 0, parallelism > 0 else { return nil }
+        guard kind == .scrypt, (1...30).contains(logRounds), blockSize > 0, parallelism > 0 else { return nil }
         return 128 * Int(blockSize) * (1 << Int(logRounds)) * Int(parallelism)
     }
 
