@@ -1,0 +1,178 @@
+/// An encrypted byte file through an open descriptor, at the store's `Disk` seam. Reads
+/// open only the blocks they touch; writes and truncates reseal the blocks a ``BlockPlan``
+/// names, reading back the old plaintext of partly kept blocks. Durability (fsync) stays
+/// the caller's, as for plain byte files. Not safe against concurrent writers of one file:
+/// the engine already serializes writes to a file.
+public struct EncryptedFile: Sendable {
+    public let fd: Int32
+    public let cipher: FileCipher
+    private let disk: any Disk
+
+    private var layout: BlockLayout { cipher.layout }
+    /// Sealed blocks are written in runs of about this many bytes.
+    private static let writeBatchBytes = 1 << 20
+
+    private init(fd: Int32, cipher: FileCipher, disk: any Disk) {
+        self.fd = fd
+        self.cipher = cipher
+        self.disk = disk
+    }
+
+    /// Makes the file at `fd` a new, empty encrypted file of entry `owner`: a new header and
+    /// the sealed empty last block, replacing whatever it held.
+    public static func create(fd: Int32, owner: EntryID, encryption: StoreEncryption,
+                              disk: any Disk = PosixDisk()) throws(EncryptionError) -> EncryptedFile {
+        let file = EncryptedFile(fd: fd, cipher: encryption.newFileCipher(owner: owner), disk: disk)
+        let stored = try file.cipher.header.encoded + file.cipher.seal(block: 0, [], isLast: true)
+        try file.writeFully(stored, at: 0)
+        do {
+            try disk.ftruncate(fd, length: Int64(stored.count))
+        } catch {
+            throw .from(error, "truncate a new encrypted file")
+        }
+        return file
+    }
+
+    /// The existing encrypted file of entry `owner`, its header read and checked against the
+    /// store's.
+    public static func open(fd: Int32, owner: EntryID, encryption: StoreEncryption,
+                            disk: any Disk = PosixDisk()) throws(EncryptionError) -> EncryptedFile {
+        let bytes = try readFully(disk, fd, 0..<Int64(FileHeader.byteCount))
+        let header = try FileHeader(decoding: bytes)
+        guard header.blockSize == encryption.layout.blockSize else {
+            throw .badFileHeader(reason: "block size \(header.blockSize), the store's is \(encryption.layout.blockSize)")
+        }
+        return EncryptedFile(fd: fd, cipher: encryption.fileCipher(for: header, owner: owner), disk: disk)
+    }
+
+    /// The plaintext size, from the stored size.
+    public func size() throws(EncryptionError) -> Int64 {
+        let stored: Int64
+        do {
+            stored = try disk.size(of: fd)
+        } catch {
+            throw .from(error, "stat an encrypted file")
+        }
+        guard let size = layout.plaintextSize(storedSize: stored) else { throw .badStoredSize(stored) }
+        return size
+    }
+
+    /// Up to `count` plaintext bytes at `offset` (fewer at the end of the file). A block that
+    /// fails authentication fails the read with `.tampered(block:)`.
+    public func read(at offset: Int64, count: Int) throws(EncryptionError) -> [UInt8] {
+        precondition(offset >= 0 && count >= 0)
+        let size = try size()
+        guard offset < size, count > 0 else { return [] }
+        let length = Int(min(Int64(count), size - offset))
+        let blocks = layout.blocks(touchingOffset: offset, length: length)
+        let range = layout.storedRange(ofBlocks: blocks, plaintextSize: size)
+        let stored = try Self.readFully(disk, fd, range)
+        let last = layout.lastBlock(plaintextSize: size)
+        var result = [UInt8]()
+        result.reserveCapacity(length)
+        for index in blocks {
+            let start = Int(layout.storedOffset(ofBlock: index) - range.lowerBound)
+            let end = start + BlockLayout.overhead + layout.plaintextLength(ofBlock: index, plaintextSize: size)
+            let plaintext = try cipher.open(block: index, stored[start..<end], isLast: index == last)
+            let blockStart = index * Int64(layout.blockSize)
+            let from = Int(max(offset, blockStart) - blockStart)
+            let to = Int(min(offset + Int64(length), blockStart + Int64(plaintext.count)) - blockStart)
+            result += plaintext[from..<to]
+        }
+        return result
+    }
+
+    public func write(_ bytes: [UInt8], at offset: Int64) throws(EncryptionError) {
+        try bytes.withUnsafeBytes { buffer in
+            Result { () throws(EncryptionError) in try write(buffer, at: offset) }
+        }.get()
+    }
+
+    /// Writes `bytes` at `offset`, growing the file (with sealed zeros in any gap) if needed.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(EncryptionError) {
+        precondition(offset >= 0)
+        guard !bytes.isEmpty else { return }
+        try apply(BlockPlan(layout: layout, writingAt: offset, length: bytes.count, plaintextSize: size()), data: bytes)
+    }
+
+    /// Shrinks the file, or grows it with sealed zeros.
+    public func truncate(to newSize: Int64) throws(EncryptionError) {
+        precondition(newSize >= 0)
+        try apply(BlockPlan(layout: layout, truncating: size(), to: newSize), data: nil)
+    }
+
+    /// Every block that fails authentication (for `verify --deep`), each read on its own.
+    public func damagedBlocks() throws(EncryptionError) -> [Int64] {
+        let size = try size()
+        let last = layout.lastBlock(plaintextSize: size)
+        var damaged: [Int64] = []
+        for index in 0...last {
+            let stored = try Self.readFully(disk, fd, layout.storedRange(ofBlocks: index..<index + 1, plaintextSize: size))
+            do {
+                _ = try cipher.open(block: index, stored, isLast: index == last)
+            } catch {
+                damaged.append(index)
+            }
+        }
+        return damaged
+    }
+
+    // MARK: - Applying a plan
+
+    private func apply(_ plan: BlockPlan, data: UnsafeRawBufferPointer?) throws(EncryptionError) {
+        var batch: [UInt8] = []
+        var batchOffset = layout.storedOffset(ofBlock: plan.startIndex)
+        for change in plan {
+            var plaintext = [UInt8](repeating: 0, count: change.newLength)
+            if change.keptLength > 0 {
+                let old = try readBlock(change.index, plaintextSize: plan.oldSize, isLast: change.wasLast)
+                plaintext.replaceSubrange(0..<change.keptLength, with: old[0..<change.keptLength])
+            }
+            if let data, !change.written.isEmpty {
+                let source = Int(change.index * Int64(layout.blockSize) - plan.written.lowerBound) + change.written.lowerBound
+                plaintext.replaceSubrange(change.written, with: data[source..<source + change.written.count])
+            }
+            batch += try cipher.seal(block: change.index, plaintext, isLast: change.isLast)
+            if batch.count >= Self.writeBatchBytes {
+                try writeFully(batch, at: batchOffset)
+                batchOffset += Int64(batch.count)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        try writeFully(batch, at: batchOffset)
+        if plan.newSize < plan.oldSize {
+            do {
+                try disk.ftruncate(fd, length: layout.storedSize(plaintextSize: plan.newSize))
+            } catch {
+                throw .from(error, "truncate an encrypted file")
+            }
+        }
+    }
+
+    private func readBlock(_ index: Int64, plaintextSize: Int64, isLast: Bool) throws(EncryptionError) -> [UInt8] {
+        let range = layout.storedRange(ofBlocks: index..<index + 1, plaintextSize: plaintextSize)
+        return try cipher.open(block: index, Self.readFully(disk, fd, range), isLast: isLast)
+    }
+
+    // MARK: - Whole reads and writes
+
+    private static func readFully(_ disk: any Disk, _ fd: Int32, _ range: Range<Int64>) throws(EncryptionError) -> [UInt8] {
+        let bytes: [UInt8]
+        do {
+            bytes = try disk.preadFully(fd, count: Int(range.count), at: range.lowerBound)
+        } catch {
+            throw .from(error, "read an encrypted file")
+        }
+        // The file ended early: it changed size under us, or was cut.
+        guard bytes.count == range.count else { throw .badStoredSize(range.lowerBound + Int64(bytes.count)) }
+        return bytes
+    }
+
+    private func writeFully(_ bytes: [UInt8], at offset: Int64) throws(EncryptionError) {
+        do {
+            try disk.pwriteFully(fd, from: bytes, at: offset)
+        } catch {
+            throw .from(error, "write an encrypted file")
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Crypto
+import Foundation
+
+/// Seals and opens one file's blocks with AES-256-GCM under the file's own key,
+/// HKDF-SHA256(data key, salt: file id). Each seal takes a fresh random 96-bit nonce, also
+/// when a block is rewritten in place: nonces never depend on state a crash could roll
+/// back, and since every file has its own key, a repeat needs about 2^32 writes to one
+/// file's blocks before its odds reach 2^-32 (NIST SP 800-38D's bound for random nonces).
+///
+/// The associated data is file id (16) + owner (8) + block index (8) + last-flag (1), the
+/// integers big-endian: a block moved to another position or file fails, and so does a
+/// file cut or grown by whole blocks, because its last block then carries the wrong flag.
+/// The owner is the index entry whose bytes these are: a whole byte file, header included,
+/// swapped with another entry's fails too, though its header alone would still match.
+public struct FileCipher: Sendable {
+    public let header: FileHeader
+    public let owner: EntryID
+    public let layout: BlockLayout
+    private let key: SymmetricKey
+
+    public init(dataKey: DataKey, header: FileHeader, owner: EntryID) {
+        self.header = header
+        self.owner = owner
+        layout = BlockLayout(blockSize: header.blockSize)
+        key = dataKey.subkey(for: .fileContents, salt: header.fileID)
+    }
+
+    /// The stored form of block `index`: nonce + ciphertext + tag.
+    public func seal(block index: Int64, _ plaintext: UnsafeRawBufferPointer, isLast: Bool) throws(EncryptionError) -> [UInt8] {
+        precondition(plaintext.count <= layout.blockSize && (isLast || plaintext.count == layout.blockSize))
+        do {
+            let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(),
+                                       authenticating: associatedData(index, isLast: isLast))
+            // Always present with a 12-byte nonce.
+            guard let combined = box.combined else { throw EncryptionError.cryptoFailure("no combined form") }
+            return Array(combined)
+        } catch {
+            throw .cryptoFailure("seal block \(index): \(error)")
+        }
+    }
+
+    public func seal(block index: Int64, _ plaintext: [UInt8], isLast: Bool) throws(EncryptionError) -> [UInt8] {
+        try plaintext.withUnsafeBytes { bytes in
+            Result { () throws(EncryptionError) in try seal(block: index, bytes, isLast: isLast) }
+        }.get()
+    }
+
+    /// The plaintext of stored block `index`, or `.tampered(block: index)`.
+    public func open(block index: Int64, _ stored: some DataProtocol, isLast: Bool) throws(EncryptionError) -> [UInt8] {
+        guard stored.count >= BlockLayout.overhead, stored.count <= layout.storedBlockSize else {
+            throw .tampered(block: index)
+        }
+        do {
+            let box = try AES.GCM.SealedBox(combined: stored)
+            return try Array(AES.GCM.open(box, using: key, authenticating: associatedData(index, isLast: isLast)))
+        } catch {
+            throw .tampered(block: index)
+        }
+    }
+
+    private func associatedData(_ index: Int64, isLast: Bool) -> [UInt8] {
+        header.fileID + withUnsafeBytes(of: owner.bigEndian) { Array($0) }
+            + withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) } + [isLast ? 1 : 0]
+    }
+}

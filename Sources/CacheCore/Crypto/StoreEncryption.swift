@@ -1,0 +1,27 @@
+/// An unlocked store's keys and formats: what the engine holds while an encrypted store is
+/// mounted. Made by ``StoreKeyFile/create(inStore:userKey:blockSize:derivation:disk:)`` or
+/// ``StoreKeyFile/unlock(store:userKey:disk:)``.
+public struct StoreEncryption: Sendable {
+    public let dataKey: DataKey
+    public let storeID: [UInt8]
+    public let layout: BlockLayout
+    public let names: NameCipher
+    public let values: ValueCipher
+
+    init(dataKey: DataKey, storeID: [UInt8], layout: BlockLayout) {
+        self.dataKey = dataKey
+        self.storeID = storeID
+        self.layout = layout
+        names = NameCipher(dataKey: dataKey)
+        values = ValueCipher(dataKey: dataKey)
+    }
+
+    /// The cipher of a new byte file of entry `owner`, with a new random file id.
+    public func newFileCipher(owner: EntryID) -> FileCipher {
+        FileCipher(dataKey: dataKey, header: .random(blockSize: layout.blockSize), owner: owner)
+    }
+
+    public func fileCipher(for header: FileHeader, owner: EntryID) -> FileCipher {
+        FileCipher(dataKey: dataKey, header: header, owner: owner)
+    }
+}
