@@ -25,6 +25,9 @@ public struct EngineConfiguration: Sendable {
     /// `--origin POOL=URL` options; persisted with the pool's policy.
     public var origins: [OriginOverride] = []
     public var originSettings = OriginSettings()
+    /// The unlocked keys of an encrypted store (`cachefs mount --encrypt`, see
+    /// ``StoreKeyFile``); nil for a plaintext store.
+    public var encryption: StoreEncryption?
 
     public init(storePath: String, poolOverrides: [PoolOverride] = [], minFree: MinFree? = nil,
                 clock: any WallClock = SystemClock(), disk: any Disk = PosixDisk(),
