@@ -27,6 +27,7 @@ struct MountCommand: ParsableCommand {
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
+            encrypt (as --encrypt), key_file=PATH (as --key-file), \
             origin=POOL=URL (as --origin), s3_endpoint=URL (the S3 server of s3:// origins, \
             path-style; default AWS's endpoint of AWS_REGION). \
             Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
@@ -60,6 +61,13 @@ struct MountCommand: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Flag(help: "Create the store encrypted (only when it is created; see README, Encryption at rest).")
+    var encrypt = false
+
+    @Option(help: ArgumentHelp("The key file of an encrypted store (`cachefs keygen`), or a file holding its passphrase.",
+                               valueName: "path"))
+    var keyFile: String?
+
     func validate() throws {
         _ = try parsedSettings()
     }
@@ -69,7 +77,21 @@ struct MountCommand: ParsableCommand {
         let storePath = absolute(store)
         let mountPath = absolute(mountpoint)
         if !settings.foreground {
-            let status = try Daemonizer.spawnAndWaitUntilReady()
+            // A typed passphrase is asked here, on the terminal, and handed to the daemon.
+            let terminal = TerminalPassphrasePrompt()
+            var passphrase: SecretBytes?
+            if MountKeys.needsKey(store: storePath, encrypt: settings.encrypt),
+               MountKeys.isTyped(keyFile: settings.keyFile, prompt: terminal) {
+                do {
+                    let key = try KeySource.terminal.load(prompt: terminal,
+                                                          confirming: !StoreKeyFile.isEncrypted(store: storePath))
+                    if case .passphrase(let typed) = key { passphrase = typed }
+                } catch {
+                    printError("cachefs: \(error)")
+                    throw ExitCode.failure
+                }
+            }
+            let status = try Daemonizer.spawnAndWaitUntilReady(passphrase: passphrase)
             throw ExitCode(status)
         }
         FuseSession.blockTerminationSignals()
@@ -77,6 +99,8 @@ struct MountCommand: ParsableCommand {
         let logger = Logger(label: "cachefs")
         do {
             try MountPreflight.check(store: storePath, mountpoint: mountPath)
+            let encryption = try MountKeys.unlock(store: storePath, encrypt: settings.encrypt, keyFile: settings.keyFile,
+                                                  prompt: InheritedPassphrase.fromEnvironment() ?? TerminalPassphrasePrompt())
             let notifier = LateBoundNotifier()
             var configuration = EngineConfiguration(
                 storePath: storePath, poolOverrides: settings.pools, minFree: settings.minFree, notifier: notifier,
@@ -84,6 +108,7 @@ struct MountCommand: ParsableCommand {
                 commitWindowSeconds: settings.commitSeconds)
             configuration.origins = settings.origins
             configuration.originSettings.s3Endpoint = settings.s3Endpoint
+            configuration.encryption = encryption
             let engine = try CacheEngine(configuration)
             DaemonRecord.write(.starting, store: storePath)
             let metrics = settings.metricsFile.map {
@@ -133,8 +158,11 @@ struct MountCommand: ParsableCommand {
 
     private func parsedSettings() throws -> MountSettings {
         do {
-            return try MountSettings(pools: pools, options: options, logLevel: logLevel, foreground: foreground,
-                                     origins: origins)
+            var settings = try MountSettings(pools: pools, options: options, logLevel: logLevel, foreground: foreground,
+                                             origins: origins)
+            if encrypt { settings.encrypt = true }
+            if let keyFile { settings.keyFile = keyFile }
+            return settings
         } catch let error as MountSettings.Problem {
             throw ValidationError(error.description)
         }

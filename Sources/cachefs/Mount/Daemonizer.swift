@@ -1,3 +1,4 @@
+import CacheCore
 import Foundation
 import Glibc
 
@@ -13,9 +14,17 @@ enum Daemonizer {
     /// glibc's POSIX_SPAWN_SETSID, which the Glibc module does not export.
     static let spawnSetsid: Int16 = 0x80
 
-    static func spawnAndWaitUntilReady() throws -> Int32 {
+    /// `passphrase`: typed on this terminal, handed to the daemon on a pipe of its own
+    /// (descriptor 4, see ``InheritedPassphrase``).
+    static func spawnAndWaitUntilReady(passphrase: SecretBytes? = nil) throws -> Int32 {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw posixProblem("pipe") }
+        var keyEnds: [Int32] = [-1, -1]
+        if passphrase != nil {
+            guard pipe(&keyEnds) == 0 else { throw posixProblem("pipe") }
+            for end in keyEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        }
+        defer { for end in keyEnds where end >= 0 { close(end) } }
         // Only the dup2'd copy on descriptor 3 may reach the child, or EOF never comes.
         for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
@@ -23,6 +32,7 @@ enum Daemonizer {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], readyDescriptor)
+        if passphrase != nil { posix_spawn_file_actions_adddup2(&actions, keyEnds[0], InheritedPassphrase.descriptor) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -32,6 +42,7 @@ enum Daemonizer {
         let arguments = [executable] + Array(CommandLine.arguments.dropFirst()) + ["--foreground"]
         var environment = ProcessInfo.processInfo.environment
         environment[readyEnvironment] = String(readyDescriptor)
+        if passphrase != nil { environment[InheritedPassphrase.environmentName] = String(InheritedPassphrase.descriptor) }
         let cArguments = arguments.map { strdup($0) } + [nil]
         let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -41,6 +52,10 @@ enum Daemonizer {
         var child: pid_t = 0
         let spawned = posix_spawn(&child, executable, &actions, &attributes, cArguments, cEnvironment)
         close(pipeEnds[1])
+        if let passphrase, spawned == 0 {
+            // Far below a pipe's buffer: the write never waits for the daemon to read.
+            passphrase.withUnsafeBytes { bytes in _ = write(keyEnds[1], bytes.baseAddress, bytes.count) }
+        }
         guard spawned == 0 else {
             close(pipeEnds[0])
             throw posixProblem("spawn the daemon", code: spawned)

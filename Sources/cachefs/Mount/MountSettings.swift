@@ -27,6 +27,10 @@ struct MountSettings {
     var origins: [OriginOverride] = []
     /// `-o s3_endpoint=URL`: where s3:// origins send their requests (else AWS).
     var s3Endpoint: S3Endpoint?
+    /// `--encrypt` (`-o encrypt`): create the store encrypted (see `MountKeys`).
+    var encrypt = false
+    /// `--key-file PATH` (`-o key_file=PATH`): the key, or a passphrase, of an encrypted store.
+    var keyFile: String?
 
     init(pools: [String], options: [String], logLevel: String, foreground: Bool = false, origins: [String] = []) throws {
         for text in origins { try addOrigin(text) }
@@ -123,6 +127,12 @@ struct MountSettings {
             }
         case "log_level": logLevel = try Self.level(value ?? "", option: "log_level")
         case "foreground": foreground = true
+        case "encrypt": encrypt = true
+        case "key_file":
+            guard let value, !value.isEmpty else {
+                throw Problem(description: "mount option key_file needs a path, as in key_file=/etc/cachefs/store.key")
+            }
+            keyFile = value
         case "min_free":
             guard let value, let parsed = MinFree.parse(value) else {
                 throw Problem(description: "mount option min_free needs a size or percentage, as in min_free=1G or min_free=5%")
