@@ -52,9 +52,14 @@ enum Daemonizer {
         var child: pid_t = 0
         let spawned = posix_spawn(&child, executable, &actions, &attributes, cArguments, cEnvironment)
         close(pipeEnds[1])
-        if let passphrase, spawned == 0 {
-            // Far below a pipe's buffer: the write never waits for the daemon to read.
-            passphrase.withUnsafeBytes { bytes in _ = write(keyEnds[1], bytes.baseAddress, bytes.count) }
+        if let passphrase {
+            // Far below a pipe's buffer: the write never waits for the daemon to read. Both
+            // ends close now, so the daemon reads to the end before the mount is ready.
+            if spawned == 0 {
+                passphrase.withUnsafeBytes { bytes in _ = write(keyEnds[1], bytes.baseAddress, bytes.count) }
+            }
+            for end in keyEnds { close(end) }
+            keyEnds = [-1, -1]
         }
         guard spawned == 0 else {
             close(pipeEnds[0])
