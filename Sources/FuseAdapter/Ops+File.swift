@@ -32,7 +32,8 @@ func cachefsOpen(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMuta
 }
 
 /// The corresponding FUSE operation is `READ`: answered straight from the stored bytes'
-/// descriptor, so the data need not pass through a Swift buffer.
+/// descriptor, so the data need not pass through a Swift buffer; an encrypted store's
+/// stored bytes are ciphertext, so it answers with the decrypted bytes instead.
 func cachefsRead(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ offset: off_t,
                  _ info: UnsafeMutablePointer<fuse_file_info>?) {
     let context = FuseContext.from(request!)
@@ -41,9 +42,14 @@ func cachefsRead(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ off
         // With the writeback cache the kernel also reads through a handle opened only to
         // write (to fill a page before a partial write): not a read by the user.
         let isAccess = info!.pointee.flags & O_ACCMODE != O_WRONLY
-        let descriptor = try context.engine.readDescriptor(info!.pointee.fh, offset: Int64(offset), size: size,
-                                                           isAccess: isAccess)
-        reply.data(descriptor: descriptor, size: size, offset: Int64(offset))
+        if context.engine.isEncrypted {
+            let bytes = try context.engine.read(info!.pointee.fh, offset: Int64(offset), size: size, isAccess: isAccess)
+            reply.bytes(bytes)
+        } else {
+            let descriptor = try context.engine.readDescriptor(info!.pointee.fh, offset: Int64(offset), size: size,
+                                                               isAccess: isAccess)
+            reply.data(descriptor: descriptor, size: size, offset: Int64(offset))
+        }
     } catch {
         reply.failure(error, operation: "read", context: context)
     }

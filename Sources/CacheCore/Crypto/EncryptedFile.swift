@@ -12,7 +12,9 @@ public struct EncryptedFile: Sendable {
     /// Sealed blocks are written in runs of about this many bytes.
     private static let writeBatchBytes = 1 << 20
 
-    private init(fd: Int32, cipher: FileCipher, disk: any Disk) {
+    /// The file at `fd`, whose header made `cipher` (read by ``open(fd:owner:encryption:disk:)``
+    /// or written by ``create(fd:owner:encryption:disk:)`` earlier).
+    init(fd: Int32, cipher: FileCipher, disk: any Disk) {
         self.fd = fd
         self.cipher = cipher
         self.disk = disk
@@ -60,16 +62,26 @@ public struct EncryptedFile: Sendable {
     /// Up to `count` plaintext bytes at `offset` (fewer at the end of the file). A block that
     /// fails authentication fails the read with `.tampered(block:)`.
     public func read(at offset: Int64, count: Int) throws(EncryptionError) -> [UInt8] {
-        precondition(offset >= 0 && count >= 0)
+        var result = [UInt8](repeating: 0, count: count)
+        let filled = try result.withUnsafeMutableBytes { buffer in
+            Result { () throws(EncryptionError) in try read(into: buffer, at: offset) }
+        }.get()
+        result.removeSubrange(filled...)
+        return result
+    }
+
+    /// Fills `buffer` with the plaintext at `offset`, opening only the blocks it touches;
+    /// returns the bytes read (fewer at the end of the file).
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(EncryptionError) -> Int {
+        precondition(offset >= 0)
         let size = try size()
-        guard offset < size, count > 0 else { return [] }
-        let length = Int(min(Int64(count), size - offset))
+        guard offset < size, !buffer.isEmpty else { return 0 }
+        let length = Int(min(Int64(buffer.count), size - offset))
         let blocks = layout.blocks(touchingOffset: offset, length: length)
         let range = layout.storedRange(ofBlocks: blocks, plaintextSize: size)
         let stored = try Self.readFully(disk, fd, range)
         let last = layout.lastBlock(plaintextSize: size)
-        var result = [UInt8]()
-        result.reserveCapacity(length)
+        var filled = 0
         for index in blocks {
             let start = Int(layout.storedOffset(ofBlock: index) - range.lowerBound)
             let end = start + BlockLayout.overhead + layout.plaintextLength(ofBlock: index, plaintextSize: size)
@@ -77,9 +89,12 @@ public struct EncryptedFile: Sendable {
             let blockStart = index * Int64(layout.blockSize)
             let from = Int(max(offset, blockStart) - blockStart)
             let to = Int(min(offset + Int64(length), blockStart + Int64(plaintext.count)) - blockStart)
-            result += plaintext[from..<to]
+            plaintext[from..<to].withUnsafeBytes { part in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<filled + part.count]).copyMemory(from: part)
+            }
+            filled += to - from
         }
-        return result
+        return filled
     }
 
     public func write(_ bytes: [UInt8], at offset: Int64) throws(EncryptionError) {

@@ -42,9 +42,19 @@ public final class CacheEngine: Sendable {
     let attributes: Attributes
     /// Threads for fetches and byte removals.
     let threads = BlockingPool()
+    /// Whether file bytes are stored encrypted: reads must then be decrypted in the daemon,
+    /// never spliced from a stored file's descriptor.
+    public let isEncrypted: Bool
 
     public init(_ configuration: EngineConfiguration) throws {
         let layout = StoreLayout(root: configuration.storePath)
+        var configuration = configuration
+        // Wrapped before the store opens: recovery, too, sees object files' plaintext sizes.
+        let encrypting = configuration.encryption.map {
+            EncryptingDisk(wrapping: configuration.disk, encryption: $0, layout: layout)
+        }
+        if let encrypting { configuration.disk = encrypting }
+        isEncrypted = encrypting != nil
         let disk = configuration.disk, logger = configuration.logger
         self.layout = layout
         let opened = try StoreOpening(configuration, layout: layout, warnings: warnings)
@@ -73,6 +83,7 @@ public final class CacheEngine: Sendable {
                       readThrough: readThrough, eviction: eviction, index: index, logger: logger)
         attributes = Attributes(names: names, files: files, readThrough: readThrough, eviction: eviction, index: index,
                                 layout: layout, warnings: warnings, logger: logger)
+        if let encrypting { Self.recordDamage(of: encrypting, in: events, clock: configuration.clock) }
         evictor.start(serving: eviction)
         notifications.start()
         files.start()
@@ -194,8 +205,10 @@ public final class CacheEngine: Sendable {
         try files.readDescriptor(handle, offset: offset, size: size, isAccess: isAccess)
     }
 
-    public func read(_ handle: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
-        try files.read(handle, offset: offset, size: size)
+    /// The bytes themselves, decrypted on an encrypted store; `isAccess` as for
+    /// ``readDescriptor(_:offset:size:isAccess:)``.
+    public func read(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> [UInt8] {
+        try files.read(handle, offset: offset, size: size, isAccess: isAccess)
     }
 
     public func write(_ handle: UInt64, offset: Int64, bytes: UnsafeRawBufferPointer,

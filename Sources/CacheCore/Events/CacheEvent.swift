@@ -20,6 +20,9 @@ public enum CacheEventKind: String, Sendable, Codable {
     case overLimit = "over_limit"
     /// An `auto` pool switched to the policy its simulations say would have hit most.
     case policyChanged = "policy-changed"
+    /// Stored bytes of an encrypted store failed authentication (changed, moved, cut or
+    /// torn); reads of them answer EIO. The path is the entry id: such a log names no file.
+    case tampered
 }
 
 /// One line of `STORE/events.jsonl`.

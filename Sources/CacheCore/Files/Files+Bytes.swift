@@ -15,9 +15,10 @@ extension Files {
         return file.fd
     }
 
-    /// The corresponding FUSE operation is `READ` (copying form, used by tests and tools).
-    func read(_ handle: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
-        let fd = try readDescriptor(handle, offset: offset, size: size)
+    /// The corresponding FUSE operation is `READ` (copying form: an encrypted store's, and
+    /// tests' and tools').
+    func read(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> [UInt8] {
+        let fd = try readDescriptor(handle, offset: offset, size: size, isAccess: isAccess)
         var buffer = [UInt8](repeating: 0, count: size)
         let count = try buffer.withUnsafeMutableBytes { buffer throws(CacheError) in
             try bytes.disk.pread(fd, into: buffer, at: offset)

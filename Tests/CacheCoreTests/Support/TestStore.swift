@@ -17,10 +17,12 @@ final class TestStore {
     /// (see `waitUntilUnlocked`).
     func open(clock: ManualClock = ManualClock(), disk: any Disk = PosixDisk(),
               overrides: [PoolOverride] = [], commitWindow: Double = 0.005,
-              waitingForLock: Bool = true) throws -> CacheEngine {
+              waitingForLock: Bool = true, encryption: StoreEncryption? = nil) throws -> CacheEngine {
         if waitingForLock && FileManager.default.fileExists(atPath: path + "/lock") { try Self.waitUntilUnlocked(path) }
-        return try CacheEngine(EngineConfiguration(storePath: path, poolOverrides: overrides, clock: clock, disk: disk,
-                                            accessFlushSeconds: 3600, commitWindowSeconds: commitWindow))
+        var configuration = EngineConfiguration(storePath: path, poolOverrides: overrides, clock: clock, disk: disk,
+                                                accessFlushSeconds: 3600, commitWindowSeconds: commitWindow)
+        configuration.encryption = encryption
+        return try CacheEngine(configuration)
     }
 
     /// Lets the next `open` take the store, as a new process would after a crash.
