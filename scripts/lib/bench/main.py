@@ -23,7 +23,7 @@ from . import measure, options, report
 from .core import BenchError, Interrupted, Steps, log, read_lines, warn
 from .mounts import Mount, anything_mounted_under, unmount_leftovers
 from .results import Results
-from .sections import engine, io, listing, memory, origin, scale, small_files
+from .sections import encryption, engine, io, listing, memory, origin, scale, small_files
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 HELPER_SOURCE = os.path.join(REPO_ROOT, "Sources", "BenchFiles", "main.c")
@@ -210,6 +210,8 @@ def define_metrics(b):
         scale.define(b)
     elif o.mode == "origin":
         origin.define(b)
+    elif o.mode == "encryption":
+        encryption.define(b)
     else:
         io.define(b)
         small_files.define(b)
@@ -297,6 +299,10 @@ def run(b):
             origin.run_origin(b)
     elif o.mode == "threading":
         run_threading(b)
+    elif o.mode == "encryption":
+        for rep in range(1, o.repeat + 1):
+            log(f"==> run {rep}/{o.repeat}: encryption")
+            encryption.run_encryption(b)
     else:
         run_main(b)
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 USAGE = """\
 Usage: scripts/bench [--quick] [--repeat N] [--work DIR] [--mount-options OPTS]
                      [--json FILE]
-                     [--compare-threading | --scale | --origin | --policies]
+                     [--compare-threading | --scale | --origin | --policies |
+                      --encryption]
 
 Measures cachefs (through its FUSE mount) against the store's own filesystem
 and prints a table: workload | mount | direct | ratio | target | status, and
@@ -74,6 +75,12 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      Belady's optimum; the what-if curve's largest error against replays at
      its sizes; requests/s and the daemon's CPU per request. A table of its
      own (hit ratios, not ratios against the disk).
+  11. encryption at rest (--encryption runs only this): an encrypted store
+     (cachefs keygen, --encrypt) and a plaintext one, both mounted, the same
+     work on each in turn: sequential 1 MiB reads of a 1 GiB [64 MiB] file
+     from dropped caches and warm, random 4 KiB reads from dropped caches,
+     sequential writes with and without fsync, creates of 10,000 [1,000]
+     1 KiB files and their cold stat. Ratios are encrypted / plaintext.
   8. daemon memory (VmRSS) after mount and after listing a directory of
      100,000 entries, and of 1,000,000 entries [skipped]: mount time, RSS,
      then `cachefs verify` of the store. These stores are built offline
@@ -207,6 +214,8 @@ def parse(argv):
             o.mode = "origin"
         elif arg == "--policies":
             o.mode = "policies"
+        elif arg == "--encryption":
+            o.mode = "encryption"
         elif arg in ("-h", "--help"):
             sys.stdout.write(USAGE)
             sys.exit(0)
