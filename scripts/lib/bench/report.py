@@ -13,8 +13,10 @@ def line(*cols):
 
 def print_table(b):
     print()
-    print(line("workload", "mount", "direct", "ratio", "target", "status"))
-    print(RULE)
+    # A table that starts with a section has that section's header instead.
+    if not (b.results.items and isinstance(b.results.items[0], Section)):
+        print(line("workload", "mount", "direct", "ratio", "target", "status"))
+        print(RULE)
     for item in b.results.items:
         if isinstance(item, Section):    # a section: its own header row
             print(RULE)
@@ -27,7 +29,7 @@ def print_table(b):
     print()
     o = b.opts
     print(f"Medians of {o.repeat} run(s); ratio = mount/direct (rates), direct_s/mount_s (ls, find).")
-    if o.mode not in ("scale", "origin"):
+    if o.mode not in ("scale", "origin", "encryption"):
         print("Name operations: rename, cold stat, unlink and rmdir act on synced files (settled on")
         print("both sides); cold stat = after echo 2 > drop_caches (every name a LOOKUP to the daemon).")
     if o.mode != "origin":
@@ -39,6 +41,8 @@ def print_table(b):
         print("same URLs (first byte: head -c 1 of an uncached file, its lookup's HEAD included).")
     elif o.mode == "threading":
         print("Threading: each run mounts twice, default threads then -o single_threaded.")
+    elif o.mode == "encryption":
+        print("Encryption: ratio = encrypted store / plaintext store, both through their mounts, run in turn.")
     else:
         print("Engine: evict = files evicted/s after max_size 1M vs find -delete on the store's disk;")
         print(f"hot = warm reads while the evictor empties pool data vs idle (medians of {o.hot_reads} reads")
