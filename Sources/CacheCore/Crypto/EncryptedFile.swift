@@ -136,18 +136,17 @@ public struct EncryptedFile: Sendable {
 
     private func apply(_ plan: BlockPlan, data: UnsafeRawBufferPointer?) throws(EncryptionError) {
         var batch: [UInt8] = []
+        batch.reserveCapacity(Self.writeBatchBytes + layout.storedBlockSize)
         var batchOffset = layout.storedOffset(ofBlock: plan.startIndex)
         for change in plan {
-            var plaintext = [UInt8](repeating: 0, count: change.newLength)
-            if change.keptLength > 0 {
-                let old = try readBlock(change.index, plaintextSize: plan.oldSize, isLast: change.wasLast)
-                plaintext.replaceSubrange(0..<change.keptLength, with: old[0..<change.keptLength])
+            if let data, change.keptLength == 0, change.written == 0..<change.newLength {
+                // A whole block of new bytes (most of a large write): sealed straight from them.
+                let source = Int(change.index * Int64(layout.blockSize) - plan.written.lowerBound)
+                try cipher.seal(block: change.index, UnsafeRawBufferPointer(rebasing: data[source..<source + change.newLength]),
+                                isLast: change.isLast, appendingTo: &batch)
+            } else {
+                try sealMerged(change, plan: plan, data: data, into: &batch)
             }
-            if let data, !change.written.isEmpty {
-                let source = Int(change.index * Int64(layout.blockSize) - plan.written.lowerBound) + change.written.lowerBound
-                plaintext.replaceSubrange(change.written, with: data[source..<source + change.written.count])
-            }
-            batch += try cipher.seal(block: change.index, plaintext, isLast: change.isLast)
             if batch.count >= Self.writeBatchBytes {
                 try writeFully(batch, at: batchOffset)
                 batchOffset += Int64(batch.count)
@@ -162,6 +161,25 @@ public struct EncryptedFile: Sendable {
                 throw .from(error, "truncate an encrypted file")
             }
         }
+    }
+
+    /// A block whose new content mixes kept bytes, new bytes and zeros.
+    private func sealMerged(_ change: BlockPlan.Element, plan: BlockPlan, data: UnsafeRawBufferPointer?,
+                            into batch: inout [UInt8]) throws(EncryptionError) {
+        var plaintext = [UInt8](repeating: 0, count: change.newLength)
+        if change.keptLength > 0 {
+            let old = try readBlock(change.index, plaintextSize: plan.oldSize, isLast: change.wasLast)
+            plaintext.replaceSubrange(0..<change.keptLength, with: old[0..<change.keptLength])
+        }
+        if let data, !change.written.isEmpty {
+            let source = Int(change.index * Int64(layout.blockSize) - plan.written.lowerBound) + change.written.lowerBound
+            plaintext.replaceSubrange(change.written, with: data[source..<source + change.written.count])
+        }
+        try plaintext.withUnsafeBytes { bytes in
+            Result { () throws(EncryptionError) in
+                try cipher.seal(block: change.index, bytes, isLast: change.isLast, appendingTo: &batch)
+            }
+        }.get()
     }
 
     private func readBlock(_ index: Int64, plaintextSize: Int64, isLast: Bool) throws(EncryptionError) -> [UInt8] {

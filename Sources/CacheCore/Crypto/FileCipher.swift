@@ -27,13 +27,22 @@ public struct FileCipher: Sendable {
 
     /// The stored form of block `index`: nonce + ciphertext + tag.
     public func seal(block index: Int64, _ plaintext: UnsafeRawBufferPointer, isLast: Bool) throws(EncryptionError) -> [UInt8] {
+        var stored: [UInt8] = []
+        try seal(block: index, plaintext, isLast: isLast, appendingTo: &stored)
+        return stored
+    }
+
+    /// Appends the stored form of block `index` to `stored` (one copy: a write seals its
+    /// blocks into one buffer).
+    public func seal(block index: Int64, _ plaintext: UnsafeRawBufferPointer, isLast: Bool,
+                     appendingTo stored: inout [UInt8]) throws(EncryptionError) {
         precondition(plaintext.count <= layout.blockSize && (isLast || plaintext.count == layout.blockSize))
         do {
             let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(),
                                        authenticating: associatedData(index, isLast: isLast))
             // Always present with a 12-byte nonce.
             guard let combined = box.combined else { throw EncryptionError.cryptoFailure("no combined form") }
-            return Array(combined)
+            stored.append(contentsOf: combined)
         } catch {
             throw .cryptoFailure("seal block \(index): \(error)")
         }
