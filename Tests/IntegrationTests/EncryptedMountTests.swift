@@ -76,8 +76,8 @@ import Testing
             #expect(!damaged.succeeded && damaged.error.contains("Input/output error"), "\(damaged.error)")
             let whole = try mount.sh("cat data/f > /dev/null")
             #expect(!whole.succeeded, "a read over the damaged block succeeded")
-            #expect(Shell.waitUntil(seconds: 5) {
-                ((try? String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)) ?? "").contains("\"tampered\"")
+            #expect(try Shell.waitUntil(seconds: 5) {
+                try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8).contains("\"tampered\"")
             })
         }
     }

@@ -32,6 +32,7 @@ extension Attributes {
     private func refreshWriteLimits(beneath directory: EntryID, in pool: EntryID) {
         let open = files.handles.entriesOpenForWriting(in: pool)
         guard !open.isEmpty else { return }
+        names.loadSubtreeOutsideTheLock(directory)
         let beneath: [EntryRecord]
         do {
             beneath = try names.namespace.withLock { try $0.subtree(of: directory) }

@@ -83,7 +83,7 @@ public final class CacheEngine: Sendable {
                       readThrough: readThrough, eviction: eviction, index: index, logger: logger)
         attributes = Attributes(names: names, files: files, readThrough: readThrough, eviction: eviction, index: index,
                                 layout: layout, warnings: warnings, logger: logger)
-        if let encrypting { Self.recordDamage(of: encrypting, in: events, clock: configuration.clock) }
+        encrypting?.alarm.record(in: events, clock: configuration.clock)
         evictor.start(serving: eviction)
         notifications.start()
         files.start()

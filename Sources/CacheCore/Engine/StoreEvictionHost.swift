@@ -210,6 +210,8 @@ extension StoreEvictionHost {
 
     func removeUnit(_ unit: EvictionUnit, as kind: CacheEventKind, reason: String,
                     qualifies: (EntryRecord, Timestamp) -> Bool) -> (files: Int, bytes: Int64, ids: Set<EntryID>) {
-        names.removeFiles(unit.files, as: kind, reason: reason, qualifies: qualifies, unit: unit.root)
+        // Its check walks the whole unit inside the hold: every directory of it loads first, outside.
+        names.loadSubtreeOutsideTheLock(unit.root.entryID)
+        return names.removeFiles(unit.files, as: kind, reason: reason, qualifies: qualifies, unit: unit.root)
     }
 }

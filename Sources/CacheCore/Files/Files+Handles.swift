@@ -102,7 +102,8 @@ extension Files {
             names.notifications.invalidateAttributes(of: id, waitingAtMost: Tunables.attributeInvalidationWaitSeconds)
         }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
-                                          sizeLimit: names.writeLimit(for: opened), fetch: writable ? nil : fetch),
+                                          sizeLimit: writable ? names.writeLimit(for: opened) : nil,
+                                          fetch: writable ? nil : fetch),
                                  writeOnly: accessMode == O_WRONLY)
         if writable && flags & O_TRUNC != 0 {
             do {

@@ -41,8 +41,10 @@ extension Names {
         guard let limit = sizeLimit(for: record) else { return nil }
         guard !units.isEmpty else { return limit }
         let roots = units.all
+        // The parents' walk is memory only; the unit's directories load outside the lock.
+        guard let unit = namespace.withLock({ $0.unit(of: record, roots: roots) }) else { return limit }
+        loadSubtreeOutsideTheLock(unit)
         let others = namespace.withLock { namespace -> Int64 in
-            guard let unit = namespace.unit(of: record, roots: roots) else { return 0 }
             do {
                 let own = namespace.inodes[record.entryID]?.record.size ?? record.size
                 return try namespace.filesBeneath(unit).reduce(0) { $0 + ($1.persistent ? 0 : $1.size) } - own

@@ -17,6 +17,14 @@ final class TamperAlarm: Sendable {
         state.withLock { $0.listener = listener }
     }
 
+    /// Reports become `tampered` events (and their log lines), named by entry id only.
+    func record(in events: EventLog, clock: any WallClock) {
+        listen { owner, what in
+            events.record([CacheEvent(time: clock.now(), event: .tampered, pool: "", path: "entry \(owner)", size: 0,
+                                      reason: what)])
+        }
+    }
+
     /// `what` names the damage without naming the file: the log of an encrypted store must not
     /// reveal names, so the entry id stands for it.
     func report(owner: EntryID, _ what: String) {
