@@ -145,7 +145,7 @@ extension Attributes {
             let current = names.policy(of: pool)
             let updated = try Self.policy(current, changing: attribute, to: text)
             let poolID = pool.entryID
-            try names.writer.perform { db in try IndexStore.savePolicy(updated, for: poolID, in: db) }
+            try names.writer.perform { [index] db in try index.savePolicy(updated, for: poolID, in: db) }
             names.policies.withLock { $0[poolID] = updated }
             names.evictor.replacement.apply(updated, to: poolID)
         }

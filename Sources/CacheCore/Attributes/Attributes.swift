@@ -68,8 +68,8 @@ final class Attributes: Sendable {
         guard name.hasPrefix(CacheAttribute.prefix) else {
             _ = try names.record(id)
             let (key, bytes) = (Data(name.utf8), Data(value))
-            try names.writer.perform { db in
-                try IndexStore.setXattr(id, name: key, value: bytes, mustExist: flags & XattrFlags.replace != 0,
+            try names.writer.perform { [index] db in
+                try index.setXattr(id, name: key, value: bytes, mustExist: flags & XattrFlags.replace != 0,
                                         mustNotExist: flags & XattrFlags.create != 0, in: db)
             }
             try touchChangeTime(id)
@@ -98,7 +98,7 @@ final class Attributes: Sendable {
         guard name.hasPrefix(CacheAttribute.prefix) else {
             _ = try names.record(id)
             let key = Data(name.utf8)
-            try names.writer.perform { db in try IndexStore.removeXattr(id, name: key, in: db) }
+            try names.writer.perform { [index] db in try index.removeXattr(id, name: key, in: db) }
             try touchChangeTime(id)
             return
         }

@@ -11,7 +11,7 @@ import Foundation
 /// another directory fails to open, and equal names in two directories look unrelated. A
 /// rename to another directory therefore encrypts the name again, as it writes the row anew.
 /// Names are padded to a multiple of 16 bytes (0x80 then zeros) so only a rough length shows.
-/// The result is base64url without padding, with the 16-byte tag and no nonce.
+/// The result is the ciphertext then the 16-byte tag (no nonce), for a BLOB column.
 public struct NameCipher: Sendable {
     /// Where a name lives; its kind and id are authenticated with it.
     public enum Scope: Sendable, Equatable {
@@ -39,32 +39,32 @@ public struct NameCipher: Sendable {
         key = dataKey.subkey(for: .names)
     }
 
-    public func encrypt(_ name: [UInt8], in scope: Scope) throws(EncryptionError) -> String {
-        let padded = name + [0x80] + [UInt8](repeating: 0, count: Self.padding - 1 - name.count % Self.padding)
+    public func encrypt(_ name: some Collection<UInt8>, in scope: Scope) throws(EncryptionError) -> Data {
+        let padded = Array(name) + [0x80] + [UInt8](repeating: 0, count: Self.padding - 1 - name.count % Self.padding)
         do {
             let box = try AES.GCM._SIV.seal(padded, using: key, nonce: AES.GCM._SIV.Nonce(data: Self.nonceBytes),
                                             authenticating: scope.associatedData)
-            return Base64URL.encode(box.ciphertext + box.tag)
+            var sealed = Data(box.ciphertext)  // from index 0: the box's parts are slices of one buffer
+            sealed.append(box.tag)
+            return sealed
         } catch {
             throw .cryptoFailure("seal a name: \(error)")
         }
     }
 
-    /// The name, or `.tamperedValue` for a string this key and scope did not make.
-    public func decrypt(_ encrypted: String, in scope: Scope) throws(EncryptionError) -> [UInt8] {
-        guard let sealed = Base64URL.decode(encrypted), sealed.count >= Self.tagSize + Self.padding else {
-            throw .tamperedValue
-        }
-        let padded: [UInt8]
+    /// The name, or `.tamperedValue` for bytes this key and scope did not make.
+    public func decrypt(_ sealed: Data, in scope: Scope) throws(EncryptionError) -> Data {
+        guard sealed.count >= Self.tagSize + Self.padding else { throw .tamperedValue }
+        let padded: Data
         do {
             let box = try AES.GCM._SIV.SealedBox(nonce: AES.GCM._SIV.Nonce(data: Self.nonceBytes),
                                                  ciphertext: sealed.dropLast(Self.tagSize), tag: sealed.suffix(Self.tagSize))
-            padded = try Array(AES.GCM._SIV.open(box, using: key, authenticating: scope.associatedData))
+            padded = try AES.GCM._SIV.open(box, using: key, authenticating: scope.associatedData)
         } catch {
             throw .tamperedValue
         }
         guard let marker = padded.lastIndex(where: { $0 != 0 }), padded[marker] == 0x80 else { throw .tamperedValue }
-        return Array(padded[..<marker])
+        return Data(padded[..<marker])
     }
 }
 

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 
-/// Randomized authenticated encryption for values the index never searches by: xattr values,
-/// symlink targets, pool origins and policy values. AES-256-GCM with a random nonce under its
+/// Randomized authenticated encryption for values never searched by: xattr values, symlink
+/// targets, pool policies (origins included) and the paths of logged events. AES-256-GCM with a random nonce under its
 /// own key (HKDF of the data key, label "values"); stored as one blob: nonce + ciphertext +
 /// tag. The context (what the value belongs to) is the associated data, so a value copied
 /// into another row fails to open.
@@ -11,22 +11,21 @@ public struct ValueCipher: Sendable {
     public enum Context: Sendable, Equatable {
         case xattrValue(entry: EntryID, name: [UInt8])
         case symlinkTarget(entry: EntryID)
-        case origin(pool: String)
-        case policyValue(pool: String, key: String)
+        /// A pool's whole policy, its origin included.
+        case poolPolicy(pool: EntryID)
+        /// The path of an event in `events.jsonl` or `daemon.log`.
+        case eventPath
 
         var associatedData: [UInt8] {
             switch self {
             case .xattrValue(let entry, let name): [1] + Self.bigEndian(entry) + name
             case .symlinkTarget(let entry): [2] + Self.bigEndian(entry)
-            case .origin(let pool): [3] + Self.field(Array(pool.utf8))
-            case .policyValue(let pool, let key): [4] + Self.field(Array(pool.utf8)) + Self.field(Array(key.utf8))
+            case .poolPolicy(let pool): [3] + Self.bigEndian(pool)
+            case .eventPath: [4]
             }
         }
 
         private static func bigEndian(_ id: EntryID) -> [UInt8] { withUnsafeBytes(of: id.bigEndian) { Array($0) } }
-
-        /// Length-prefixed, so ("ab", "c") and ("a", "bc") differ.
-        private static func field(_ bytes: [UInt8]) -> [UInt8] { bigEndian(EntryID(bytes.count)) + bytes }
     }
 
     private let key: SymmetricKey

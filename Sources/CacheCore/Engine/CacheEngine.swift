@@ -57,7 +57,7 @@ public final class CacheEngine: Sendable {
         isEncrypted = encrypting != nil
         let disk = configuration.disk, logger = configuration.logger
         self.layout = layout
-        let opened = try StoreOpening(configuration, layout: layout, warnings: warnings)
+        let opened = try StoreOpening(configuration, layout: layout, warnings: warnings, tamperAlarm: encrypting?.alarm)
         (storeLock, reserve, index, writer, events) = (opened.lock, opened.reserve, opened.index, opened.writer, opened.events)
         evictor = Evictor(timing: Evictor.Timing(accessFlushSeconds: configuration.accessFlushSeconds,
                                                  sweepSeconds: configuration.sweepSeconds,

@@ -149,7 +149,7 @@ final class StoreEvictionHost: EvictionHost, Sendable {
 
     func savePolicy(_ policy: PoolPolicy, of pool: EntryID) {
         names.policies.withLock { $0[pool] = policy }
-        names.writer.enqueue([.action { db in try IndexStore.savePolicy(policy, for: pool, in: db) }])
+        names.writer.enqueue([.action { [index] db in try index.savePolicy(policy, for: pool, in: db) }])
     }
 
     func record(_ events: [CacheEvent]) { names.events.record(events) }

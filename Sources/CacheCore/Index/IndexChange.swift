@@ -33,12 +33,13 @@ enum IndexChange: Sendable {
         UPDATE entry SET \(EntryRecord.columnsAfterID.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
         """
 
-    func apply(in db: Database) throws {
+    /// Writes the change; `index` seals what an encrypted store keeps sealed.
+    func apply(in db: Database, of index: IndexStore) throws {
         switch self {
         case .insert(let record):
-            try db.cachedStatement(sql: Self.insertSQL).execute(arguments: record.columnValues)
+            try db.cachedStatement(sql: Self.insertSQL).execute(arguments: index.stored(record).columnValues)
         case .update(let record):
-            try db.cachedStatement(sql: Self.updateSQL).execute(arguments: record.columnValues)
+            try db.cachedStatement(sql: Self.updateSQL).execute(arguments: index.stored(record).columnValues)
         case .content(let record):
             try db.cachedStatement(sql: """
                 UPDATE entry SET size = ?, blocks = ?, mtime = ?, ctime = ?, atime = ?, writing = ?, durable = ?
@@ -52,10 +53,10 @@ enum IndexChange: Sendable {
             try db.cachedStatement(sql: "DELETE FROM entry WHERE id = ?").execute(arguments: [id])
         case .insertLink(let link, let entry):
             try db.cachedStatement(sql: "INSERT INTO link(parent, name, entry) VALUES (?, ?, ?)")
-                .execute(arguments: [link.parent, link.name, entry])
+                .execute(arguments: [link.parent, index.storedName(link.name, in: link.parent), entry])
         case .deleteLink(let link):
             try db.cachedStatement(sql: "DELETE FROM link WHERE parent = ? AND name = ?")
-                .execute(arguments: [link.parent, link.name])
+                .execute(arguments: [link.parent, index.storedName(link.name, in: link.parent)])
         case .deleteLinks(let id):
             try db.cachedStatement(sql: "DELETE FROM link WHERE entry = ?").execute(arguments: [id])
         case .accessTimes(let times):

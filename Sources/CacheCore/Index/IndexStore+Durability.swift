@@ -20,8 +20,8 @@ extension IndexStore {
 
     /// Files not known durable, for recovery after a power loss.
     public func nonDurableFiles() throws -> [EntryRecord] {
-        try pool.read { db in
+        try plain(pool.read { db in
             try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE kind = 2 AND durable = 0")
-        }
+        })
     }
 }

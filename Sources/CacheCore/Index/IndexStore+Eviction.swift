@@ -6,7 +6,7 @@ import GRDB
 extension IndexStore {
     /// The least recently used evictable files of a pool, or of every pool when nil.
     public func leastRecentlyUsed(pool poolID: EntryID?, limit: Int, offset: Int = 0) throws -> [EntryRecord] {
-        try pool.read { db in
+        try plain(pool.read { db in
             if let poolID {
                 return try EntryRecord.fetchAll(db, sql: """
                     SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access LIMIT ? OFFSET ?
@@ -15,7 +15,7 @@ extension IndexStore {
             return try EntryRecord.fetchAll(db, sql: """
                 SELECT * FROM entry WHERE \(Schema.evictable) ORDER BY last_access LIMIT ?
                 """, arguments: [limit])
-        }
+        })
     }
 
     /// A pool's evictable files in LRU order (ties by id, as the `entry_lru` index orders
@@ -31,10 +31,10 @@ extension IndexStore {
             while let row = try rows.next() {
                 chunk.append(row)
                 guard chunk.count == batch else { continue }
-                guard try body(chunk) else { return }
+                guard try body(plain(chunk)) else { return }
                 chunk.removeAll(keepingCapacity: true)
             }
-            if !chunk.isEmpty { _ = try body(chunk) }
+            if !chunk.isEmpty { _ = try body(plain(chunk)) }
         }
     }
 
@@ -42,12 +42,12 @@ extension IndexStore {
     public func olderThan(pool poolID: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int,
                           offset: Int = 0) throws -> [EntryRecord] {
         let column = basis == .access ? "last_access" : "mtime"
-        return try pool.read { db in
+        return try plain(pool.read { db in
             try EntryRecord.fetchAll(db, sql: """
                 SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) AND \(column) < ? AND expiration = 0
                 ORDER BY \(column) LIMIT ? OFFSET ?
                 """, arguments: [poolID, cutoff, limit, offset])
-        }
+        })
     }
 
     /// Files whose pin lease has ended but still carry it, so they are not yet evictable.
@@ -88,9 +88,9 @@ extension IndexStore {
                 SELECT id, parent, name FROM entry
                 WHERE pool = ? AND kind = 2 AND persistent = 0 AND parent IS NOT NULL
                 ORDER BY last_access, id
-                """, arguments: [poolID]).map { row in
-                ResidentRow(id: row["id"], parent: row["parent"], name: row["name"])
-            }
+                """, arguments: [poolID])
+        }.map { row in
+            ResidentRow(id: row["id"], parent: row["parent"], name: try plainName(row["name"], in: row["parent"]))
         }
     }
 }

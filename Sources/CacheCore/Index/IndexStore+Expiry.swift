@@ -35,12 +35,12 @@ extension IndexStore {
         -> [EntryRecord]
     {
         let due = Self.ownDue(basis)
-        return try pool.read { db in
+        return try plain(pool.read { db in
             try EntryRecord.fetchAll(db, sql: """
                 SELECT * FROM entry WHERE pool = ? AND expiration > 0 AND \(Schema.evictable) AND \(due) <= ?
                 ORDER BY \(due) LIMIT ? OFFSET ?
                 """, arguments: [poolID, time, limit, offset])
-        }
+        })
     }
 
     private static func basisColumn(_ basis: AgeBasis) -> String {

@@ -10,7 +10,10 @@ extension IndexStore {
             try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT entry.*, link.name FROM link JOIN entry ON entry.id = link.entry WHERE link.parent = ?
                 """), arguments: [parent])
-                .map { row in (row[row.count - 1], EntryRecord(row: row)) }
+        }.compactMap { row in
+            guard let record = try listable(EntryRecord(row: row)),
+                  let name = try listable(name: row[row.count - 1], in: parent, of: record.entryID) else { return nil }
+            return (name, record)
         }
     }
 
@@ -19,8 +22,7 @@ extension IndexStore {
         try pool.unsafeRead { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT parent, name FROM link WHERE entry = ?"),
                              arguments: [entry])
-                .map { LinkName(parent: $0[0], name: $0[1]) }
-        }
+        }.map { LinkName(parent: $0[0], name: try plainName($0[1], in: $0[0])) }
     }
 
     /// Entries whose stored link count is not what their names say: a file's names (its
@@ -33,7 +35,6 @@ extension IndexStore {
                     ELSE 1 + (SELECT COUNT(*) FROM link WHERE link.entry = entry.id) END AS actual
                 FROM entry WHERE parent IS NOT NULL AND nlink != actual
                 """)
-                .map { row in (EntryRecord(row: row), row[row.count - 1]) }
-        }
+        }.map { row in (try plain(EntryRecord(row: row)), row[row.count - 1]) }
     }
 }

@@ -5,40 +5,47 @@ import GRDB
 /// Pool policies and store-wide settings.
 extension IndexStore {
     public func poolPolicies() throws -> [EntryID: PoolPolicy] {
-        try pool.read { db in
-            var policies: [EntryID: PoolPolicy] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM pool") {
-                policies[row["id"]] = PoolPolicy(
-                    maxSize: row["max_size"], maxAgeSeconds: row["max_age"],
-                    ageBasis: AgeBasis(rawValue: row["age_basis"]) ?? .access,
-                    maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"], origin: row["origin"],
-                    negativeTTLSeconds: row["negative_ttl"], maxFetches: row["max_fetches"],
-                    eviction: EvictionChoice(rawValue: row["eviction"]) ?? .lru,
-                    autoActive: PolicyKind(rawValue: row["eviction_active"]) ?? .lru,
-                    recordsTrace: row["trace"], minSize: row["min_size"])
+        let rows = try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM pool") }
+        var policies: [EntryID: PoolPolicy] = [:]
+        for row in rows {
+            let poolID: EntryID = row["id"]
+            if let sealing, let sealed = row["sealed"] as Data? {
+                policies[poolID] = try sealing.plainPolicy(sealed, of: poolID)
+                continue
             }
-            return policies
+            policies[poolID] = PoolPolicy(
+                maxSize: row["max_size"], maxAgeSeconds: row["max_age"],
+                ageBasis: AgeBasis(rawValue: row["age_basis"]) ?? .access,
+                maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"], origin: row["origin"],
+                negativeTTLSeconds: row["negative_ttl"], maxFetches: row["max_fetches"],
+                eviction: EvictionChoice(rawValue: row["eviction"]) ?? .lru,
+                autoActive: PolicyKind(rawValue: row["eviction_active"]) ?? .lru,
+                recordsTrace: row["trace"], minSize: row["min_size"])
         }
+        return policies
     }
 
     public func savePolicy(_ policy: PoolPolicy, for poolID: EntryID) throws {
-        try write { db in try Self.savePolicy(policy, for: poolID, in: db) }
+        try write { db in try savePolicy(policy, for: poolID, in: db) }
     }
 
-    static func savePolicy(_ policy: PoolPolicy, for poolID: EntryID, in db: Database) throws {
+    /// An encrypted store keeps the whole policy in `sealed` and the defaults in the columns.
+    func savePolicy(_ policy: PoolPolicy, for poolID: EntryID, in db: Database) throws {
+        let sealed = try sealing?.storedPolicy(policy, of: poolID)
+        let shown = sealed == nil ? policy : PoolPolicy()
         try db.execute(sql: """
             INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
-                negative_ttl, max_fetches, eviction, eviction_active, trace, min_size)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [poolID, policy.maxSize, policy.maxAgeSeconds, policy.ageBasis.rawValue,
-                             policy.maxFiles, policy.lowWatermarkPercent, policy.origin, policy.negativeTTLSeconds,
-                             policy.maxFetches, policy.eviction.rawValue, policy.autoActive.rawValue,
-                             policy.recordsTrace, policy.minSize])
+                negative_ttl, max_fetches, eviction, eviction_active, trace, min_size, sealed)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [poolID, shown.maxSize, shown.maxAgeSeconds, shown.ageBasis.rawValue,
+                             shown.maxFiles, shown.lowWatermarkPercent, shown.origin, shown.negativeTTLSeconds,
+                             shown.maxFetches, shown.eviction.rawValue, shown.autoActive.rawValue,
+                             shown.recordsTrace, shown.minSize, sealed])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its policy.
-    static func insertPool(_ record: EntryRecord, policy: PoolPolicy, in db: Database) throws {
-        var inserted = record
+    func insertPool(_ record: EntryRecord, policy: PoolPolicy, in db: Database) throws {
+        var inserted = try stored(record)
         try inserted.insert(db)
         try savePolicy(policy, for: record.entryID, in: db)
     }
@@ -46,18 +53,20 @@ extension IndexStore {
     /// Creates a pool directory and its policy in one transaction, for a store that is not
     /// mounted yet (the id comes from AUTOINCREMENT, so it is never one used before).
     public func insertPool(_ record: EntryRecord, policy: PoolPolicy) throws -> EntryRecord {
-        var inserted = record
+        var inserted = try stored(record)
         do {
             try write { db in
                 try inserted.insert(db)
                 inserted.pool = inserted.entryID
                 try inserted.update(db)
-                try Self.savePolicy(policy, for: inserted.entryID, in: db)
+                try savePolicy(policy, for: inserted.entryID, in: db)
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw CacheError.exists
         }
-        return inserted
+        var created = record
+        (created.id, created.pool) = (inserted.id, inserted.entryID)
+        return created
     }
 
     public func setting(_ key: String) throws -> String? {

@@ -37,7 +37,7 @@ extension IndexStore {
     public func unitContents(root: EntryID) throws
         -> (root: EntryRecord, directories: Set<EntryID>, files: [EntryRecord])?
     {
-        try pool.read { db in
+        try pool.read { db -> (root: EntryRecord, directories: Set<EntryID>, files: [EntryRecord])? in
             guard let rootRow = try EntryRecord.fetchOne(db, sql: "SELECT * FROM entry WHERE id = ?", arguments: [root]),
                   rootRow.parent != nil else { return nil }
             let tree = """
@@ -53,6 +53,6 @@ extension IndexStore {
                 WHERE entry.kind = \(EntryKind.file.rawValue) ORDER BY entry.id
                 """, arguments: [root])
             return (rootRow, directories, files)
-        }
+        }.map { (try plain($0.root), $0.directories, try plain($0.files)) }
     }
 }

@@ -12,9 +12,18 @@ public final class IndexStore: Sendable {
     /// Where the index lives, and which file it was when opened (see `isRemoved`).
     let path: String
     let openedFile: FileIdentity?
+    /// How an encrypted store's rows are sealed; nil for a plaintext store.
+    let sealing: IndexSealing?
 
-    public init(path: String, freeSpaceForIndex: @escaping @Sendable () -> Bool = { false }) throws {
+    /// `encryption` is the unlocked key of an encrypted store: without it such a store's
+    /// names and values cannot be read.
+    public convenience init(path: String, encryption: StoreEncryption? = nil) throws {
+        try self.init(path: path, sealing: encryption.map { IndexSealing($0) })
+    }
+
+    init(path: String, sealing: IndexSealing?, freeSpaceForIndex: @escaping @Sendable () -> Bool = { false }) throws {
         self.freeSpaceForIndex = freeSpaceForIndex
+        self.sealing = sealing
         self.path = path
         var configuration = Configuration()
         configuration.prepareDatabase { db in
@@ -47,14 +56,15 @@ public final class IndexStore: Sendable {
     public func entry(_ id: EntryID) throws -> EntryRecord? {
         try pool.unsafeRead { db in
             try EntryRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE id = ?"), arguments: [id])
-        }
+        }.map(plain)
     }
 
     public func child(of parent: EntryID, named name: Data) throws -> EntryRecord? {
-        try pool.unsafeRead { db in
+        let stored = try storedName(name, in: parent)
+        return try pool.unsafeRead { db in
             try EntryRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE parent = ? AND name = ?"),
-                                     arguments: [parent, name])
-        }
+                                     arguments: [parent, stored])
+        }.map(plain)
     }
 
     /// Every child of a directory, to load it into memory: each row goes to `body` as it is
@@ -63,7 +73,10 @@ public final class IndexStore: Sendable {
         try pool.unsafeRead { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT * FROM entry WHERE parent = ?"),
                                            arguments: [parent])
-            while let row = try rows.next() { try body(EntryRecord(row: row)) }
+            while let row = try rows.next() {
+                guard let record = try listable(EntryRecord(row: row)) else { continue }
+                try body(record)
+            }
         }
     }
 
@@ -78,17 +91,20 @@ public final class IndexStore: Sendable {
 
     /// Inserts a new entry; a name already taken answers ``CacheError/exists``.
     public func insert(_ record: EntryRecord) throws -> EntryRecord {
-        var inserted = record
+        var stored = try self.stored(record)
         do {
-            try write { db in try inserted.insert(db) }
+            try write { db in try stored.insert(db) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw CacheError.exists
         }
+        var inserted = record
+        inserted.id = stored.id
         return inserted
     }
 
     public func update(_ record: EntryRecord) throws {
-        try write { db in try record.update(db) }
+        let stored = try self.stored(record)
+        try write { db in try stored.update(db) }
     }
 
     public func delete(_ id: EntryID) throws {
@@ -99,14 +115,14 @@ public final class IndexStore: Sendable {
 
     /// Every file entry (for `cachefs verify`, which may read them all).
     public func allFiles() throws -> [EntryRecord] {
-        try pool.read { db in try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE kind = 2") }
+        try plain(pool.read { db in try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE kind = 2") })
     }
 
     /// Entries a crash may have left behind: nameless ones and files still marked as being written.
     public func unfinishedEntries() throws -> [EntryRecord] {
-        try pool.read { db in
+        try plain(pool.read { db in
             try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE writing = 1 OR parent IS NULL")
-        }
+        })
     }
 
     /// Bytes and file counts of every pool, split by cached and persistent.

@@ -37,7 +37,8 @@ final class IndexWriter: Sendable {
         var finished = false
     }
 
-    private let index: IndexStore
+    /// The index it commits to (its seals apply to what actions write).
+    let index: IndexStore
     private let walPath: String
     private let logger: Logger
     private let commitWindow: Double
@@ -243,7 +244,7 @@ final class IndexWriter: Sendable {
                         switch item {
                         case .change(let change):
                             do {
-                                try change.apply(in: db)
+                                try change.apply(in: db, of: index)
                             } catch let error as DatabaseError where !Self.isFatal(error) {
                                 // Memory already shows the change: say so, where status shows it too.
                                 logger.error("index change \(change) failed: \(error)")

@@ -179,6 +179,11 @@ enum Schema {
         migrator.registerMigration("v9-min-size") { db in
             try db.execute(sql: "ALTER TABLE pool ADD COLUMN min_size INTEGER NOT NULL DEFAULT 0")
         }
+        // An encrypted store's pool policy, sealed whole (origin included); its columns then
+        // hold the defaults (see IndexSealing).
+        migrator.registerMigration("v10-sealed-policy") { db in
+            try db.execute(sql: "ALTER TABLE pool ADD COLUMN sealed BLOB")
+        }
         return migrator
     }
 }

@@ -42,7 +42,8 @@ extension Names {
             created.id = id
             created.pool = id
             let record = created
-            try writer.perform { db in try IndexStore.insertPool(record, policy: PoolPolicy(), in: db) }
+            let index = writer.index
+            try writer.perform { db in try index.insertPool(record, policy: PoolPolicy(), in: db) }
             return namespace.withLock { namespace in
                 policies.withLock { $0[created.entryID] = PoolPolicy() }
                 evictor.replacement.apply(PoolPolicy(), to: created.entryID)

@@ -239,7 +239,8 @@ extension ReadThrough {
                 record.lastAccess = time
                 if becomesPersistent { record.persistent = true }
             }
-            names.writer.enqueue([.action { db in try IndexStore.setOriginVersion(id, etag: version.etag, lastModified: version.lastModified, in: db) }])
+            let index = names.writer.index
+            names.writer.enqueue([.action { db in try index.setOriginVersion(id, etag: version.etag, lastModified: version.lastModified, in: db) }])
         }
     }
 }

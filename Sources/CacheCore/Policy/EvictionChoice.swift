@@ -36,3 +36,19 @@ public enum EvictionChoice: Sendable, Equatable, Hashable {
     /// The values `user.cache.eviction` accepts, for error messages and help.
     public static let accepted = PolicyKind.allCases.map(\.rawValue) + ["auto"]
 }
+
+/// Coded as its `user.cache.eviction` text (for an encrypted store's sealed policies).
+extension EvictionChoice: Codable {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let choice = EvictionChoice(rawValue: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "eviction \(text)"))
+        }
+        self = choice
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

@@ -7,7 +7,7 @@ public enum AgeBasis: String, Sendable, Codable, CaseIterable {
 }
 
 /// The limits of one pool. Zero means unlimited (or never, for ages).
-public struct PoolPolicy: Sendable, Equatable {
+public struct PoolPolicy: Sendable, Equatable, Codable {
     public var maxSize: Int64
     public var maxAgeSeconds: Int64
     public var ageBasis: AgeBasis

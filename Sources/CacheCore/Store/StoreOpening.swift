@@ -17,14 +17,18 @@ struct StoreOpening {
     let counters: PoolCounters
     let unitRoots: Set<EntryID>
 
-    init(_ configuration: EngineConfiguration, layout: StoreLayout, warnings: StoreWarnings) throws {
+    /// `tamperAlarm` hears of sealed index rows that do not open (an encrypted store's).
+    init(_ configuration: EngineConfiguration, layout: StoreLayout, warnings: StoreWarnings,
+         tamperAlarm: TamperAlarm?) throws {
         let disk = configuration.disk, logger = configuration.logger
         try StoreInitializer.prepareDirectories(layout, disk: disk)
         lock = try StoreLock(layout: layout, disk: disk)
         let reserve = SpaceReserve(path: layout.reservePath, disk: disk, logger: logger)
         self.reserve = reserve
         do {
-            index = try IndexStore(path: layout.indexPath, freeSpaceForIndex: { reserve.releaseForFullDisk() })
+            index = try IndexStore(path: layout.indexPath,
+                                   sealing: configuration.encryption.map { IndexSealing($0, alarm: tamperAlarm) },
+                                   freeSpaceForIndex: { reserve.releaseForFullDisk() })
         } catch {
             throw StoreError.corruptIndex(layout.root, "\(error)")
         }
