@@ -52,6 +52,54 @@ import Testing
         }
     }
 
+    /// The issue's leak scan: a marker in a file's contents, names, a symlink's target, an
+    /// xattr's name and value, a pool's origin, a refused setting and the events of a removal;
+    /// then no form of it anywhere under the store (index pages, log, events included), while
+    /// `cachefs events` still names the files through the daemon.
+    @Test func aMarkerInEveryNameAndValueLeavesNoTraceInTheStore() throws {
+        try withEncryptedMount { mount in
+            let marker = "MARKER" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+            let origin = mount.directory + "/origin-" + marker
+            try FileManager.default.createDirectory(atPath: origin, withIntermediateDirectories: false)
+            _ = try mount.mustSucceed("""
+                mkdir data/dir-\(marker)
+                printf '%s' \(marker) > data/dir-\(marker)/file-\(marker)
+                ln data/dir-\(marker)/file-\(marker) data/dir-\(marker)/hard-\(marker)
+                ln -s target-\(marker) data/link-\(marker)
+                setfattr -n user.note-\(marker) -v value-\(marker) data/dir-\(marker)/file-\(marker)
+                setfattr -n user.cache.origin -v 'file://\(origin)' thumbnails
+                mv data/dir-\(marker)/file-\(marker) data/moved-\(marker)
+                rm data/dir-\(marker)/hard-\(marker)
+                printf '%s' \(marker) > data/gone-\(marker) && rm data/gone-\(marker)
+                """)
+            let refused = try mount.sh("setfattr -n user.cache.origin -v file:///nowhere-\(marker) avatars")
+            #expect(!refused.succeeded, "an origin that is not a folder was taken")
+            #expect(try mount.mustSucceed("readlink data/link-\(marker)") == "target-\(marker)")
+            #expect(try mount.mustSucceed("getfattr --only-values -n user.note-\(marker) data/moved-\(marker)")
+                    == "value-\(marker)")
+            let events = try Shell.run([MountedStore.executable, "events", mount.mountpoint])
+            #expect(events.succeeded && events.output.contains("data/gone-\(marker)"), "\(events.output)\(events.error)")
+            #expect(try mount.unmount() == 0)
+
+            let forms = [marker, Data(marker.utf8).base64EncodedString()]
+            for needle in forms {
+                let found = try Shell.run(["grep", "-rlaF", needle, mount.store, mount.logPath])
+                #expect(found.status == 1, "\(needle) found in \(found.output)")
+            }
+            let wide = try Shell.bash("printf '%s' \(marker) | iconv -t UTF-16LE | grep -rlaF -f - '\(mount.store)' '\(mount.logPath)'")
+            #expect(wide.status == 1, "UTF-16 form found in \(wide.output)")
+            let log = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
+            #expect(log.contains("\"deleted\"") && log.contains("sealed:"), "\(log)")
+            // The daemon runs in the foreground here: its log (STORE/daemon.log in the background) is this file.
+            #expect(mount.daemonLog.contains("refused user.cache.origin=sealed:"), "\(mount.daemonLog)")
+
+            try mount.mount()
+            #expect(try mount.mustSucceed("cat data/moved-\(marker)") == marker)
+            #expect(try mount.mustSucceed("getfattr --only-values -n user.cache.origin thumbnails") == "file://\(origin)")
+            #expect(try mount.mustSucceed("ls data | sort | tr '\\n' ' '") == "dir-\(marker) link-\(marker) moved-\(marker)")
+        }
+    }
+
     @Test func aChangedBlockFailsOnlyTheReadsThatTouchIt() throws {
         try withEncryptedMount { mount in
             _ = try mount.mustSucceed("head -c 20480 /dev/urandom > data/f")

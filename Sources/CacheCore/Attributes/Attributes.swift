@@ -43,6 +43,9 @@ final class Attributes: Sendable {
         }
         let place = place(of: current)
         let key = name.dropFirst(CacheAttribute.prefix.count)
+        if place == .root, key.hasPrefix(Self.eventsQuery) {
+            return try eventsPage(query: key.dropFirst(Self.eventsQuery.count))
+        }
         if place == .pool, key.hasPrefix(CacheAttribute.preview.rawValue + "?") {
             return try previewValue(of: current, query: key.dropFirst(CacheAttribute.preview.rawValue.count + 1))
         }
@@ -80,7 +83,8 @@ final class Attributes: Sendable {
         } catch let error as CacheError {
             switch error {
             case .invalidXattrValue(let attribute, let reason):
-                logger.warning("refused \(attribute)=\(String(decoding: value.prefix(64), as: UTF8.self)): \(reason)")
+                // The value (an origin's URL, say) is sealed in an encrypted store's log.
+                logger.warning("refused \(attribute)=\(names.events.shown(String(decoding: value.prefix(64), as: UTF8.self))): \(names.events.shown(reason))")
             case .unknownCacheAttribute(let attribute):
                 logger.warning("refused unknown attribute \(attribute)")
             case .readOnlyAttribute(let attribute):

@@ -79,7 +79,7 @@ public struct CacheEvent: Sendable, Codable, Equatable {
 
     /// A JSON string. Only ASCII bytes need escaping, and UTF-8 never uses them inside a
     /// multi-byte character, so the text is copied byte by byte.
-    private static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+    static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {

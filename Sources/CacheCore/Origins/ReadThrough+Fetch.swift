@@ -53,7 +53,7 @@ extension ReadThrough {
             progress.finish(.failed(error))
             if failure != .cancelled {
                 names.counters.countFetchError(pool: source.pool)
-                logger.error("fetch of \(display(source.path)) failed: \(failure)")
+                logger.error("fetch of \(display(source.path)) failed: \(names.events.shown("\(failure)"))")
                 // Removed while its slot is still in the table: an open meanwhile joins the
                 // failed fetch, never opens the partial bytes as a complete file.
                 if let record = try? names.record(id) {
@@ -127,7 +127,7 @@ extension ReadThrough {
             let result = fetchOnce(id, source: source, progress: progress, chunkStored: timeFirstByte)
             guard case .failure(.failed(let reason)) = result, attempt < originSettings.attempts,
                   !fetches.isStopping else { return result }
-            logger.warning("fetch of \(display(source.path)) failed (attempt \(attempt)): \(reason); retrying")
+            logger.warning("fetch of \(display(source.path)) failed (attempt \(attempt)): \(names.events.shown(reason)); retrying")
             Thread.sleep(forTimeInterval: delay)
             delay *= 2
             attempt += 1

@@ -13,7 +13,7 @@ extension ReadThrough {
         switch OriginURL.origin(for: url, context: originContext) {
         case .success(let origin): return origin
         case .failure(let reason):
-            logger.error("origin \(url) of pool \(pool) cannot be used: \(reason)")
+            logger.error("origin \(names.events.shown(url)) of pool \(pool) cannot be used: \(names.events.shown("\(reason)"))")
             return nil
         }
     }
@@ -32,7 +32,7 @@ extension ReadThrough {
             found = try origin.lookup(path)
         } catch {
             names.counters.countFetchError(pool: pool)
-            logger.error("origin lookup of \(display(path)) failed: \(error)")
+            logger.error("origin lookup of \(display(path)) failed: \(names.events.shown("\(error)"))")
             throw CacheError.io(EIO)
         }
         switch found {
@@ -121,7 +121,7 @@ extension ReadThrough {
         do {
             return try origin.list(path)
         } catch {
-            logger.error("listing the origin of \(directory) failed: \(error)")
+            logger.error("listing the origin of \(directory) failed: \(names.events.shown("\(error)"))")
             return nil
         }
     }

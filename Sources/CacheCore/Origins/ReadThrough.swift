@@ -74,7 +74,8 @@ final class ReadThrough: Sendable {
         negativeMisses.removeAll()
     }
 
+    /// A path for the daemon's log: sealed on an encrypted store.
     func display(_ path: [[UInt8]]) -> String {
-        path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
+        names.events.shown(path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/"))
     }
 }

@@ -32,7 +32,8 @@ struct StoreOpening {
         } catch {
             throw StoreError.corruptIndex(layout.root, "\(error)")
         }
-        events = EventLog(path: layout.eventsPath, maxBytes: configuration.eventLogMaxBytes, disk: disk, logger: logger)
+        events = EventLog(path: layout.eventsPath, maxBytes: configuration.eventLogMaxBytes, disk: disk, logger: logger,
+                          sealing: configuration.encryption.map(EventPathSealing.init))
         let boot = BootIdentity.current()
         let powerLost = try BootIdentity.wasPowerLost(index: index, currentBoot: boot)
         let previousStop = try index.setting(BootIdentity.cleanKey)

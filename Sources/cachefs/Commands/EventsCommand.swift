@@ -17,14 +17,14 @@ struct EventsCommand: ParsableCommand {
     @Flag(help: "Print the raw JSON lines.") var json = false
 
     func run() throws {
-        var path = ""
-        try reportingFailures { path = try Xattr.get(mount, "user.cache.store") + "/events.jsonl" }
-        var reader = LineFollower(path: path)
-        repeat {
-            for line in reader.newLines() { print(json ? line : Self.describe(line)) }
-            fflush(nil)
-            if follow { usleep(200_000) }
-        } while follow
+        var reader = EventReader(mount: mount)
+        try reportingFailures {
+            repeat {
+                for line in try reader.newLines() { print(json ? line : Self.describe(line)) }
+                fflush(nil)
+                if follow { usleep(200_000) }
+            } while follow
+        }
     }
 
     static func describe(_ line: String) -> String {
@@ -35,33 +35,29 @@ struct EventsCommand: ParsableCommand {
     }
 }
 
-/// Reads whole lines appended to a file, following it across rotation (a new inode).
-struct LineFollower {
-    let path: String
-    private var offset: UInt64 = 0
-    private var inode: UInt64 = 0
-    private var partial = ""
+/// Reads the event log through the daemon (the root's `user.cache.events?from=N`), which
+/// opens the names an encrypted store keeps sealed in the file. A rotated log starts again
+/// from its beginning.
+struct EventReader {
+    let mount: String
+    private var offset: Int64 = 0
 
-    init(path: String) { self.path = path }
+    init(mount: String) { self.mount = mount }
 
-    mutating func newLines() -> [String] {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return [] }
-        if UInt64(info.st_ino) != inode || UInt64(info.st_size) < offset {
-            inode = UInt64(info.st_ino)
-            offset = 0
-            partial = ""
+    mutating func newLines() throws -> [String] {
+        var lines: [String] = []
+        while true {
+            let name = "user.cache.events?from=\(offset)"
+            let value = try Xattr.bytes(mount, name, atMost: 64 << 10)
+            guard let newline = value.firstIndex(of: 0x0A),
+                  let next = Int64(String(decoding: value[..<newline], as: UTF8.self)) else {
+                throw Xattr.Failure(description: "\(mount): \(name) answered no offset: is it a cachefs mount's root?")
+            }
+            let page = value[(newline + 1)...]
+            lines += String(decoding: page, as: UTF8.self).split(separator: "\n").map(String.init)
+            let moved = next != offset
+            offset = next
+            if page.isEmpty || !moved { return lines }
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
-        // A read-only handle: closing it cannot lose anything.
-        defer { try? handle.close() }
-        // A file rotated under us is shorter: reading from where the seek left off shows the new lines.
-        try? handle.seek(toOffset: offset)
-        let data = handle.readDataToEndOfFile()
-        offset += UInt64(data.count)
-        partial += String(decoding: data, as: UTF8.self)
-        var lines = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        partial = lines.removeLast()
-        return lines.filter { !$0.isEmpty }
     }
 }
