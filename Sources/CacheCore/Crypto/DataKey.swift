@@ -21,6 +21,7 @@ public struct DataKey: Sendable {
         case fileContents = "cachefs file contents v1"
         case names = "cachefs names v1"
         case values = "cachefs values v1"
+        case fingerprints = "cachefs name fingerprints v1"
     }
 
     func subkey(for purpose: Purpose, salt: [UInt8] = []) -> SymmetricKey {

@@ -70,7 +70,8 @@ public final class CacheEngine: Sendable {
         names = Names(namespace: Namespace(source: index, writer: writer), usage: UsageLedger(opened.usage),
                       policies: opened.policies, ids: opened.ids, access: access, directorySource: index, writer: writer, bytes: bytes,
                       fetches: fetches, evictor: evictor, counters: CounterBook(opened.counters), events: events,
-                      notifications: notifications, units: UnitRoots(opened.unitRoots), clock: configuration.clock,
+                      notifications: notifications, units: UnitRoots(opened.unitRoots),
+                      fingerprints: NameFingerprints(encryption: configuration.encryption), clock: configuration.clock,
                       logger: logger)
         try names.namespace.withLock { try $0.loadChildren(of: WellKnownEntry.root) }
         eviction = StoreEvictionHost(names: names, bytes: bytes, handles: handles, index: index,

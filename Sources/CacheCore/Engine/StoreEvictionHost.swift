@@ -94,6 +94,7 @@ final class StoreEvictionHost: EvictionHost, Sendable {
     }
 
     func fingerprint(of record: EntryRecord) -> UInt64 { names.fingerprint(of: record) }
+    func fingerprint(parent: EntryID, name: Data) -> UInt64 { names.fingerprints.of(parent: parent, name: name) }
 
     @discardableResult
     func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,

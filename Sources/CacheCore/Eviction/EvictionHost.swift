@@ -1,3 +1,4 @@
+import Foundation
 import CachePolicy
 import Logging
 
@@ -34,6 +35,8 @@ protocol EvictionHost: AnyObject, Sendable {
     ) -> Result
     /// The name fingerprint a policy keeps for a file (see `ReplacementTable`).
     func fingerprint(of record: EntryRecord) -> UInt64
+    /// The same for a name read from the index without its record.
+    func fingerprint(parent: EntryID, name: Data) -> UInt64
 
     // MARK: Acts
     /// The one removal seam: removes the candidates that still qualify, with events and

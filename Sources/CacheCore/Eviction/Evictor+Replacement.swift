@@ -28,7 +28,7 @@ extension Evictor {
         do {
             let rows = try host.victimQueries.cachedFilesByAccess(pool: pool)
             replacement.finishBuild(of: pool, residents: rows.map {
-                (id: $0.id, fingerprint: Fingerprint.of(parent: $0.parent, name: $0.name))
+                (id: $0.id, fingerprint: host.fingerprint(parent: $0.parent, name: $0.name))
             })
             host.logger.debug("pool \(pool): \(kind.rawValue) policy built from \(rows.count) cached files")
         } catch {

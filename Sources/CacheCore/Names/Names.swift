@@ -43,11 +43,13 @@ final class Names: Sendable {
     let notifications: KernelNotifications
     let clock: any WallClock
     let logger: Logger
+    let fingerprints: NameFingerprints
 
     init(namespace: Namespace, usage: UsageLedger, policies: [EntryID: PoolPolicy], ids: IDReservation,
          access: AccessTracker, directorySource: any DirectorySource, writer: IndexWriter, bytes: ByteStore, fetches: FetchTable, evictor: Evictor,
          counters: CounterBook, events: EventLog, notifications: KernelNotifications, units: UnitRoots,
-         clock: any WallClock, logger: Logger) {
+         fingerprints: NameFingerprints, clock: any WallClock, logger: Logger) {
+        self.fingerprints = fingerprints
         self.namespace = namespace
         self.usage = usage
         self.policies = Mutex(policies)
@@ -117,10 +119,9 @@ final class Names: Sendable {
         }
     }
 
-    /// What names a file across evictions for its pool's policy (a ghost entry, a
-    /// frequency count): its directory and name, so a name that comes back is recognised.
+    /// What names a file across evictions for its pool's policy (see ``NameFingerprints``).
     func fingerprint(of record: EntryRecord) -> UInt64 {
-        Fingerprint.of(parent: record.parent ?? 0, name: record.name)
+        fingerprints.of(parent: record.parent, name: record.name)
     }
 
     /// An id for a new entry; when its range is used up, the next range is committed first.
