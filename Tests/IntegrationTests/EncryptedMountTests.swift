@@ -100,6 +100,38 @@ import Testing
         }
     }
 
+    /// What a plaintext store does, an encrypted one does too: a read-through origin (whose
+    /// bytes are stored sealed), eviction within a limit with a pinned file kept, hard links and
+    /// renames, and recovery after kill -9.
+    @Test func originsEvictionPinsLinksAndRecoveryWork() throws {
+        try withEncryptedMount { mount in
+            let marker = "MARKER" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+            let origin = mount.directory + "/origin"
+            try FileManager.default.createDirectory(atPath: origin, withIntermediateDirectories: false)
+            try Data((marker + "\n").utf8).write(to: URL(fileURLWithPath: origin + "/fetched"))
+            _ = try mount.mustSucceed("""
+                setfattr -n user.cache.origin -v 'file://\(origin)' thumbnails
+                setfattr -n user.cache.max_size -v 64K data
+                head -c 16384 /dev/urandom > data/kept && setfattr -n user.cache.pinned -v 1 data/kept
+                for i in 1 2 3 4 5 6 7 8; do head -c 16384 /dev/urandom > data/f$i; done
+                mkdir data/dir && printf '%s' linked > data/dir/a && ln data/dir/a data/b && mv data/dir/a data/c
+                """)
+            #expect(try mount.mustSucceed("cat thumbnails/fetched") == marker)
+            let sum = try mount.mustSucceed("sha256sum < data/kept")
+            #expect(try Shell.waitUntil(seconds: 10) { Int(try mount.xattr("data", "user.cache.usage")) ?? .max <= 65536 })
+            #expect(try mount.mustSucceed("cat data/b data/c") == "linkedlinked")
+            try mount.crash()
+            try mount.mount()
+            #expect(try mount.mustSucceed("sha256sum < data/kept") == sum)
+            #expect(try mount.xattr("data/kept", "user.cache.pinned") == "1")
+            #expect(try mount.mustSucceed("cat thumbnails/fetched data/b") == marker + "\nlinked")
+            #expect(try mount.mustSucceed("stat -c %h data/c") == "2")
+            #expect(try mount.unmount() == 0)
+            let found = try Shell.run(["grep", "-rlaF", marker, mount.store])
+            #expect(found.status == 1, "the fetched file's bytes are stored in the clear: \(found.output)")
+        }
+    }
+
     @Test func aChangedBlockFailsOnlyTheReadsThatTouchIt() throws {
         try withEncryptedMount { mount in
             _ = try mount.mustSucceed("head -c 20480 /dev/urandom > data/f")
