@@ -124,6 +124,53 @@ import Testing
         try place.unmount()
     }
 
+    /// `cachefs rekey` killed (SIGKILL, injected by strace as each syscall of its write starts):
+    /// before the new wrapped key is written, before it is synced, before the rename and
+    /// before the folder's sync. Each time exactly one key opens the store, the old one until
+    /// the rename, and the files are there; a rekey run again then finishes.
+    @Test func aRekeyKilledAtEachStepLeavesTheOldOrTheNewKeyWorking() throws {
+        let place = try Place()
+        let old = try place.key("old.key")
+        let new = try place.key("new.key")
+        let created = try place.mount(["--encrypt", "--key-file", old])
+        try #require(created.succeeded, "\(created.error)")
+        _ = try Shell.run(["bash", "-c", "echo kept > '\(place.mountpoint)/data/f'"])
+        try place.unmount()
+        try place.waitUntilClosed()
+
+        let steps: [(call: String, occurrence: Int, opens: String)] = [
+            ("pwrite64", 1, old), ("fsync", 1, old), ("rename", 1, old), ("fsync", 2, new),
+        ]
+        for step in steps {
+            let name = "\(step.call) #\(step.occurrence)"
+            let killed = try Shell.run(["strace", "-f", "-o", "/dev/null", "-e", "trace=\(step.call)",
+                                        "-e", "inject=\(step.call):signal=KILL:when=\(step.occurrence)",
+                                        MountedStore.executable, "rekey", place.store, "--key-file", old,
+                                        "--new-key-file", new])
+            #expect(killed.status == 128 + SIGKILL, "\(name): \(killed.status) \(killed.error)")
+            let other = step.opens == old ? new : old
+            let refused = try place.mount(["--key-file", other])
+            #expect(!refused.succeeded && refused.error.contains("wrong key"), "\(name): \(refused.error)")
+            let opened = try place.mount(["--key-file", step.opens])
+            try #require(opened.succeeded, "\(name): \(opened.error)")
+            #expect(try String(contentsOfFile: place.mountpoint + "/data/f", encoding: .utf8) == "kept\n", "\(name)")
+            try place.unmount()
+            try place.waitUntilClosed()
+            // Back to the old key for the next step (a rekey run again after the kill).
+            if step.opens == new {
+                let back = try Shell.run([MountedStore.executable, "rekey", place.store, "--key-file", new,
+                                          "--new-key-file", old])
+                #expect(back.succeeded, "\(name): \(back.error)")
+            }
+        }
+        let finished = try Shell.run([MountedStore.executable, "rekey", place.store, "--key-file", old, "--new-key-file", new])
+        #expect(finished.succeeded, "\(finished.error)")
+        let reopened = try place.mount(["--key-file", new])
+        try #require(reopened.succeeded, "\(reopened.error)")
+        #expect(try String(contentsOfFile: place.mountpoint + "/data/f", encoding: .utf8) == "kept\n")
+        try place.unmount()
+    }
+
     /// On a terminal, `cachefs mount --encrypt` asks for a passphrase twice (without echo) and
     /// hands it to the daemon; the same passphrase in a file opens the store later.
     @Test func aTypedPassphraseCreatesTheStoreAndAFileWithItOpensIt() throws {

@@ -6,7 +6,7 @@
 # and moto, the S3 server the S3 origin tests run, from PyPI into its own venv.
 set -euo pipefail
 
-packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools util-linux bsdutils mount procps systemd coreutils python3 python3-venv rsync tar diffutils git)
+packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools strace util-linux bsdutils mount procps systemd coreutils python3 python3-venv rsync tar diffutils git)
 missing=()
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
