@@ -5,28 +5,8 @@ import Testing
 /// An encrypted store on a real mount: no byte of a file's contents reaches the disk in the
 /// clear, and a changed stored block fails the reads that touch it, and only those.
 @Suite struct EncryptedMountTests {
-    private func withEncryptedMount(_ body: (MountedStore) throws -> Void) throws {
-        let mounted = try MountedStore(arguments: ["--pool", "data=0"]) { store in
-            let key = store.directory + "/store.key"
-            let made = try Shell.run([MountedStore.executable, "keygen", key])
-            try #require(made.succeeded, "\(made.error)")
-            store.extraArguments += ["--encrypt", "--key-file", key]
-        }
-        defer { mounted.forceStop() }
-        try body(mounted)
-    }
-
-    /// The object file that holds a file's bytes (its inode number is its entry id).
-    private func objectPath(_ mount: MountedStore, _ relative: String) throws -> String {
-        let id = try mount.mustSucceed("stat -c %i \(relative)")
-        let found = try Shell.bash("find '\(mount.store)/objects' -type f -name '\(id)'").output
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        try #require(!found.isEmpty, "no object file for entry \(id)")
-        return found
-    }
-
     @Test func contentsNeverReachTheDiskInTheClear() throws {
-        try withEncryptedMount { mount in
+        try withEncryptedMountedStore(arguments: ["--pool", "data=0"]) { mount in
             let marker = "MARKER-" + UUID().uuidString
             _ = try mount.mustSucceed("""
                 for i in 1 2 3; do printf '%s\\n' \(marker) > data/plain$i; done
@@ -53,12 +33,12 @@ import Testing
     }
 
     @Test func aChangedBlockFailsOnlyTheReadsThatTouchIt() throws {
-        try withEncryptedMount { mount in
+        try withEncryptedMountedStore(arguments: ["--pool", "data=0"]) { mount in
             _ = try mount.mustSucceed("head -c 20480 /dev/urandom > data/f")
             let sums = try (0..<5).map { block in
                 try mount.mustSucceed("dd if=data/f bs=4096 skip=\(block) count=1 status=none | sha256sum")
             }
-            let object = try objectPath(mount, "data/f")
+            let object = try mount.objectPath("data/f")
             #expect(try mount.unmount() == 0)
             // One byte in the middle of the second stored block (a 32-byte header, then blocks of
             // 12 + 4096 + 16 bytes).
