@@ -47,7 +47,14 @@ extension MountedStore {
     }
 }
 
+/// The two kinds of store, for tests that must hold on both.
+enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case plaintext, encrypted
+
+    var description: String { rawValue }
+}
+
 /// `withMountedStore` on a fresh encrypted store.
 func withEncryptedMountedStore(arguments: [String] = [], _ body: (MountedStore) throws -> Void) throws {
-    try withMountedStore(arguments: arguments, encrypted: true, body)
+    try withMountedStore(arguments: arguments, kind: .encrypted, body)
 }
