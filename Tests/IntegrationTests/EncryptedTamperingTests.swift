@@ -135,6 +135,23 @@ import Testing
         })
     }
 
+    /// Cut to nothing, a stored file has no header, as a file stored empty (README, Known
+    /// issues: reads then answer no bytes, not EIO); `verify` finds the size it lost.
+    @Test func aFileCutToNothingIsFoundByVerify() throws {
+        try withChangedStore(files: ["f"], change: { files in
+            try change("""
+                import os
+                os.truncate('\(files["f"]!.object)', 0)
+                """)
+        }, reads: { (mount, _) throws in
+            #expect(try mount.mustSucceed("stat -c %s data/f") == "\(4096 * Self.blocksPerFile)")
+        }, verify: { mount, files in
+            try expectVerify(mount, [], lines: [
+                "wrong size: data/f (entry \(files["f"]!.id)) is 0 bytes, the index says \(4096 * Self.blocksPerFile)",
+            ])
+        })
+    }
+
     /// A copy of one of its own blocks appended: the old last block is no longer last, and the
     /// new one sits at a position it was not sealed for.
     @Test func anAppendedBlockFails() throws {
