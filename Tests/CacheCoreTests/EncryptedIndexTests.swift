@@ -125,4 +125,23 @@ import Testing
         let events = try String(contentsOfFile: StoreLayout(root: store.path).eventsPath, encoding: .utf8)
         #expect(events.contains(#""event":"tampered","path":"entry \#(made.symlink)""#), "\(events)")
     }
+
+    /// `verify` with the key lists a file whose sealed name was changed, and `--repair` drops it.
+    @Test func verifyListsAFileWhoseSealedNameDoesNotOpen() throws {
+        let made: Made
+        do {
+            let engine = try store.open(encryption: encryption)
+            defer { engine.shutdown() }
+            made = try makeOneOfEach(engine)
+        }
+        let queue = try DatabaseQueue(path: StoreLayout(root: store.path).indexPath)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE entry SET name = zeroblob(length(name)) WHERE id = ?", arguments: [made.file])
+        }
+        try queue.close()
+        let verifier = StoreVerifier(storePath: store.path, encryption: encryption)
+        #expect(try verifier.run(repair: true).problems == [.sealedRow(id: made.file)])
+        #expect(try verifier.run(repair: false).problems == [])
+        #expect(!store.hasObject(made.file))
+    }
 }

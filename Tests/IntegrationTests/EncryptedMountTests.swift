@@ -5,28 +5,8 @@ import Testing
 /// An encrypted store on a real mount: no byte of a file's contents reaches the disk in the
 /// clear, and a changed stored block fails the reads that touch it, and only those.
 @Suite struct EncryptedMountTests {
-    private func withEncryptedMount(_ body: (MountedStore) throws -> Void) throws {
-        let mounted = try MountedStore(arguments: ["--pool", "data=0"]) { store in
-            let key = store.directory + "/store.key"
-            let made = try Shell.run([MountedStore.executable, "keygen", key])
-            try #require(made.succeeded, "\(made.error)")
-            store.extraArguments += ["--encrypt", "--key-file", key]
-        }
-        defer { mounted.forceStop() }
-        try body(mounted)
-    }
-
-    /// The object file that holds a file's bytes (its inode number is its entry id).
-    private func objectPath(_ mount: MountedStore, _ relative: String) throws -> String {
-        let id = try mount.mustSucceed("stat -c %i \(relative)")
-        let found = try Shell.bash("find '\(mount.store)/objects' -type f -name '\(id)'").output
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        try #require(!found.isEmpty, "no object file for entry \(id)")
-        return found
-    }
-
     @Test func contentsNeverReachTheDiskInTheClear() throws {
-        try withEncryptedMount { mount in
+        try withEncryptedMountedStore(arguments: ["--pool", "data=0"]) { mount in
             let marker = "MARKER-" + UUID().uuidString
             _ = try mount.mustSucceed("""
                 for i in 1 2 3; do printf '%s\\n' \(marker) > data/plain$i; done
@@ -57,7 +37,7 @@ import Testing
     /// then no form of it anywhere under the store (index pages, log, events included), while
     /// `cachefs events` still names the files through the daemon.
     @Test func aMarkerInEveryNameAndValueLeavesNoTraceInTheStore() throws {
-        try withEncryptedMount { mount in
+        try withEncryptedMountedStore(arguments: ["--pool", "data=0"]) { mount in
             let marker = "MARKER" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
             let origin = mount.directory + "/origin-" + marker
             try FileManager.default.createDirectory(atPath: origin, withIntermediateDirectories: false)
@@ -104,7 +84,7 @@ import Testing
     /// bytes are stored sealed), eviction within a limit with a pinned file kept, hard links and
     /// renames, and recovery after kill -9.
     @Test func originsEvictionPinsLinksAndRecoveryWork() throws {
-        try withEncryptedMount { mount in
+        try withEncryptedMountedStore(arguments: ["--pool", "data=0"]) { mount in
             let marker = "MARKER" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
             let origin = mount.directory + "/origin"
             try FileManager.default.createDirectory(atPath: origin, withIntermediateDirectories: false)
@@ -129,16 +109,18 @@ import Testing
             #expect(try mount.unmount() == 0)
             let found = try Shell.run(["grep", "-rlaF", marker, mount.store])
             #expect(found.status == 1, "the fetched file's bytes are stored in the clear: \(found.output)")
+            let verify = try mount.verify(["--deep"])
+            #expect(verify.succeeded && verify.output.contains("clean"), "\(verify.output)\(verify.error)")
         }
     }
 
     @Test func aChangedBlockFailsOnlyTheReadsThatTouchIt() throws {
-        try withEncryptedMount { mount in
+        try withEncryptedMountedStore(arguments: ["--pool", "data=0"]) { mount in
             _ = try mount.mustSucceed("head -c 20480 /dev/urandom > data/f")
             let sums = try (0..<5).map { block in
                 try mount.mustSucceed("dd if=data/f bs=4096 skip=\(block) count=1 status=none | sha256sum")
             }
-            let object = try objectPath(mount, "data/f")
+            let object = try mount.objectPath("data/f")
             #expect(try mount.unmount() == 0)
             // One byte in the middle of the second stored block (a 32-byte header, then blocks of
             // 12 + 4096 + 16 bytes).

@@ -103,16 +103,23 @@ class Rec:
 
 
 class CrashLoop:
-    def __init__(self, ctx):
+    """`encrypted`: the store is an encrypted one (keygen, --encrypt --key-file), and the
+    verify after each cycle checks every block's tag (--deep) with its key."""
+
+    def __init__(self, ctx, encrypted=False):
         self.ctx = ctx
         self.res = ctx.results
         self.wd = ctx.wd
-        self.rng = random.Random(ctx.seed * 7919 + 1)
-        base = os.path.join(ctx.workdir, "crash")
+        self.encrypted = encrypted
+        self.rng = random.Random(ctx.seed * 7919 + (2 if encrypted else 1))
+        name = "crash-encrypted" if encrypted else "crash"
+        base = os.path.join(ctx.workdir, name)
         self.fs = os.path.join(base, "fs")
         self.store = os.path.join(self.fs, "store")
         self.mnt = os.path.join(base, "mnt")
-        self.log_path = os.path.join(ctx.logdir, "crash-daemon.log")
+        self.log_path = os.path.join(ctx.logdir, f"{name}-daemon.log")
+        # The key lives beside the store's tmpfs, as a user's would (not in the store).
+        self.key_file = os.path.join(base, "store.key")
         self.lock = threading.Lock()
         self.recs = {}
         self.D = None                 # persistent flag of keep/p (None: unknown)
@@ -131,6 +138,7 @@ class CrashLoop:
         self.files_checked = 0
         self.tracked_checked = 0
         self.partials_allowed = 0
+        self.failed_authentication = 0    # reads after remounts that answered EIO (encrypted store)
         self.last_checked = 0
         self.ops = {}
 
@@ -454,9 +462,17 @@ class CrashLoop:
         if d:
             d.force_abort()
 
+    def mount_key_args(self):
+        # --encrypt makes the first mount's new store an encrypted one; later mounts ignore it.
+        return ["--encrypt", "--key-file", self.key_file] if self.encrypted else []
+
+    def verify_args(self):
+        return ["--key-file", self.key_file, "--deep"] if self.encrypted else []
+
     def mount(self, label):
         d = S.Daemon(self.ctx.binary, self.store, self.mnt,
-                     ["--pool", "data=8M", "--pool", "keep=0", "-o", "min_free=16M,sweep_interval=1"],
+                     ["--pool", "data=8M", "--pool", "keep=0", "-o", "min_free=16M,sweep_interval=1"]
+                     + self.mount_key_args(),
                      self.log_path, label)
         try:
             d.start()
@@ -470,6 +486,12 @@ class CrashLoop:
     def run(self, cycles):
         S.mount_tmpfs(self.fs, "96m")
         os.makedirs(self.mnt, exist_ok=True)
+        if self.encrypted:
+            made = S.run([self.ctx.binary, "keygen", self.key_file], timeout=30)
+            self.res.check("encrypted crash loop: cachefs keygen",
+                           [] if made.returncode == 0 else [f"HARNESS keygen failed: {made.stdout.strip()}"], "harness")
+            if made.returncode != 0:
+                return
         self.wd.on_hang = self.on_hang
         try:
             for i in range(1, cycles + 1):
@@ -582,11 +604,11 @@ class CrashLoop:
         self.res.check(f"cycle {c}: clean unmount, exit 0", problems, "hangs" if rc is None else "unmount")
         if rc is None:
             raise Abort("unmount hung")
-        ok, n, out = S.verify_store(self.ctx.binary, self.store)
+        ok, n, out = S.verify_store(self.ctx.binary, self.store, self.verify_args())
         self.res.check(f"cycle {c}: cachefs verify clean", [] if ok else [f"VERIFY {out}"], "verify")
         if not ok:
             log(f"cycle {c}: running verify --repair so later cycles start from a consistent store")
-            S.run([self.ctx.binary, "verify", self.store, "--repair"], timeout=180)
+            S.run([self.ctx.binary, "verify", self.store, "--repair"] + self.verify_args(), timeout=180)
         ops = {k: v - ops_before.get(k, 0) for k, v in self.ops.items()}
         log(f"cycle {c}: ran {run_for:.2f} s ({ops.get('writes', 0)} writes, {ops.get('reads', 0)} reads, "
             f"{ops.get('flags', 0) + ops.get('dirflags', 0)} flag sets, {ops.get('unlinks', 0)} unlinks), "
@@ -608,6 +630,7 @@ class CrashLoop:
         for pool in sorted(names):
             for path in S.walk_files(self.p(pool)):
                 rel = os.path.relpath(path, self.mnt)
+                state = None
                 try:
                     with wd.op(f"check read {rel}"):
                         state = S.file_state(path)
@@ -615,6 +638,12 @@ class CrashLoop:
                 except OSError as e:
                     if e.errno in GONE:
                         continue        # evicted during the scan
+                    if self.encrypted and e.errno == errno.EIO:
+                        # A block that fails authentication: a torn file detected, judged below
+                        # like one whose checksum fails (never served as good).
+                        observed[rel] = (state, 0, False, "EIO: a block failed authentication", None)
+                        self.failed_authentication += 1
+                        continue
                     read_errors.append(f"ERROR read {rel} after remount: {ename(e)} ({e.strerror})")
                     continue
                 ok, reason, dg = S.check_content(data, size)

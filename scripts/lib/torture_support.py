@@ -664,9 +664,9 @@ def usage_check(mnt, wd, label, tries=8):
     return problems + [f"figures kept changing during {tries} walks (evictor never settled)"]
 
 
-def verify_store(binary, store):
-    """Runs cachefs verify; returns (ok, files_checked, output)."""
-    r = run([binary, "verify", store], timeout=180)
+def verify_store(binary, store, extra=()):
+    """Runs cachefs verify (with `extra`: a key, --deep); returns (ok, files_checked, output)."""
+    r = run([binary, "verify", store, *extra], timeout=180)
     out = r.stdout.strip()
     m = re.search(r"^clean: (\d+) files? checked", out, re.M)
     ok = r.returncode == 0 and m is not None

@@ -117,11 +117,13 @@ public struct EncryptedFile: Sendable {
     }
 
     /// Every block that fails authentication (for `verify --deep`), each read on its own.
-    public func damagedBlocks() throws(EncryptionError) -> [Int64] {
+    /// With `lastOnly`, only the last block, the cheap check: a file cut or grown by whole
+    /// blocks, or torn mid-append, ends in a block that was not sealed as the last.
+    public func damagedBlocks(lastOnly: Bool = false) throws(EncryptionError) -> [Int64] {
         let size = try size()
         let last = layout.lastBlock(plaintextSize: size)
         var damaged: [Int64] = []
-        for index in 0...last {
+        for index in (lastOnly ? last : 0)...last {
             let stored = try Self.readFully(disk, fd, layout.storedRange(ofBlocks: index..<index + 1, plaintextSize: size))
             do {
                 _ = try cipher.open(block: index, stored, isLast: index == last)

@@ -113,9 +113,25 @@ public final class IndexStore: Sendable {
         }
     }
 
-    /// Every file entry (for `cachefs verify`, which may read them all).
-    public func allFiles() throws -> [EntryRecord] {
-        try plain(pool.read { db in try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE kind = 2") })
+    /// Every file entry (for `cachefs verify`, which may read them all), and the ids of
+    /// those whose sealed name or target does not open.
+    public func allFiles() throws -> (files: [EntryRecord], unopened: [EntryID]) {
+        let stored = try pool.read { db in try EntryRecord.fetchAll(db, sql: "SELECT * FROM entry WHERE kind = 2") }
+        guard let sealing else { return (stored, []) }
+        var files: [EntryRecord] = [], unopened: [EntryID] = []
+        for record in stored {
+            do {
+                files.append(try sealing.plain(record))
+            } catch CacheError.io(EIO) {
+                unopened.append(record.entryID)
+            }
+        }
+        return (files, unopened)
+    }
+
+    /// The ids of every file entry (for recovery, which needs no name).
+    func allFileIDs() throws -> Set<EntryID> {
+        try pool.read { db in Set(try EntryID.fetchAll(db, sql: "SELECT id FROM entry WHERE kind = 2")) }
     }
 
     /// Entries a crash may have left behind: nameless ones and files still marked as being written.

@@ -21,7 +21,7 @@ struct Recovery {
         for var record in unfinished {
             let id = record.entryID
             let path = layout.objectPath(for: id)
-            if record.parent != nil && record.persistent, let size = storedSize(path) {
+            if record.parent != nil && record.persistent, let size = storedSize(path, of: id) {
                 record.size = size
                 record.writing = false
                 try index.update(record)
@@ -79,7 +79,7 @@ struct Recovery {
         var dropped = 0
         for var record in try index.nonDurableFiles() {
             let path = layout.objectPath(for: record.entryID)
-            if record.persistent && record.parent != nil, let size = storedSize(path) {
+            if record.persistent && record.parent != nil, let size = storedSize(path, of: record.entryID) {
                 record.size = size
                 record.writing = false
                 record.durable = true
@@ -88,17 +88,25 @@ struct Recovery {
             }
             try index.delete(record.entryID)
             try removeIfPresent(path)
-            dropped += 1
+            if !record.persistent { dropped += 1 }
         }
         logger.warning("power-loss recovery dropped \(dropped) cached files not known durable")
     }
 
-    /// The size of a persistent file's bytes, or nil when they were never created: the stop
-    /// came between the entry's insert and its bytes, before CREATE answered, so the file
-    /// never existed for anyone and its entry is dropped like a cached one.
-    private func storedSize(_ path: String) -> Int64? {
-        // No bytes (or unreadable ones) answer nil: the caller drops the entry either way.
-        try? disk.fileSize(path)
+    /// The size of a persistent file's bytes, or nil when there are none to keep: they were
+    /// never created (the stop came between the entry's insert and its bytes, before CREATE
+    /// answered, so the file never existed for anyone), or they cannot be read, as an
+    /// encrypted file whose tail was torn mid-block (no block layout gives its stored size).
+    /// The caller drops the entry either way; a file someone saw is named in the log.
+    private func storedSize(_ path: String, of id: EntryID) -> Int64? {
+        do throws(CacheError) {
+            return try disk.fileSize(path)
+        } catch {
+            if error.errno != ENOENT {
+                logger.warning("dropped persistent file \(id): its stored bytes are torn or unreadable (\(String(cString: strerror(error.errno))))")
+            }
+            return nil
+        }
     }
 
     /// Bytes already gone are what recovery wants; any other failure fails the mount, said.
@@ -111,7 +119,7 @@ struct Recovery {
     /// After a power loss the index may have lost its last commits, reservations included:
     /// bytes without an entry are found by walking the objects folder, the only walk at mount.
     func removeOrphanBytes() throws {
-        let known = Set(try index.allFiles().map(\.entryID))
+        let known = try index.allFileIDs()
         var orphans = 0
         for directory in StoreLayout.fanOutDirectories {
             let folder = layout.objectsPath + "/" + directory

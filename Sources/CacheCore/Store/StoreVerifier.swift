@@ -3,6 +3,8 @@ import Glibc
 
 /// `cachefs verify`: checks an unmounted store against its index and, if asked, repairs it.
 /// Unlike a mount, it walks every object, so it finds what a crash or a hand could leave.
+/// An encrypted store is checked with its key: every object's header, its block layout and
+/// its last block's tag, or every block's tag when `deep`.
 public struct StoreVerifier {
     public enum Problem: Equatable, CustomStringConvertible, Sendable {
         case orphanBytes(path: String)
@@ -13,6 +15,17 @@ public struct StoreVerifier {
         case wrongLinkCount(id: EntryID, path: String, indexed: UInt32, actual: UInt32)
         /// The index's usage rows are not the sum of its entries (repair sums them again).
         case usageTotals(saved: String, summed: String)
+        /// Encrypted stores only: the 32-byte header is not a valid one of this store.
+        case badHeader(id: EntryID, path: String, reason: String)
+        /// Encrypted stores only: a stored size no plaintext size gives (torn, or cut or
+        /// grown by something other than whole blocks).
+        case tornBlocks(id: EntryID, path: String, storedSize: Int64)
+        /// Encrypted stores only: blocks that fail authentication (changed, swapped, moved,
+        /// cut, appended or torn); reads that touch them answer EIO.
+        case damagedBlocks(id: EntryID, path: String, blocks: [Int64])
+        /// Encrypted stores only: an entry whose sealed name or target in the index does not
+        /// open (changed, or moved to another directory).
+        case sealedRow(id: EntryID)
 
         public var description: String {
             switch self {
@@ -26,6 +39,15 @@ public struct StoreVerifier {
                 return "wrong link count: \(path) (entry \(id)) has \(actual) links, the index says \(indexed)"
             case .usageTotals(let saved, let summed):
                 return "usage totals in the index (\(saved)) differ from the entries' sum (\(summed))"
+            case .badHeader(let id, let path, let reason):
+                return "bad header: \(path) (entry \(id)): \(reason)"
+            case .tornBlocks(let id, let path, let storedSize):
+                return "torn blocks: \(path) (entry \(id)) has \(storedSize) stored bytes, not whole blocks"
+            case .damagedBlocks(let id, let path, let blocks):
+                let list = blocks.map(String.init).joined(separator: ", ")
+                return "damaged: \(path) (entry \(id)): \(blocks.count == 1 ? "block \(list) fails" : "blocks \(list) fail") authentication"
+            case .sealedRow(let id):
+                return "damaged: entry \(id): its sealed name or target in the index does not open"
             }
         }
     }
@@ -39,10 +61,18 @@ public struct StoreVerifier {
     let layout: StoreLayout
 
     private let disk: any Disk
+    /// Set for an encrypted store: its objects are checked with the key.
+    private let encryptedObjects: EncryptedObjectCheck?
+    private let encryption: StoreEncryption?
 
-    public init(storePath: String, disk: any Disk = PosixDisk()) {
+    /// `encryption` is the unlocked key of an encrypted store (nil for a plaintext one);
+    /// `deep` checks every block's tag rather than the last one's.
+    public init(storePath: String, encryption: StoreEncryption? = nil, deep: Bool = false,
+                disk: any Disk = PosixDisk()) {
         layout = StoreLayout(root: storePath)
         self.disk = disk
+        self.encryption = encryption
+        encryptedObjects = encryption.map { EncryptedObjectCheck(encryption: $0, disk: disk, deep: deep) }
     }
 
     /// Checks the store (holding its lock, so no daemon can run meanwhile) and repairs what
@@ -52,17 +82,25 @@ public struct StoreVerifier {
         guard FileManager.default.fileExists(atPath: layout.indexPath) else {
             throw StoreError.cannotOpen(layout.root, "no index.sqlite: not a cachefs store")
         }
+        // Without the key every object would look the wrong size: nothing is checked.
+        if encryptedObjects == nil && StoreKeyFile.isEncrypted(store: layout.root) {
+            throw StoreError.cannotOpen(layout.root, "an encrypted store: verify needs its key")
+        }
         let lock = try StoreLock(layout: layout, disk: disk)
         defer { withExtendedLifetime(lock) {} }
-        let index = try IndexStore(path: layout.indexPath)
+        let index = try IndexStore(path: layout.indexPath, encryption: encryption)
         var report = Report()
         var indexed: [EntryID: EntryRecord] = [:]
-        for record in try index.allFiles() { indexed[record.entryID] = record }
+        let (files, unopened) = try index.allFiles()
+        for record in files { indexed[record.entryID] = record }
+        report.problems += unopened.map { .sealedRow(id: $0) }
         var present: Set<EntryID> = []
         for directory in StoreLayout.fanOutDirectories {
             let folder = layout.objectsPath + "/" + directory
             // A fan-out folder that is missing holds no bytes; entries whose bytes are missing are reported below.
             for name in (try? disk.contentsOfDirectory(folder)) ?? [] {
+                // An entry whose sealed row does not open is reported once, below, with its bytes.
+                if let id = EntryID(name), unopened.contains(id) { continue }
                 guard let id = EntryID(name), indexed[id] != nil else {
                     report.problems.append(.orphanBytes(path: folder + "/" + name))
                     continue
@@ -82,6 +120,10 @@ public struct StoreVerifier {
                 report.problems.append(.missingBytes(id: id, path: path))
             } else if record.writing && !record.persistent {
                 report.problems.append(.tornFile(id: id, path: path))
+            } else if let encryptedObjects {
+                if let problem = try encryptedObjects.problem(of: record, at: layout.objectPath(for: id), named: path) {
+                    report.problems.append(problem)
+                }
             } else {
                 // Bytes that vanished between the walk and here were reported missing by the walk's
                 // next run; only a size that can be read is compared.
@@ -123,7 +165,8 @@ public struct StoreVerifier {
                 try removeIfPresent(path)
             case .missingBytes(let id, _):
                 try index.delete(id)
-            case .tornFile(let id, _), .nameless(let id):
+            case .tornFile(let id, _), .nameless(let id), .badHeader(let id, _, _), .tornBlocks(let id, _, _),
+                 .damagedBlocks(let id, _, _), .sealedRow(let id):
                 try index.delete(id)
                 try removeIfPresent(layout.objectPath(for: id))
             case .wrongSize(let id, _, _, let actual):

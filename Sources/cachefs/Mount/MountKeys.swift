@@ -23,16 +23,22 @@ enum MountKeys {
             == .terminal
     }
 
+    /// The keys of `store`, an existing encrypted store, from the first key source found
+    /// (`cachefs verify` unlocks a store the same way as a mount).
+    static func unlockExisting(store: String, keyFile: String?, prompt: any PassphrasePrompt) throws -> StoreEncryption {
+        let key = try KeySource.find(keyFile: keyFile, environment: ProcessInfo.processInfo.environment, prompt: prompt)
+            .load(prompt: prompt, confirming: false)
+        return try StoreKeyFile.unlock(store: store, userKey: key)
+    }
+
     /// The store's unlocked keys; nil for a plaintext store. A new store mounted with
     /// `encrypt` becomes an encrypted one here.
     static func unlock(store: String, encrypt: Bool, keyFile: String?,
                        prompt: any PassphrasePrompt) throws -> StoreEncryption? {
-        let environment = ProcessInfo.processInfo.environment
         if StoreKeyFile.isEncrypted(store: store) {
-            let key = try KeySource.find(keyFile: keyFile, environment: environment, prompt: prompt)
-                .load(prompt: prompt, confirming: false)
-            return try StoreKeyFile.unlock(store: store, userKey: key)
+            return try unlockExisting(store: store, keyFile: keyFile, prompt: prompt)
         }
+        let environment = ProcessInfo.processInfo.environment
         let hasIndex = FileManager.default.fileExists(atPath: StoreLayout(root: store).indexPath)
         guard encrypt else {
             if let keyFile, hasIndex {

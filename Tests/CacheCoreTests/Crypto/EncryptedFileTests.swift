@@ -178,6 +178,7 @@ import Testing
             #expect(try file.size() == 2560)
             #expect(throws: EncryptionError.tampered(block: 3)) { try file.read(at: 0, count: 4096) }
             #expect(try file.damagedBlocks() == [3, 4])
+            #expect(try file.damagedBlocks(lastOnly: true) == [4])
         }
     }
 
@@ -190,6 +191,8 @@ import Testing
             #expect(throws: EncryptionError.tampered(block: 3)) { try file.read(at: 3 * 512, count: 1) }
             #expect(try file.read(at: 512, count: 512) == Array(sample()[512..<1024]))
             #expect(try file.damagedBlocks() == [3])
+            // The cheap check reads only the last block, which is whole.
+            #expect(try file.damagedBlocks(lastOnly: true).isEmpty)
         }
     }
 

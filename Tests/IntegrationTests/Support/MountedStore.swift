@@ -129,10 +129,11 @@ struct MountError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Runs `body` against a fresh mount, which is always unmounted afterwards; on failure the
-/// daemon's log is attached to the test's output.
-func withMountedStore(arguments: [String] = [], _ body: (MountedStore) throws -> Void) throws {
-    let mounted = try MountedStore(arguments: arguments)
+/// Runs `body` against a fresh mount of a store of `kind`, which is always unmounted
+/// afterwards; on failure the daemon's log is attached to the test's output.
+func withMountedStore(arguments: [String] = [], kind: StoreKind = .plaintext,
+                      _ body: (MountedStore) throws -> Void) throws {
+    let mounted = try kind == .encrypted ? MountedStore.encrypted(arguments: arguments) : MountedStore(arguments: arguments)
     do {
         try body(mounted)
     } catch {
