@@ -85,12 +85,13 @@ public struct EncryptedFile: Sendable {
         for index in blocks {
             let start = Int(layout.storedOffset(ofBlock: index) - range.lowerBound)
             let end = start + BlockLayout.overhead + layout.plaintextLength(ofBlock: index, plaintextSize: size)
-            let plaintext = try cipher.open(block: index, stored[start..<end], isLast: index == last)
+            let plaintext = try cipher.openData(block: index, stored[start..<end], isLast: index == last)
             let blockStart = index * Int64(layout.blockSize)
             let from = Int(max(offset, blockStart) - blockStart)
             let to = Int(min(offset + Int64(length), blockStart + Int64(plaintext.count)) - blockStart)
-            plaintext[from..<to].withUnsafeBytes { part in
-                UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<filled + part.count]).copyMemory(from: part)
+            plaintext.withUnsafeBytes { block in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<filled + to - from])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: block[from..<to]))
             }
             filled += to - from
         }
@@ -138,14 +139,15 @@ public struct EncryptedFile: Sendable {
         var batch: [UInt8] = []
         batch.reserveCapacity(Self.writeBatchBytes + layout.storedBlockSize)
         var batchOffset = layout.storedOffset(ofBlock: plan.startIndex)
+        var nonces = RandomNonces(expected: plan.count)
         for change in plan {
             if let data, change.keptLength == 0, change.written == 0..<change.newLength {
                 // A whole block of new bytes (most of a large write): sealed straight from them.
                 let source = Int(change.index * Int64(layout.blockSize) - plan.written.lowerBound)
                 try cipher.seal(block: change.index, UnsafeRawBufferPointer(rebasing: data[source..<source + change.newLength]),
-                                isLast: change.isLast, appendingTo: &batch)
+                                isLast: change.isLast, nonces: &nonces, appendingTo: &batch)
             } else {
-                try sealMerged(change, plan: plan, data: data, into: &batch)
+                try sealMerged(change, plan: plan, data: data, nonces: &nonces, into: &batch)
             }
             if batch.count >= Self.writeBatchBytes {
                 try writeFully(batch, at: batchOffset)
@@ -165,7 +167,7 @@ public struct EncryptedFile: Sendable {
 
     /// A block whose new content mixes kept bytes, new bytes and zeros.
     private func sealMerged(_ change: BlockPlan.Element, plan: BlockPlan, data: UnsafeRawBufferPointer?,
-                            into batch: inout [UInt8]) throws(EncryptionError) {
+                            nonces: inout RandomNonces, into batch: inout [UInt8]) throws(EncryptionError) {
         var plaintext = [UInt8](repeating: 0, count: change.newLength)
         if change.keptLength > 0 {
             let old = try readBlock(change.index, plaintextSize: plan.oldSize, isLast: change.wasLast)
@@ -177,7 +179,7 @@ public struct EncryptedFile: Sendable {
         }
         try plaintext.withUnsafeBytes { bytes in
             Result { () throws(EncryptionError) in
-                try cipher.seal(block: change.index, bytes, isLast: change.isLast, appendingTo: &batch)
+                try cipher.seal(block: change.index, bytes, isLast: change.isLast, nonces: &nonces, appendingTo: &batch)
             }
         }.get()
     }
