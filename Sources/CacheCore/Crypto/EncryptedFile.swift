@@ -79,23 +79,49 @@ public struct EncryptedFile: Sendable {
         let length = Int(min(Int64(buffer.count), size - offset))
         let blocks = layout.blocks(touchingOffset: offset, length: length)
         let range = layout.storedRange(ofBlocks: blocks, plaintextSize: size)
-        let stored = try Self.readFully(disk, fd, range)
         let last = layout.lastBlock(plaintextSize: size)
-        var filled = 0
-        for index in blocks {
-            let start = Int(layout.storedOffset(ofBlock: index) - range.lowerBound)
-            let end = start + BlockLayout.overhead + layout.plaintextLength(ofBlock: index, plaintextSize: size)
-            let plaintext = try cipher.openData(block: index, stored[start..<end], isLast: index == last)
-            let blockStart = index * Int64(layout.blockSize)
-            let from = Int(max(offset, blockStart) - blockStart)
-            let to = Int(min(offset + Int64(length), blockStart + Int64(plaintext.count)) - blockStart)
-            plaintext.withUnsafeBytes { block in
-                UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<filled + to - from])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: block[from..<to]))
+        return try withStoredBytesReadOnce(range) { stored throws(EncryptionError) in
+            var filled = 0
+            for index in blocks {
+                let start = Int(layout.storedOffset(ofBlock: index) - range.lowerBound)
+                let end = start + BlockLayout.overhead + layout.plaintextLength(ofBlock: index, plaintextSize: size)
+                let plaintext = try cipher.openData(block: index, UnsafeRawBufferPointer(rebasing: stored[start..<end]),
+                                                    isLast: index == last)
+                let blockStart = index * Int64(layout.blockSize)
+                let from = Int(max(offset, blockStart) - blockStart)
+                let to = Int(min(offset + Int64(length), blockStart + Int64(plaintext.count)) - blockStart)
+                plaintext.withUnsafeBytes { block in
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<filled + to - from])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: block[from..<to]))
+                }
+                filled += to - from
             }
-            filled += to - from
+            return filled
         }
-        return filled
+    }
+
+    /// Calls `body` with the stored bytes `range`, read past the page cache where they are not
+    /// in it: a read's ciphertext is opened once, and the mount's page cache keeps the
+    /// plaintext. Read into a buffer aligned for direct I/O, from the aligned offset before.
+    private func withStoredBytesReadOnce<T>(_ range: Range<Int64>,
+                                            _ body: (UnsafeRawBufferPointer) throws(EncryptionError) -> T)
+        throws(EncryptionError) -> T
+    {
+        let alignment = Int64(PosixDisk.directIOAlignment)
+        let start = range.lowerBound / alignment * alignment
+        let end = (range.upperBound + alignment - 1) / alignment * alignment
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(end - start), alignment: Int(alignment))
+        defer { buffer.deallocate() }
+        let needed = Int(range.upperBound - start)
+        let read: Int
+        do {
+            read = try disk.preadPastCache(fd, into: buffer, at: start, needing: needed)
+        } catch {
+            throw .from(error, "read an encrypted file")
+        }
+        // The file ended early: it changed size under us, or was cut.
+        guard read >= needed else { throw .badStoredSize(start + Int64(read)) }
+        return try body(UnsafeRawBufferPointer(rebasing: buffer[Int(range.lowerBound - start)..<needed]))
     }
 
     public func write(_ bytes: [UInt8], at offset: Int64) throws(EncryptionError) {
