@@ -1,7 +1,7 @@
 #ifndef CACHEFS_CLINUX_SHIM_H
 #define CACHEFS_CLINUX_SHIM_H
 /* Linux calls that Swift's Glibc module does not export: xattrs, statfs, syncfs, fallocate,
-   malloc_trim, getrandom, preadv2's RWF_NOWAIT, O_DIRECT (hidden without _GNU_SOURCE). */
+   malloc_trim, getrandom, preadv2 with RWF_NOWAIT, O_DIRECT (hidden without _GNU_SOURCE). */
 #include <malloc.h>
 #include <sys/xattr.h>
 #include <sys/vfs.h>
@@ -10,12 +10,18 @@
 #include <linux/falloc.h>
 #include <sys/random.h>
 #include <sys/uio.h>
-#include <linux/fs.h>
-
-#include <fcntl.h>
 
 ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags);
-static const int cachefs_O_DIRECT = __O_DIRECT;
+/* The kernel's values: <fcntl.h> and <linux/fs.h> would also bring names that Swift then
+   finds twice (S_IFREG...). O_DIRECT differs by architecture. */
+static const int cachefs_RWF_NOWAIT = 0x00000008;
+#if defined(__aarch64__) || defined(__arm__)
+static const int cachefs_O_DIRECT = 0200000;
+#elif defined(__powerpc__)
+static const int cachefs_O_DIRECT = 0400000;
+#else
+static const int cachefs_O_DIRECT = 040000;
+#endif
 
 int syncfs(int fd);
 int fallocate(int fd, int mode, off_t offset, off_t len);

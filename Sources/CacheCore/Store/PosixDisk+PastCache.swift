@@ -18,7 +18,7 @@ extension PosixDisk {
         precondition(Int(bitPattern: buffer.baseAddress) % alignment == 0 && buffer.count % alignment == 0
                      && offset % Int64(alignment) == 0, "an unaligned direct read")
         var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
-        let cached = preadv2(fd, &vector, 1, off_t(offset), RWF_NOWAIT)
+        let cached = preadv2(fd, &vector, 1, off_t(offset), cachefs_RWF_NOWAIT)
         if cached >= needed { return cached }
         let direct = Glibc.open("/proc/self/fd/\(fd)", O_RDONLY | cachefs_O_DIRECT | O_CLOEXEC)
         guard direct >= 0 else { return try preadFully(fd, into: buffer, at: offset) }
