@@ -107,7 +107,7 @@ import Testing
         engine.waitForIndex()
         let attributes = try engine.getattr(id)
         #expect(attributes.size == 10_000)
-        // Three 4 KiB blocks, all stored: 24 units of 512 bytes.
+        // Three 4 KiB filesystem blocks, whatever the cipher block size: 24 units of 512 bytes.
         #expect(attributes.blocks == 24)
         #expect(try engine.text(data, "user.cache.usage") == "10000")
         #expect(try objectBytes(id).count == Int(layout.storedSize(plaintextSize: 10_000)))

@@ -115,26 +115,27 @@ import Testing
     }
 
     @Test func aChangedBlockFailsOnlyTheReadsThatTouchIt() throws {
+        let blockSize = StoredLayout.plaintextBlock
         try withEncryptedMountedStore(arguments: ["--pool", "data=0"]) { mount in
-            _ = try mount.mustSucceed("head -c 20480 /dev/urandom > data/f")
+            _ = try mount.mustSucceed("head -c \(5 * blockSize) /dev/urandom > data/f")
             let sums = try (0..<5).map { block in
-                try mount.mustSucceed("dd if=data/f bs=4096 skip=\(block) count=1 status=none | sha256sum")
+                try mount.mustSucceed("dd if=data/f bs=\(blockSize) skip=\(block) count=1 status=none | sha256sum")
             }
             let object = try mount.objectPath("data/f")
             #expect(try mount.unmount() == 0)
             // One byte in the middle of the second stored block (a 32-byte header, then blocks of
-            // 12 + 4096 + 16 bytes).
-            let offset = 32 + (12 + 4096 + 16) + 2000
+            // 12 + blockSize + 16 bytes).
+            let offset = 32 + (12 + blockSize + 16) + 2000
             _ = try Shell.bash("""
                 byte=$(dd if='\(object)' bs=1 skip=\(offset) count=1 status=none | od -An -tu1 | tr -d ' ')
                 printf "$(printf '\\\\%03o' $(( (byte + 1) % 256 )))" | dd of='\(object)' bs=1 seek=\(offset) conv=notrunc status=none
                 """)
             try mount.mount()
             for block in [0, 2, 3, 4] {
-                #expect(try mount.mustSucceed("dd if=data/f bs=4096 skip=\(block) count=1 status=none | sha256sum")
+                #expect(try mount.mustSucceed("dd if=data/f bs=\(blockSize) skip=\(block) count=1 status=none | sha256sum")
                         == sums[block])
             }
-            let damaged = try mount.sh("dd if=data/f bs=4096 skip=1 count=1 status=none of=/dev/null")
+            let damaged = try mount.sh("dd if=data/f bs=\(blockSize) skip=1 count=1 status=none of=/dev/null")
             #expect(!damaged.succeeded && damaged.error.contains("Input/output error"), "\(damaged.error)")
             let whole = try mount.sh("cat data/f > /dev/null")
             #expect(!whole.succeeded, "a read over the damaged block succeeded")

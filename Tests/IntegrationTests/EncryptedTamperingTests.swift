@@ -5,12 +5,7 @@ import Testing
 /// bytes, then the store is mounted and read with dd and cat (EIO on the changed blocks, the
 /// rest readable), and `cachefs verify --deep` lists every damaged file with its blocks.
 @Suite struct EncryptedTamperingTests {
-    /// A stored file: a 32-byte header, then blocks of nonce (12) + 4 KiB + tag (16).
-    private enum Stored {
-        static let header = 32
-        static let block = 12 + 4096 + 16
-        static func offset(ofBlock index: Int) -> Int { header + index * block }
-    }
+    private typealias Stored = StoredLayout
 
     /// What the test knows of a file before the store is changed.
     private struct Written {
@@ -21,7 +16,7 @@ import Testing
 
     private static let blocksPerFile = 5
 
-    /// Writes data/NAME (five 4 KiB blocks of random bytes) for each name, unmounts, runs
+    /// Writes data/NAME (five blocks of random bytes) for each name, unmounts, runs
     /// `change` on the stored files, mounts again for `reads`, then unmounts for `verify`.
     private func withChangedStore(files: [String], change: ([String: Written]) throws -> Void,
                                   reads: (MountedStore, [String: Written]) throws -> Void,
@@ -29,7 +24,7 @@ import Testing
         try withEncryptedMountedStore(arguments: ["--pool", "data=0"]) { mount in
             var written: [String: Written] = [:]
             for name in files {
-                _ = try mount.mustSucceed("head -c \(4096 * Self.blocksPerFile) /dev/urandom > data/\(name)")
+                _ = try mount.mustSucceed("head -c \(Stored.plaintextBlock * Self.blocksPerFile) /dev/urandom > data/\(name)")
                 let sums = try (0..<Self.blocksPerFile).map { try blockSum(mount, "data/\(name)", $0) }
                 written[name] = Written(id: try mount.entryID("data/\(name)"), object: try mount.objectPath("data/\(name)"),
                                         blockSums: sums)
@@ -44,7 +39,7 @@ import Testing
     }
 
     private func blockSum(_ mount: MountedStore, _ path: String, _ block: Int) throws -> String {
-        try mount.mustSucceed("dd if=\(path) bs=4096 skip=\(block) count=1 status=none | sha256sum")
+        try mount.mustSucceed("dd if=\(path) bs=\(Stored.plaintextBlock) skip=\(block) count=1 status=none | sha256sum")
     }
 
     /// Runs a Python snippet on the stored files; the change itself must succeed.
@@ -62,7 +57,7 @@ import Testing
                     sourceLocation: sourceLocation)
         }
         for block in failing {
-            let read = try mount.sh("dd if=data/\(name) bs=4096 skip=\(block) count=1 status=none of=/dev/null")
+            let read = try mount.sh("dd if=data/\(name) bs=\(Stored.plaintextBlock) skip=\(block) count=1 status=none of=/dev/null")
             #expect(!read.succeeded && read.error.contains("Input/output error"),
                     "block \(block) of \(name): \(read.status) \(read.error)", sourceLocation: sourceLocation)
         }
@@ -144,10 +139,10 @@ import Testing
                 os.truncate('\(files["f"]!.object)', 0)
                 """)
         }, reads: { (mount, _) throws in
-            #expect(try mount.mustSucceed("stat -c %s data/f") == "\(4096 * Self.blocksPerFile)")
+            #expect(try mount.mustSucceed("stat -c %s data/f") == "\(Stored.plaintextBlock * Self.blocksPerFile)")
         }, verify: { mount, files in
             try expectVerify(mount, [], lines: [
-                "wrong size: data/f (entry \(files["f"]!.id)) is 0 bytes, the index says \(4096 * Self.blocksPerFile)",
+                "wrong size: data/f (entry \(files["f"]!.id)) is 0 bytes, the index says \(Stored.plaintextBlock * Self.blocksPerFile)",
             ])
         })
     }
@@ -158,7 +153,7 @@ import Testing
         try withChangedStore(files: ["f"], change: { files in
             try change("""
                 f = open('\(files["f"]!.object)', 'r+b'); f.seek(\(Stored.offset(ofBlock: 1)))
-                block = f.read(\(Stored.block)); f.seek(0, 2); f.write(block); f.close()
+                block = f.read(\(Stored.storedBlock)); f.seek(0, 2); f.write(block); f.close()
                 """)
         }, reads: { mount, files in
             try expectReads(mount, "f", files["f"]!, readable: [0, 1, 2, 3], failing: [4])
@@ -173,7 +168,7 @@ import Testing
         try withChangedStore(files: ["f"], change: { files in
             try change("""
                 f = open('\(files["f"]!.object)', 'r+b'); f.seek(\(Stored.offset(ofBlock: 1)))
-                block = f.read(\(Stored.block)); f.seek(\(Stored.offset(ofBlock: 3))); f.write(block); f.close()
+                block = f.read(\(Stored.storedBlock)); f.seek(\(Stored.offset(ofBlock: 3))); f.write(block); f.close()
                 """)
         }, reads: { mount, files in
             try expectReads(mount, "f", files["f"]!, readable: [0, 1, 2, 4], failing: [3])

@@ -61,21 +61,21 @@ import Testing
             _ = try mount.mustSucceed("head -c 300000 /dev/urandom > data/synced && python3 -c 'import os; fd = os.open(\"data/synced\", os.O_RDWR); os.fsync(fd)'")
             _ = try mount.mustSucceed("""
                 mkdir data/keep && setfattr -n user.cache.persistent -v 1 data/keep
-                head -c 10000 /dev/urandom > data/keep/cut && head -c 10000 /dev/urandom > data/keep/torn
+                head -c \(2 * StoredLayout.plaintextBlock) /dev/urandom > data/keep/cut && head -c \(2 * StoredLayout.plaintextBlock) /dev/urandom > data/keep/torn
                 head -c 200000 /dev/urandom > data/unsynced
                 """)
             let synced = try mount.mustSucceed("sha256sum < data/synced")
-            let firstBlock = try mount.mustSucceed("head -c 4096 data/keep/cut | sha256sum")
+            let firstBlock = try mount.mustSucceed("head -c \(StoredLayout.plaintextBlock) data/keep/cut | sha256sum")
             let cut = try mount.entryID("data/keep/cut"), torn = try mount.entryID("data/keep/torn")
             let objects = try [cut, torn, mount.entryID("data/unsynced")].map { try mount.objectPath(entry: $0) }
             usleep(300_000)
             try mount.crash()
-            // A 32-byte header, then blocks of 12 + 4096 + 16 bytes: `cut` ends 500 bytes into
-            // its second block, `torn` 10 bytes into it (less than a nonce and a tag).
+            // `cut` ends 500 bytes into its second stored block, `torn` 10 bytes into it (less
+            // than a nonce and a tag).
             let damage = try Shell.run(["python3", "-c", """
                 import os
-                os.truncate('\(objects[0])', 32 + 4124 + 500)
-                os.truncate('\(objects[1])', 32 + 4124 + 10)
+                os.truncate('\(objects[0])', \(StoredLayout.offset(ofBlock: 1) + 500))
+                os.truncate('\(objects[1])', \(StoredLayout.offset(ofBlock: 1) + 10))
                 os.truncate('\(objects[2])', 1000)
                 """])
             try #require(damage.succeeded, "\(damage.error)")
@@ -83,7 +83,7 @@ import Testing
             try mount.mount()
             #expect(try mount.mustSucceed("find data -type f | sort | tr '\\n' ' '") == "data/keep/cut data/synced")
             #expect(try mount.mustSucceed("sha256sum < data/synced") == synced)
-            #expect(try mount.mustSucceed("head -c 4096 data/keep/cut | sha256sum") == firstBlock)
+            #expect(try mount.mustSucceed("head -c \(StoredLayout.plaintextBlock) data/keep/cut | sha256sum") == firstBlock)
             let cutRead = try mount.sh("cat data/keep/cut > /dev/null")
             #expect(!cutRead.succeeded && cutRead.error.contains("Input/output error"), "\(cutRead.error)")
             #expect(mount.daemonLog.contains("dropped persistent file \(torn): its stored bytes are torn"))

@@ -28,21 +28,25 @@ public struct FileCipher: Sendable {
     /// The stored form of block `index`: nonce + ciphertext + tag.
     public func seal(block index: Int64, _ plaintext: UnsafeRawBufferPointer, isLast: Bool) throws(EncryptionError) -> [UInt8] {
         var stored: [UInt8] = []
-        try seal(block: index, plaintext, isLast: isLast, appendingTo: &stored)
+        var nonces = RandomNonces(expected: 1)
+        try seal(block: index, plaintext, isLast: isLast, nonces: &nonces, appendingTo: &stored)
         return stored
     }
 
-    /// Appends the stored form of block `index` to `stored` (one copy: a write seals its
-    /// blocks into one buffer).
+    /// Appends the stored form of block `index` to `stored`, its nonce taken from `nonces`
+    /// (a write seals all its blocks into one buffer, with one batch of nonces).
     public func seal(block index: Int64, _ plaintext: UnsafeRawBufferPointer, isLast: Bool,
-                     appendingTo stored: inout [UInt8]) throws(EncryptionError) {
+                     nonces: inout RandomNonces, appendingTo stored: inout [UInt8]) throws(EncryptionError) {
         precondition(plaintext.count <= layout.blockSize && (isLast || plaintext.count == layout.blockSize))
+        let nonce = try nonces.take()
         do {
-            let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(),
-                                       authenticating: associatedData(index, isLast: isLast))
+            let box = try withAssociatedData(index, isLast: isLast) { associatedData in
+                try AES.GCM.seal(plaintext, using: key, nonce: nonce, authenticating: associatedData)
+            }
             // Always present with a 12-byte nonce.
             guard let combined = box.combined else { throw EncryptionError.cryptoFailure("no combined form") }
-            stored.append(contentsOf: combined)
+            // One copy, as one run of bytes (appending a Data element by element is slow).
+            combined.withUnsafeBytes { stored.append(contentsOf: $0) }
         } catch {
             throw .cryptoFailure("seal block \(index): \(error)")
         }
@@ -56,19 +60,35 @@ public struct FileCipher: Sendable {
 
     /// The plaintext of stored block `index`, or `.tampered(block: index)`.
     public func open(block index: Int64, _ stored: some DataProtocol, isLast: Bool) throws(EncryptionError) -> [UInt8] {
+        try Array(openData(block: index, stored, isLast: isLast))
+    }
+
+    /// As ``open(block:_:isLast:)``, as swift-crypto returns it: a read copies from it
+    /// straight into its reply.
+    public func openData(block index: Int64, _ stored: some DataProtocol, isLast: Bool) throws(EncryptionError) -> Data {
         guard stored.count >= BlockLayout.overhead, stored.count <= layout.storedBlockSize else {
             throw .tampered(block: index)
         }
         do {
             let box = try AES.GCM.SealedBox(combined: stored)
-            return try Array(AES.GCM.open(box, using: key, authenticating: associatedData(index, isLast: isLast)))
+            return try withAssociatedData(index, isLast: isLast) { associatedData in
+                try AES.GCM.open(box, using: key, authenticating: associatedData)
+            }
         } catch {
             throw .tampered(block: index)
         }
     }
 
-    private func associatedData(_ index: Int64, isLast: Bool) -> [UInt8] {
-        header.fileID + withUnsafeBytes(of: owner.bigEndian) { Array($0) }
-            + withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) } + [isLast ? 1 : 0]
+    /// Runs `body` with the block's associated data, built on the stack (no allocation per block).
+    private func withAssociatedData<T>(_ index: Int64, isLast: Bool,
+                                       _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let prefix = header.fileID.count
+        return try withUnsafeTemporaryAllocation(byteCount: prefix + 17, alignment: 1) { buffer in
+            header.fileID.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[0..<prefix]).copyMemory(from: $0) }
+            buffer.storeBytes(of: UInt64(bitPattern: owner).bigEndian, toByteOffset: prefix, as: UInt64.self)
+            buffer.storeBytes(of: UInt64(index).bigEndian, toByteOffset: prefix + 8, as: UInt64.self)
+            buffer[prefix + 16] = isLast ? 1 : 0
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
     }
 }

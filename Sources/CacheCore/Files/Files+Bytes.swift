@@ -19,12 +19,10 @@ extension Files {
     /// tests' and tools').
     func read(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> [UInt8] {
         let fd = try readDescriptor(handle, offset: offset, size: size, isAccess: isAccess)
-        var buffer = [UInt8](repeating: 0, count: size)
-        let count = try buffer.withUnsafeMutableBytes { buffer throws(CacheError) in
-            try bytes.disk.pread(fd, into: buffer, at: offset)
+        // Not zero-filled first: pread fills what it returns, and only that is kept.
+        return try [UInt8](unsafeUninitializedCapacity: size) { buffer, count throws(CacheError) in
+            count = try bytes.disk.pread(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset)
         }
-        buffer.removeSubrange(count...)
-        return buffer
     }
 
     /// The corresponding FUSE operation is `WRITE`. A cached file that would outgrow its

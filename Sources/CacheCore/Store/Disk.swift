@@ -28,6 +28,11 @@ public protocol Disk: Sendable {
     func write(_ fd: Int32, from buffer: UnsafeRawBufferPointer) throws(CacheError) -> Int
     /// `st_size` of an open file.
     func size(of fd: Int32) throws(CacheError) -> Int64
+    /// Reads bytes read once (an encrypted store's uncached reads): at least `needed` of
+    /// them unless the file ends first, those not in the page cache past it (see
+    /// ``PosixDisk/preadPastCache(_:into:at:needing:)``, which sets the alignment).
+    func preadPastCache(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
+                        needing needed: Int) throws(CacheError) -> Int
     /// An exclusive `flock` without waiting: `.io(EWOULDBLOCK)` when another process holds it.
     func lockExclusively(_ fd: Int32) throws(CacheError)
     /// The names in a directory, without "." and "..".
@@ -42,6 +47,12 @@ extension Disk {
     }
 
     public func size(of fd: Int32) throws(CacheError) -> Int64 { try PosixDisk().size(of: fd) }
+
+    /// Through this disk's own `pread` (a test's disk keeps its faults).
+    public func preadPastCache(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
+                               needing needed: Int) throws(CacheError) -> Int {
+        try preadFully(fd, into: buffer, at: offset)
+    }
 
     public func lockExclusively(_ fd: Int32) throws(CacheError) { try PosixDisk().lockExclusively(fd) }
 

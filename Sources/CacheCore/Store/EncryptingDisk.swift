@@ -158,10 +158,13 @@ public struct EncryptingDisk: Disk {
     }
 
     /// Every block of an encrypted file is stored (no holes): the figure is what a fully
-    /// allocated plaintext file of the same size takes in the store's 4 KiB blocks.
+    /// allocated plaintext file of the same size takes in 4 KiB filesystem blocks, whatever
+    /// the cipher's block size.
+    static let allocationUnit = 4096
+
     public func allocatedBlocks(_ fd: Int32) throws(CacheError) -> Int64 {
         guard objects.object(of: fd) != nil else { return try base.allocatedBlocks(fd) }
-        let blockSize = Int64(encryption.layout.blockSize)
+        let blockSize = Int64(Self.allocationUnit)
         let size = try size(of: fd)
         return (size + blockSize - 1) / blockSize * (blockSize / 512)
     }

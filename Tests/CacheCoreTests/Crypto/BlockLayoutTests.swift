@@ -8,8 +8,8 @@ import Testing
     private let overhead = Int64(BlockLayout.overhead)
 
     @Test func storedSizesFollowTheFormat() {
-        let layout = BlockLayout()
-        #expect(layout.blockSize == 4096)
+        let layout = BlockLayout(blockSize: 4096)
+        #expect(BlockLayout().blockSize == 16384)
         #expect(layout.storedSize(plaintextSize: 0) == header + overhead)
         #expect(layout.storedSize(plaintextSize: 1) == header + overhead + 1)
         #expect(layout.storedSize(plaintextSize: 4096) == header + overhead + 4096)
@@ -90,7 +90,7 @@ import Testing
 
     /// A huge grow is planned lazily: counting it costs nothing.
     @Test func aLargeGrowIsPlannedWithoutListingItsBlocks() {
-        let plan = BlockPlan(layout: BlockLayout(), truncating: 0, to: 1 << 40)
+        let plan = BlockPlan(layout: BlockLayout(blockSize: 4096), truncating: 0, to: 1 << 40)
         #expect(plan.count == (1 << 40) / 4096)
         #expect(plan.last == change((1 << 40) / 4096 - 1, kept: 0, wasLast: false, new: 4096, isLast: true))
     }

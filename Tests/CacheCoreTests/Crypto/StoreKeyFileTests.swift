@@ -21,7 +21,7 @@ import Testing
             let unlocked = try StoreKeyFile.unlock(store: store.path, userKey: key)
             #expect(try sameDataKey(created, unlocked))
             #expect(unlocked.storeID == created.storeID && unlocked.storeID.count == 16)
-            #expect(unlocked.layout.blockSize == 4096)
+            #expect(unlocked.layout.blockSize == BlockLayout.defaultBlockSize)
             #expect(try store.bytes(of: StoreKeyFile.fileName).count == StoreKeyFile.byteCount)
             var info = stat()
             #expect(stat(store.file(StoreKeyFile.fileName), &info) == 0 && info.st_mode & 0o777 == 0o600)
@@ -95,7 +95,7 @@ import Testing
         #expect(throws: EncryptionError.wrongKey) { try StoreKeyFile.unlock(store: store.path, userKey: key) }
 
         var otherBlockSize = original
-        otherBlockSize.blockSize = 16384
+        otherBlockSize.blockSize = original.blockSize * 2
         try store.write(otherBlockSize.encoded(), to: StoreKeyFile.fileName)
         #expect(throws: EncryptionError.wrongKey) { try StoreKeyFile.unlock(store: store.path, userKey: key) }
 

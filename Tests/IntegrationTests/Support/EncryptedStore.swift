@@ -58,3 +58,12 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
 func withEncryptedMountedStore(arguments: [String] = [], _ body: (MountedStore) throws -> Void) throws {
     try withMountedStore(arguments: arguments, kind: .encrypted, body)
 }
+
+/// How a new encrypted store lays out a file's stored bytes: a 32-byte header, then blocks of
+/// nonce (12) + plaintext + tag (16) (`BlockLayout.defaultBlockSize` of plaintext).
+enum StoredLayout {
+    static let header = 32
+    static let plaintextBlock = 16384
+    static let storedBlock = 12 + plaintextBlock + 16
+    static func offset(ofBlock index: Int) -> Int { header + index * storedBlock }
+}

@@ -78,9 +78,14 @@ Engine workloads (cachefs against a baseline, or absolute figures):
   11. encryption at rest (--encryption runs only this): an encrypted store
      (cachefs keygen, --encrypt) and a plaintext one, both mounted, the same
      work on each in turn: sequential 1 MiB reads of a 1 GiB [64 MiB] file
-     from dropped caches and warm, random 4 KiB reads from dropped caches,
-     sequential writes with and without fsync, creates of 10,000 [1,000]
-     1 KiB files and their cold stat. Ratios are encrypted / plaintext.
+     from dropped caches and warm, random 4 KiB reads of a quarter of its
+     blocks (each once) from dropped caches, sequential writes with and
+     without fsync, creates of 10,000 [1,000] 1 KiB files and their cold
+     stat. Ratios are encrypted / plaintext. Also each daemon's CPU per MiB
+     read (uncached) and written, whether AES instructions are used (the
+     CPU's aes flag; BoringSSL's hardware functions in a perf profile of
+     `cachefs cipher-speed`), and that command's CPU per MiB sealed and
+     opened at 4, 16 and 64 KiB blocks.
   8. daemon memory (VmRSS) after mount and after listing a directory of
      100,000 entries, and of 1,000,000 entries [skipped]: mount time, RSS,
      then `cachefs verify` of the store. These stores are built offline
