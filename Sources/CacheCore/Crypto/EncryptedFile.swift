@@ -21,18 +21,14 @@ public struct EncryptedFile: Sendable {
         self.disk = disk
     }
 
-    /// Makes the file at `fd` a new, empty encrypted file of entry `owner`: a new header and
-    /// the sealed empty last block, replacing whatever it held.
+    /// Makes the file at `fd`, stored empty (0 bytes), a new, empty encrypted file of entry
+    /// `owner`: a new header and the sealed empty last block. (Every new file passes here:
+    /// an empty one needs no truncate after.)
     public static func create(fd: Int32, owner: EntryID, encryption: StoreEncryption,
                               disk: any Disk = PosixDisk()) throws(EncryptionError) -> EncryptedFile {
         let file = EncryptedFile(fd: fd, cipher: encryption.newFileCipher(owner: owner), disk: disk)
         let stored = try file.cipher.header.encoded + file.cipher.seal(block: 0, [], isLast: true)
         try file.writeFully(stored, at: 0)
-        do {
-            try disk.ftruncate(fd, length: Int64(stored.count))
-        } catch {
-            throw .from(error, "truncate a new encrypted file")
-        }
         return file
     }
 

@@ -11,8 +11,8 @@ extension IndexStore {
                 SELECT entry.*, link.name FROM link JOIN entry ON entry.id = link.entry WHERE link.parent = ?
                 """), arguments: [parent])
         }.compactMap { row in
-            guard let record = try listable(EntryRecord(row: row)),
-                  let name = try listable(name: row[row.count - 1], in: parent, of: record.entryID) else { return nil }
+            guard let record = listable(EntryRecord(row: row)),
+                  let name = listable(name: row[row.count - 1], in: parent, of: record.entryID) else { return nil }
             return (name, record)
         }
     }

@@ -68,16 +68,21 @@ public final class IndexStore: Sendable {
     }
 
     /// Every child of a directory, to load it into memory: each row goes to `body` as it is
-    /// read (no array of every row of a big directory).
+    /// read (no array of every row of a big directory). An encrypted store's rows are read
+    /// first and opened on every core (``listable(_:)``), since opening names is most of
+    /// such a load.
     func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
-        try pool.unsafeRead { db in
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT * FROM entry WHERE parent = ?"),
-                                           arguments: [parent])
-            while let row = try rows.next() {
-                guard let record = try listable(EntryRecord(row: row)) else { continue }
-                try body(record)
+        let statement = "SELECT * FROM entry WHERE parent = ?"
+        guard sealing != nil else {
+            return try pool.unsafeRead { db in
+                let rows = try Row.fetchCursor(db.cachedStatement(sql: statement), arguments: [parent])
+                while let row = try rows.next() { try body(EntryRecord(row: row)) }
             }
         }
+        let stored = try pool.unsafeRead { db in
+            try EntryRecord.fetchAll(db.cachedStatement(sql: statement), arguments: [parent])
+        }
+        for case let record? in listableInParallel(stored) { try body(record) }
     }
 
     /// The largest id ever given to an entry (AUTOINCREMENT's record, deleted rows included).

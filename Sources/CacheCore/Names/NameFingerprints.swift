@@ -8,15 +8,16 @@ import Foundation
 /// store a keyed hash (HMAC-SHA256's first 8 bytes under a key of its own), so a trace on
 /// its disk cannot be matched against guessed names.
 struct NameFingerprints: Sendable {
-    private let key: SymmetricKey?
+    /// The HMAC with its key already absorbed, copied for each name (a value: copies do not
+    /// share state), so no name pays for the key's setup.
+    private let keyed: HMAC<SHA256>?
 
     init(encryption: StoreEncryption?) {
-        key = encryption?.dataKey.subkey(for: .fingerprints)
+        keyed = encryption.map { HMAC<SHA256>(key: $0.dataKey.subkey(for: .fingerprints)) }
     }
 
     func of(parent: EntryID?, name: Data) -> UInt64 {
-        guard let key else { return Fingerprint.of(parent: parent ?? 0, name: name) }
-        var mac = HMAC<SHA256>(key: key)
+        guard var mac = keyed else { return Fingerprint.of(parent: parent ?? 0, name: name) }
         mac.update(data: withUnsafeBytes(of: (parent ?? 0).bigEndian) { Data($0) })
         mac.update(data: name)
         return Data(mac.finalize()).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }

@@ -68,7 +68,7 @@ def write_json(b, path, info):
             "mount_median": None if v["mount"] == "-" else v["mount"],
             "direct_median": None if v["direct"] == "-" else v["direct"],
             "ratio": float(v["ratio"]) if v["ratio"] != "-" else None,
-            "target": float(item.target) if item.target is not None else None,
+            "target": numeric_target(item.target),
             "target_text": v["target"],
             "status": v["status"],
         })
@@ -81,3 +81,11 @@ def write_json(b, path, info):
         f.write("\n")
     os.replace(tmp, path)
 
+
+def numeric_target(target):
+    """A row's target as a number; None for none, or for a text row's target (the text it
+    should show, which `target_text` carries)."""
+    try:
+        return float(target) if target is not None else None
+    except ValueError:
+        return None
