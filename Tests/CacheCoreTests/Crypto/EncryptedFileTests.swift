@@ -70,6 +70,31 @@ import Testing
         }
     }
 
+    /// Writes of many batches of blocks (each batch one pwrite): each block lands where it
+    /// belongs, with a nonce of its own, and an overwrite across batches keeps the bytes
+    /// around it.
+    @Test func largeWritesOfManyBatchesReadBackWhole() throws {
+        var generator = SplitMix(seed: 77)
+        var model = randomBytes(1 << 20, &generator)
+        try withFile("large") { file in
+            try file.write(model, at: 0)
+            let patch = randomBytes(600_001, &generator)
+            try file.write(patch, at: 123_457)
+            model.replaceSubrange(123_457..<123_457 + patch.count, with: patch)
+            #expect(try file.size() == Int64(model.count))
+            #expect(try file.read(at: 0, count: model.count) == model)
+            #expect(try file.damagedBlocks() == [])
+            // Every stored block's nonce (its first 12 bytes) is its own.
+            let stored = try Data(contentsOf: URL(fileURLWithPath: directory.file("large")))
+            let layout = encryption.layout
+            let nonces = (0...layout.lastBlock(plaintextSize: Int64(model.count))).map { index -> Data in
+                let start = Int(layout.storedOffset(ofBlock: index))
+                return stored[start..<start + 12]
+            }
+            #expect(Set(nonces).count == nonces.count)
+        }
+    }
+
     @Test func aNewFileIsEmptyAndEvenItsLastBlockIsSealed() throws {
         try withFile("empty") { (file) throws in
             #expect(try file.size() == 0)
