@@ -57,6 +57,8 @@ import Testing
             #expect(try mount.mustSucceed("readlink data/link-\(marker)") == "target-\(marker)")
             #expect(try mount.mustSucceed("getfattr --only-values -n user.note-\(marker) data/moved-\(marker)")
                     == "value-\(marker)")
+            let badQuery = try mount.sh("getfattr -n 'user.cache.events?from=banana' .")
+            #expect(!badQuery.succeeded && badQuery.error.contains("Invalid argument"), "\(badQuery.error)")
             let events = try Shell.run([MountedStore.executable, "events", mount.mountpoint])
             #expect(events.succeeded && events.output.contains("data/gone-\(marker)"), "\(events.output)\(events.error)")
             #expect(try mount.unmount() == 0)
