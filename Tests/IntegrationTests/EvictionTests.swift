@@ -116,8 +116,14 @@ import Testing
             #expect(lines.first == "500000")
             #expect(lines.last == expected)
             #expect(Shell.waitUntil(seconds: 2) { (try? mount.xattr("data", "user.cache.pending_usage")) == "0" })
-            let objects = try Shell.bash("find '\(mount.store)/objects' -type f | wc -l").output
-            #expect(objects.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+            // The bytes go after the last close, on the byte remover's thread once the index
+            // has committed the removal: a moment after pending_usage reads 0.
+            var objects = ""
+            let removed = try Shell.waitUntil(seconds: 5) {
+                objects = try Shell.bash("find '\(mount.store)/objects' -type f | wc -l").output
+                return objects.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+            }
+            #expect(removed, "stored objects left after the last close: \(objects)")
         }
     }
 
