@@ -39,6 +39,13 @@ import Testing
         var symlink: EntryID
     }
 
+    /// ``makeOneOfEach(_:)`` on a mount of the store, shut down after.
+    private func makeOneOfEachAndUnmount() throws -> Made {
+        let engine = try store.open(encryption: encryption)
+        defer { engine.shutdown() }
+        return try makeOneOfEach(engine)
+    }
+
     private func makeOneOfEach(_ engine: CacheEngine) throws -> Made {
         let data = try engine.pool("data")
         let first = try engine.mkdir(parent: data, name: named("first-"), mode: 0o755, caller: tester).id
@@ -67,6 +74,10 @@ import Testing
             origin = try engine.text(try engine.pool("data"), "user.cache.origin")
         }
         #expect(try storeFilesHoldingMarker() == [])
+        // A row found by its name in the index, with the key: the name as asked, the target opened.
+        let index = try IndexStore(path: StoreLayout(root: store.path).indexPath, encryption: encryption)
+        let link = try #require(try index.child(of: made.directory, named: Data(named("link-"))))
+        #expect(link.entryID == made.symlink && link.name == Data(named("link-")) && link.target == Data(named("/target-")))
 
         let engine = try store.open(encryption: encryption)
         defer { engine.shutdown() }
@@ -85,24 +96,15 @@ import Testing
 
     /// Without the key the index still opens (as `verify` may), but no name matches.
     @Test func withoutTheKeyNoNameIsFound() throws {
-        let made: Made
-        do {
-            let engine = try store.open(encryption: encryption)
-            defer { engine.shutdown() }
-            made = try makeOneOfEach(engine)
-        }
+        let made = try makeOneOfEachAndUnmount()
         let index = try IndexStore(path: StoreLayout(root: store.path).indexPath)
         #expect(try index.child(of: made.directory, named: Data(named("moved-"))) == nil)
-        #expect(try index.entry(made.file)?.name != Data(named("moved-")))
+        let stored = try #require(try index.entry(made.file))
+        #expect(!stored.name.isEmpty && stored.name != Data(named("moved-")))
     }
 
     @Test func aChangedOrMovedSealedRowIsLeftOutAndReported() throws {
-        let made: Made
-        do {
-            let engine = try store.open(encryption: encryption)
-            defer { engine.shutdown() }
-            made = try makeOneOfEach(engine)
-        }
+        let made = try makeOneOfEachAndUnmount()
         let queue = try DatabaseQueue(path: StoreLayout(root: store.path).indexPath)
         // The symlink's row moves into the other directory, where its sealed name does not open.
         let data: EntryID = try #require(try queue.read { db in
@@ -128,12 +130,7 @@ import Testing
 
     /// `verify` with the key lists a file whose sealed name was changed, and `--repair` drops it.
     @Test func verifyListsAFileWhoseSealedNameDoesNotOpen() throws {
-        let made: Made
-        do {
-            let engine = try store.open(encryption: encryption)
-            defer { engine.shutdown() }
-            made = try makeOneOfEach(engine)
-        }
+        let made = try makeOneOfEachAndUnmount()
         let queue = try DatabaseQueue(path: StoreLayout(root: store.path).indexPath)
         try queue.write { db in
             try db.execute(sql: "UPDATE entry SET name = zeroblob(length(name)) WHERE id = ?", arguments: [made.file])

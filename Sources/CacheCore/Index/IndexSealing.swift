@@ -55,10 +55,15 @@ struct IndexSealing: Sendable {
     func plain(_ record: EntryRecord) throws -> EntryRecord {
         var plain = record
         plain.name = try plainName(record.name, in: record.parent)
-        if let target = record.target {
-            plain.target = try ioFailing { () throws(EncryptionError) in
-                Data(try values.open(target, for: .symlinkTarget(entry: record.entryID)))
-            }
+        return try plainTarget(of: plain)
+    }
+
+    /// `record` with its symlink target (if any) opened, its name left as it is.
+    func plainTarget(of record: EntryRecord) throws -> EntryRecord {
+        guard let target = record.target else { return record }
+        var plain = record
+        plain.target = try ioFailing { () throws(EncryptionError) in
+            Data(try values.open(target, for: .symlinkTarget(entry: record.entryID)))
         }
         return plain
     }

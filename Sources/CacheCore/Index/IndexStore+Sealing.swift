@@ -15,6 +15,14 @@ extension IndexStore {
         return try sealing.plain(record)
     }
 
+    /// A row found by its name: only its target (if any) is opened, the name is `name`.
+    func plain(_ record: EntryRecord, named name: Data) throws -> EntryRecord {
+        guard let sealing else { return record }
+        var found = record
+        found.name = name
+        return try sealing.plainTarget(of: found)
+    }
+
     func plain(_ records: [EntryRecord]) throws -> [EntryRecord] {
         guard let sealing else { return records }
         return try records.map(sealing.plain)
@@ -53,10 +61,14 @@ extension IndexStore {
         }
     }
 
+    /// Rows below this many are opened on the calling thread: handing out slices costs more
+    /// than opening them.
+    private static let rowsWorthSlicing = 256
+
     /// ``listable(_:)`` of each record, in order, run in one slice per core when there are
     /// enough to be worth it.
     func listableInParallel(_ records: [EntryRecord]) -> [EntryRecord?] {
-        let slices = records.count < 256 ? 1 : max(ProcessInfo.processInfo.activeProcessorCount, 1)
+        let slices = records.count < Self.rowsWorthSlicing ? 1 : max(ProcessInfo.processInfo.activeProcessorCount, 1)
         let length = (records.count + slices - 1) / slices
         let opened = Mutex<[Int: [EntryRecord?]]>([:])
         DispatchQueue.concurrentPerform(iterations: slices) { slice in

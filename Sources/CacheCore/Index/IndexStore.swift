@@ -64,7 +64,7 @@ public final class IndexStore: Sendable {
         return try pool.unsafeRead { db in
             try EntryRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE parent = ? AND name = ?"),
                                      arguments: [parent, stored])
-        }.map(plain)
+        }.map { record in try plain(record, named: name) }
     }
 
     /// Every child of a directory, to load it into memory: each row goes to `body` as it is

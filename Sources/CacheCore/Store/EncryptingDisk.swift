@@ -133,7 +133,11 @@ public struct EncryptingDisk: Disk {
         var start = range.lowerBound
         while start < range.upperBound {
             let count = Int(min(Int64(zeroChunk.count), range.upperBound - start))
-            try file.write(Array(zeroChunk[0..<count]), at: start)
+            try zeroChunk.withUnsafeBytes { zeros in
+                Result { () throws(EncryptionError) in
+                    try file.write(UnsafeRawBufferPointer(rebasing: zeros[0..<count]), at: start)
+                }
+            }.get()
             start += Int64(count)
         }
     }
