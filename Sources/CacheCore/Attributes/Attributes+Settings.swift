@@ -75,7 +75,7 @@ extension Attributes {
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
-        try names.namespace.withLock { namespace in
+        try names.withLoaded([]) { namespace in
             let current = try namespace.record(id)
             guard current.parent != nil else { throw CacheError.notFound }
             if current.kind == .directory {
@@ -229,7 +229,7 @@ extension Attributes {
 
     func touchChangeTime(_ id: EntryID) throws {
         let time = names.now.nanoseconds
-        try names.namespace.withLock { namespace in
+        try names.withLoaded([]) { namespace in
             _ = try names.update(id, in: &namespace) { $0.ctime = time }
         }
     }

@@ -35,7 +35,7 @@ extension Attributes {
         names.loadSubtreeOutsideTheLock(directory)
         let beneath: [EntryRecord]
         do {
-            beneath = try names.namespace.withLock { try $0.subtree(of: directory) }
+            beneath = try names.withLoaded([]) { try $0.subtree(of: directory) }
         } catch {
             logger.error("could not read the files beneath unit \(directory) to update their write limits: \(error)")
             return
@@ -54,7 +54,7 @@ extension Attributes {
         case .unitFiles, .unitUsage:
             guard isRoot else { return "0" }
             names.loadSubtreeOutsideTheLock(directory.entryID)
-            let files = try names.namespace.withLock { try $0.filesBeneath(directory.entryID) }
+            let files = try names.withLoaded([]) { try $0.filesBeneath(directory.entryID) }
             return String(attribute == .unitFiles ? Int64(files.count)
                           : files.reduce(0) { $0 + ($1.persistent ? 0 : $1.size) })
         default: throw CacheError.noAttribute

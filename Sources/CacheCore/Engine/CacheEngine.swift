@@ -67,13 +67,14 @@ public final class CacheEngine: Sendable {
         let fetches = FetchTable(), access = AccessTracker(), handles = HandleTable()
         bytes = ByteStore(layout: layout, disk: disk, spares: opened.spares, writer: writer, fetches: fetches,
                           access: access, threads: threads, logger: logger)
-        names = Names(namespace: Namespace(source: index, writer: writer), usage: UsageLedger(opened.usage),
-                      policies: opened.policies, ids: opened.ids, access: access, directorySource: index, writer: writer, bytes: bytes,
+        names = Names(namespace: Namespace(writer: writer), usage: UsageLedger(opened.usage),
+                      policies: opened.policies, ids: opened.ids, access: access,
+                      directorySource: configuration.directorySource(index), writer: writer, bytes: bytes,
                       fetches: fetches, evictor: evictor, counters: CounterBook(opened.counters), events: events,
                       notifications: notifications, units: UnitRoots(opened.unitRoots),
                       fingerprints: NameFingerprints(encryption: configuration.encryption), clock: configuration.clock,
                       logger: logger)
-        try names.namespace.withLock { try $0.loadChildren(of: WellKnownEntry.root) }
+        try names.load(WellKnownEntry.root)
         eviction = StoreEvictionHost(names: names, bytes: bytes, handles: handles, index: index,
                                      traces: TraceFiles(layout: layout, disk: disk, logger: logger), evictor: evictor,
                                      logger: logger)

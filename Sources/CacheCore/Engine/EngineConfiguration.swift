@@ -28,6 +28,9 @@ public struct EngineConfiguration: Sendable {
     /// The unlocked keys of an encrypted store (`cachefs mount --encrypt`, see
     /// ``StoreKeyFile``); nil for a plaintext store.
     public var encryption: StoreEncryption?
+    /// Where the namespace reads directories not loaded yet: the index, or a test double
+    /// around it.
+    var directorySource: @Sendable (IndexStore) -> any DirectorySource = { $0 }
 
     public init(storePath: String, poolOverrides: [PoolOverride] = [], minFree: MinFree? = nil,
                 clock: any WallClock = SystemClock(), disk: any Disk = PosixDisk(),

@@ -77,21 +77,12 @@ final class StoreEvictionHost: EvictionHost, Sendable {
     var victimQueries: any VictimQueries { index }
 
     func withCachedFiles<Result>(
-        _ body: (_ record: (EntryID) throws -> EntryRecord?, _ isEligibleInMemory: (EntryID) -> Bool?) -> Result
+        _ body: (_ inMemory: (EntryID) -> EntryRecord?, _ isEligibleInMemory: (EntryID) -> Bool?) -> Result
     ) -> Result {
-        let time = now
-        return names.namespace.withLock { namespace in
-            body({ id in
-                do {
-                    return try namespace.record(id)
-                } catch CacheError.notFound {
-                    return nil
-                }
-            }, { id in
-                namespace.inodes[id].map { names.isEvictable($0.record, at: time) }
-            })
-        }
+        names.withCachedFiles(body)
     }
+
+    func loadEntries(_ ids: [EntryID]) -> Set<EntryID> { names.loadEntries(ids) }
 
     func fingerprint(of record: EntryRecord) -> UInt64 { names.fingerprint(of: record) }
     func fingerprint(parent: EntryID, name: Data) -> UInt64 { names.fingerprints.of(parent: parent, name: name) }
@@ -110,28 +101,18 @@ final class StoreEvictionHost: EvictionHost, Sendable {
         // Victims read from the index may sit in directories not loaded yet: those load
         // outside the lock first.
         let directories = Array(Set(records.compactMap(\.parent)))
-        return names.withLoaded(directories) { namespace in records.map { names.path(of: $0, in: &namespace) } }
+        do {
+            return try names.withLoaded(directories) { namespace in records.map { names.path(of: $0, in: &namespace) } }
+        } catch {
+            logger.error("could not load the directories of \(records.count) victims to name them: \(error)")
+            return records.map { String(decoding: $0.name, as: UTF8.self) }
+        }
     }
 
     func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool { names.isExpired(record, at: time) }
 
     func endPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID> {
-        names.namespace.withLock { namespace in
-            var pools: Set<EntryID> = []
-            for id in ids {
-                do {
-                    let record = try namespace.record(id)
-                    guard record.pinnedUntil > 0, record.pinnedUntil <= time.nanoseconds else { continue }
-                    try names.update(id, in: &namespace) { $0.pinnedUntil = 0 }
-                    pools.insert(record.pool)
-                } catch CacheError.notFound {
-                    continue
-                } catch {
-                    logger.error("could not end the pin lease of entry \(id): \(error)")
-                }
-            }
-            return pools
-        }
+        names.endPinLeases(of: ids, at: time)
     }
 
     func flushAccessTimes() { names.flushAccessTimes() }

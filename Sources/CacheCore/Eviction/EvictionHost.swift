@@ -26,13 +26,17 @@ protocol EvictionHost: AnyObject, Sendable {
 
     // MARK: Candidates
     var victimQueries: any VictimQueries { get }
-    /// Runs `body` under the namespace lock (no I/O but a directory's first load), for a
-    /// policy choosing victims one by one. `body` gets two lookups, valid only inside it:
-    /// the newest record of an entry (nil if it is gone), and whether a file known in memory
-    /// may be chosen now (nil if its directory is not loaded).
+    /// Runs `body` under the namespace lock (memory only, no I/O), for a policy choosing
+    /// victims one by one. `body` gets two lookups, valid only inside it: an entry's record
+    /// in memory (nil when memory does not hold it: gone, or its directory is not loaded),
+    /// and whether a file in memory may be chosen now (nil when memory does not hold it).
     func withCachedFiles<Result>(
-        _ body: (_ record: (EntryID) throws -> EntryRecord?, _ isEligibleInMemory: (EntryID) -> Bool?) -> Result
+        _ body: (_ inMemory: (EntryID) -> EntryRecord?, _ isEligibleInMemory: (EntryID) -> Bool?) -> Result
     ) -> Result
+    /// Loads the directories of entries memory does not hold, outside the namespace lock:
+    /// afterwards an id memory does not hold is gone, but for those returned, whose
+    /// directory could not be read (logged).
+    func loadEntries(_ ids: [EntryID]) -> Set<EntryID>
     /// The name fingerprint a policy keeps for a file (see `ReplacementTable`).
     func fingerprint(of record: EntryRecord) -> UInt64
     /// The same for a name read from the index without its record.

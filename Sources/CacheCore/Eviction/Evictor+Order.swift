@@ -12,17 +12,10 @@ extension Evictor {
         let time = host.now
         let members = Set(units.flatMap { $0.files.map(\.entryID) })
         // The files of this pool read since the last flush, by their new time.
-        var moved: [(lastAccess: Int64, record: EntryRecord)] = host.withCachedFiles { record, _ in
+        // A file read is in memory (its lookup loaded its directory), so memory is asked only.
+        var moved: [(lastAccess: Int64, record: EntryRecord)] = host.withCachedFiles { inMemory, _ in
             pending.compactMap { id, readAt -> (Int64, EntryRecord)? in
-                guard !members.contains(id) else { return nil }
-                let found: EntryRecord?
-                do {
-                    found = try record(id)
-                } catch {
-                    host.logger.error("pool \(pool): could not read entry \(id) read since the last flush: \(error)")
-                    return nil
-                }
-                guard let current = found, current.pool == pool, current.parent != nil, current.kind == .file,
+                guard !members.contains(id), let current = inMemory(id), current.pool == pool, current.parent != nil, current.kind == .file,
                       readAt > current.lastAccess, !writing.contains(id), host.isEvictable(current, at: time)
                 else { return nil }
                 return (readAt, current)
@@ -63,12 +56,14 @@ extension Evictor {
                 }
             }
         }
+        // Pages are reads of their own: a row read again on a later page is taken once.
+        var taken: Set<EntryID> = []
         if !remaining.isMet {
             try host.victimQueries.forEachLeastRecentlyUsed(pool: pool, batch: Self.victimBatch) { page in
                 let heldInMemory: Set<EntryID> = host.withCachedFiles { _, isEligibleInMemory in
                     Set(page.map(\.entryID).filter { isEligibleInMemory($0) == false })
                 }
-                for row in page {
+                for row in page where taken.insert(row.entryID).inserted {
                     takeEarlier(than: (row.lastAccess, row.entryID))
                     if remaining.isMet { return false }
                     // As the removal's own check would: a file pinned or being written since its

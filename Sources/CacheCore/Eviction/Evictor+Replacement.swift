@@ -38,65 +38,87 @@ extension Evictor {
 
     /// The next victims of a pool's in-memory policy until `need` is met, or nil when the
     /// pool takes its victims from the index. Files that cannot go now (pinned, being
-    /// written) are skipped by the policy itself and keep their place; one whose directory
-    /// was not loaded yet is judged from its index row, and if it cannot go it comes back at
-    /// the newest end of the order. Ids of files that are gone are dropped. A `dryRun`
-    /// chooses the same victims from a copy of the policy and changes nothing (a preview).
+    /// written) are skipped by the policy itself and keep their place. A file whose directory
+    /// is not loaded yet (policies are rebuilt from the index at mount) is set aside, its
+    /// directory loaded outside the namespace lock, and judged in the next hold; one that is
+    /// gone by then is dropped, and one whose directory cannot be read goes back to the
+    /// policy. A `dryRun` chooses the same victims from a copy of the policy and changes
+    /// nothing (a preview).
     func policyVictims(of pool: EntryID, need: Need, dryRun: Bool = false, in host: any EvictionHost) -> [EntryRecord]? {
         guard !replacement.usesIndex(pool) else { return nil }
         buildPolicyIfNeeded(of: pool, in: host)
         let time = host.now
-        return host.withCachedFiles { record, isEligibleInMemory -> [EntryRecord] in
-            func choose(from policy: inout AnyReplacementPolicy) -> [EntryRecord] {
-                var remaining = need
-                var victims: [EntryRecord] = []
-                var spared: [EntryRecord] = []
-                // Each id is asked for once per call: a spared file put back is not met again.
-                while !remaining.isMet, let id = policy.evict(isEligible: { isEligibleInMemory($0) ?? true }) {
-                    let found: EntryRecord?
-                    do {
-                        found = try record(id)
-                    } catch {
-                        host.logger.error("pool \(pool): could not read entry \(id) chosen by its policy: \(error)")
-                        continue
+        var copy: AnyReplacementPolicy? = dryRun ? replacement.withPolicy(of: pool) { $0 } : nil
+        var remaining = need
+        var victims: [EntryRecord] = []
+        var setAside: [EntryID] = []
+        var unreadable: Set<EntryID> = []
+        while true {
+            let loaded = setAside
+            setAside = []
+            host.withCachedFiles { inMemory, isEligibleInMemory in
+                func choose(from policy: inout AnyReplacementPolicy) {
+                    var spared: [EntryRecord] = []
+                    func judge(_ record: EntryRecord) {
+                        guard record.parent != nil, record.kind == .file, !record.persistent, record.pool == pool else {
+                            return
+                        }
+                        if host.isEvictable(record, at: time) {
+                            victims.append(record)
+                            remaining.take(record)
+                        } else {
+                            spared.append(record)
+                        }
                     }
-                    guard let record = found else { continue }
-                    guard record.parent != nil, record.kind == .file, !record.persistent, record.pool == pool else {
-                        continue
+                    // Set aside last time and loaded since: memory holds them now, or they are gone.
+                    for id in loaded {
+                        guard let record = inMemory(id) else { continue }
+                        if remaining.isMet { spared.append(record) } else { judge(record) }
                     }
-                    if host.isEvictable(record, at: time) {
-                        victims.append(record)
-                        remaining.take(record)
-                    } else {
-                        spared.append(record)
+                    // Each id is asked for once per call: a spared file put back is not met again.
+                    while !remaining.isMet, setAside.count < Self.setAsidePerHold,
+                          let id = policy.evict(isEligible: { isEligibleInMemory($0) ?? true }) {
+                        guard let record = inMemory(id) else {
+                            setAside.append(id)
+                            continue
+                        }
+                        judge(record)
                     }
+                    for record in spared { policy.restore(record.entryID, fingerprint: host.fingerprint(of: record)) }
                 }
-                for record in spared { policy.restore(record.entryID, fingerprint: host.fingerprint(of: record)) }
-                return victims
+                if copy != nil {
+                    choose(from: &copy!)
+                } else {
+                    replacement.withPolicy(of: pool) { choose(from: &$0) }
+                }
             }
-            return replacement.withPolicy(of: pool) { policy -> [EntryRecord] in
-                guard dryRun else { return choose(from: &policy) }
-                var copy = policy
-                return choose(from: &copy)
-            } ?? []
+            guard !setAside.isEmpty else { break }
+            unreadable.formUnion(host.loadEntries(setAside))
         }
+        if !unreadable.isEmpty && !dryRun {
+            // Their directories could not be read now: they stay the policy's to offer again
+            // (without the name fingerprint, which needs the record).
+            replacement.withPolicy(of: pool) { policy in
+                for id in unreadable { policy.restore(id, fingerprint: 0) }
+            }
+        }
+        return victims
     }
 
+    /// How many victims not in memory a hold sets aside before their directories load: few
+    /// enough that what a pass does not need of them goes back to the policy almost in place.
+    static let setAsidePerHold = 64
+
     /// Victims a removal did not take (read, pinned or renamed in between) go back to their
-    /// policy, so no cached file is ever unknown to it.
+    /// policy, so no cached file is ever unknown to it. One memory does not hold is gone
+    /// (a victim's directory was loaded when it was chosen).
     func giveBack(_ candidates: [EntryRecord], removed: Set<EntryID>, pool: EntryID, in host: any EvictionHost) {
         let kept = candidates.filter { !removed.contains($0.entryID) }
         guard !kept.isEmpty else { return }
-        host.withCachedFiles { record, _ in
+        host.withCachedFiles { inMemory, _ in
             let stillCached = kept.compactMap { candidate -> EntryRecord? in
-                let current: EntryRecord?
-                do {
-                    current = try record(candidate.entryID)
-                } catch {
-                    host.logger.error("pool \(pool): could not read entry \(candidate.entryID) to give it back to its policy: \(error)")
-                    return nil
-                }
-                guard let current, current.parent != nil, current.kind == .file, !current.persistent else { return nil }
+                guard let current = inMemory(candidate.entryID), current.parent != nil, current.kind == .file,
+                      !current.persistent else { return nil }
                 return current
             }
             replacement.withPolicy(of: pool) { policy in

@@ -143,7 +143,7 @@ extension Files {
     }
 
     private func changeAttributes(_ id: EntryID, _ changes: AttributeChanges) throws -> FileAttributes {
-        try names.namespace.withLock { namespace in
+        try names.withLoaded([]) { namespace in
             let time = names.now.nanoseconds
             let (before, after) = try names.update(id, in: &namespace) { updated in
                 if let permissions = changes.permissions { updated.mode = permissions & 0o7777 }

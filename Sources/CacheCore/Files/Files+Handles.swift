@@ -46,7 +46,7 @@ extension Files {
         let writable = accessMode != O_RDONLY
         // Removed by a user since the kernel's lookup, the file still opens (as on ext4) while
         // the kernel holds it; removed by cachefs, the kernel looks the name up again.
-        let current = try names.namespace.withLock { namespace -> EntryRecord in
+        let current = try names.withLoaded([]) { namespace -> EntryRecord in
             guard let inode = try namespace.inode(id), inode.record.parent != nil || inode.keptUntilUnreferenced
             else { throw CacheError.stale }
             return inode.record
@@ -139,7 +139,7 @@ extension Files {
     /// bytes go first, outside the namespace hold; the record follows.
     private func truncateAtOpen(_ id: EntryID, fd: Int32) throws {
         try bytes.disk.ftruncate(fd, length: 0)
-        try names.namespace.withLock { namespace in
+        try names.withLoaded([]) { namespace in
             let time = names.now.nanoseconds
             let (before, after) = try names.update(id, in: &namespace) { record in
                 record.size = 0
@@ -198,7 +198,7 @@ extension Files {
         guard let file = handles.remove(handle) else { return }
         bytes.disk.close(file.fd)
         // Under the namespace lock: a removal sees the file open or closed, never half-way.
-        names.change { namespace, effects in
+        names.changeInMemory { namespace, effects in
             let closed = namespace.modify(file.entry) { inode -> (record: EntryRecord, finished: Bool) in
                 inode.openHandles -= 1
                 if file.writable { inode.writers -= 1 }

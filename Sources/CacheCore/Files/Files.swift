@@ -82,7 +82,7 @@ final class Files: Sendable {
     /// Marks a file as being written and waits for that mark to commit before any byte
     /// changes, so a crash mid-write is recognised at the next mount.
     func markWriting(_ id: EntryID) throws {
-        let marked = try names.namespace.withLock { namespace -> Bool in
+        let marked = try names.withLoaded([]) { namespace -> Bool in
             guard let inode = try namespace.inode(id) else { throw CacheError.notFound }
             guard inode.record.kind == .file, !inode.record.writing else { return false }
             let record = namespace.modify(id) { inode -> EntryRecord in

@@ -19,22 +19,27 @@ extension IndexStore {
     }
 
     /// A pool's evictable files in LRU order (ties by id, as the `entry_lru` index orders
-    /// them), handed to `body` in batches from one read, until it answers false.
+    /// them), handed to `body` in batches, until it answers false. Each batch is a read of
+    /// its own, so a row whose last read moved while the walk went on can come twice.
     public func forEachLeastRecentlyUsed(pool poolID: EntryID, batch: Int,
                                          _ body: ([EntryRecord]) throws -> Bool) throws {
-        try pool.read { db in
-            let rows = try EntryRecord.fetchCursor(db, sql: """
-                SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access, id
-                """, arguments: [poolID])
-            var chunk: [EntryRecord] = []
-            chunk.reserveCapacity(batch)
-            while let row = try rows.next() {
-                chunk.append(row)
-                guard chunk.count == batch else { continue }
-                guard try body(plain(chunk)) else { return }
-                chunk.removeAll(keepingCapacity: true)
-            }
-            if !chunk.isEmpty { _ = try body(plain(chunk)) }
+        // A page per read, resumed after the last row by (last_access, id): `body` takes
+        // other locks (the namespace's), and none may be taken inside an open read.
+        var after: (lastAccess: Int64, id: EntryID)?
+        while true {
+            let page = try plain(pool.read { db in
+                if let after {
+                    return try EntryRecord.fetchAll(db, sql: """
+                        SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) AND (last_access, id) > (?, ?)
+                        ORDER BY last_access, id LIMIT ?
+                        """, arguments: [poolID, after.lastAccess, after.id, batch])
+                }
+                return try EntryRecord.fetchAll(db, sql: """
+                    SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access, id LIMIT ?
+                    """, arguments: [poolID, batch])
+            })
+            guard let last = page.last, try body(page), page.count == batch else { return }
+            after = (last.lastAccess, last.entryID)
         }
     }
 

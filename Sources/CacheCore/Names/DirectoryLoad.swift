@@ -18,15 +18,19 @@ extension IndexStore: DirectorySource {}
 /// then the load is dropped, and memory, which may have changed since, stays the truth.
 struct DirectoryLoad: Sendable {
     let directory: EntryID
+    /// The directory's own row, for a directory without a parent (the root): nothing else
+    /// brings its entry into memory.
+    var ownEntry: EntryRecord?
     /// Each name with the row of the entry it names: the entries' own names first, then
     /// the directory's hard links (a row's `name` is its first name, elsewhere).
     var names: [(name: Data, row: EntryRecord)] = []
     /// The names of entries with more than one, wherever they are.
     var links: [EntryID: [LinkName]] = [:]
 
-    /// Reads `directory` from `source`.
-    init(_ directory: EntryID, from source: any DirectorySource) throws {
+    /// Reads `directory` from `source` (with `ownEntry` when memory cannot have its entry).
+    init(_ directory: EntryID, ownEntry: EntryRecord? = nil, from source: any DirectorySource) throws {
         self.directory = directory
+        self.ownEntry = ownEntry
         var names: [(name: Data, row: EntryRecord)] = []
         try source.forEachChild(of: directory) { row in names.append((row.name, row)) }
         // Hard links are read after the rows: no query may run inside the row cursor's read.

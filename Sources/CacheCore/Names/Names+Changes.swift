@@ -33,7 +33,7 @@ extension Names {
         }
         let id = try takeID()
         return try poolChanges.withLock { _ in
-            guard try namespace.withLock({ try $0.child(of: WellKnownEntry.root, named: Data(name)) }) == nil else {
+            guard try withLoaded([WellKnownEntry.root], { try $0.child(of: WellKnownEntry.root, named: Data(name)) }) == nil else {
                 throw CacheError.exists
             }
             let time = now.nanoseconds

@@ -42,7 +42,7 @@ extension Names {
 
     /// The corresponding FUSE operation is `FORGET`.
     func forget(_ id: EntryID, count: UInt64) {
-        change { namespace, effects in
+        changeInMemory { namespace, effects in
             namespace.modify(id) { $0.lookups -= min(count, $0.lookups) }
             finishIfUnreferenced(id, in: &namespace, effects: &effects)
         }

@@ -19,60 +19,77 @@ extension Names {
         -> (files: Int, bytes: Int64, ids: Set<EntryID>)
     {
         let time = now
-        // The directories of the candidates (read from the index by the evictor) load first,
-        // outside the lock; hard links' other directories load inside, if ever.
+        // Each removal changes memory before the next candidate is reached, so everything
+        // the candidates touch (their directories, their hard links') loads first, outside.
+        loadForRemoval(candidates.map(\.entryID))
         let directories = Array(Set(candidates.compactMap(\.parent)))
-        return change(loading: directories) { namespace, effects in
-            if let unit, !isWhole(unit, candidates, qualifies: qualifies, at: time, in: &namespace) { return (0, 0, []) }
-            var removed: [(record: EntryRecord, path: String, names: [LinkName])] = []
-            for candidate in candidates {
-                let current: EntryRecord
-                let gone: (names: [LinkName], discard: EntryID?)
-                let path: String
-                do {
-                    current = try namespace.record(candidate.entryID)
-                    guard current.parent != nil, current.parent == candidate.parent, current.name == candidate.name,
-                          current.kind == .file, qualifies(current, time) else { continue }
-                    path = self.path(of: current, in: &namespace)
-                    // Eviction works on inodes: every name of a hard-linked file goes.
-                    gone = try removeEveryName(of: current.entryID, at: time.nanoseconds, in: &namespace)
-                } catch CacheError.notFound {
-                    continue
-                } catch {
-                    logger.error("could not remove entry \(candidate.entryID) (\(kind.rawValue)): \(error)")
-                    continue
-                }
-                if let id = gone.discard { effects.bytesToDiscard.append(id) }
-                removed.append((current, path, gone.names))
+        do {
+            return try change(loading: directories) { namespace, effects in
+                removeFiles(candidates, as: kind, reason: reason, qualifies: qualifies, unit: unit, at: time,
+                                in: &namespace, effects: &effects)
             }
-            // A directory whose entry goes changes, as on ext4.
-            for parent in Set(removed.flatMap { $0.names.map(\.parent) }) {
-                touch(parent, at: time.nanoseconds, in: &namespace)
-            }
-            // Counted with the usage change, so evicted_files never lags files and usage.
-            if kind != .deleted && kind != .fetchFailed { counters.countRemoved(removed.map(\.record)) }
-            let bytes = removed.reduce(Int64(0)) { $0 + $1.record.size }
-            if let unit, !removed.isEmpty {
-                effects.events.append(CacheEvent(time: time, event: kind, pool: poolName(unit.pool, in: &namespace) ?? "",
-                                                 path: path(of: unit, in: &namespace), size: bytes,
-                                                 reason: "unit of \(removed.count) files; \(reason)",
-                                                 files: removed.count))
-            } else {
-                effects.events += removed.map {
-                    CacheEvent(time: time, event: kind, pool: poolName($0.record.pool, in: &namespace) ?? "",
-                               path: $0.path, size: $0.record.size, reason: reason)
-                }
-            }
-            // The kernel made a user's own removal itself; only cachefs's removals need telling.
-            if kind != .deleted {
-                effects.notifications += removed.flatMap { item in
-                    item.names.map {
-                        PendingNotification.deleted(parent: $0.parent, child: item.record.entryID, name: Array($0.name))
-                    }
-                }
-            }
-            return (removed.count, bytes, Set(removed.map(\.record.entryID)))
+        } catch {
+            logger.error("could not remove \(candidates.count) files (\(kind.rawValue)): \(error)")
+            return (0, 0, [])
         }
+    }
+
+    private func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
+                             qualifies: (EntryRecord, Timestamp) -> Bool, unit: EntryRecord?, at time: Timestamp,
+                             in namespace: inout NamespaceState, effects: inout NameEffects)
+        -> (files: Int, bytes: Int64, ids: Set<EntryID>)
+    {
+        if let unit, !isWhole(unit, candidates, qualifies: qualifies, at: time, in: &namespace) { return (0, 0, []) }
+        var removed: [(record: EntryRecord, path: String, names: [LinkName])] = []
+        for candidate in candidates {
+            let current: EntryRecord
+            let gone: (names: [LinkName], discard: EntryID?)
+            let path: String
+            do {
+                // Loaded before the hold: an entry memory does not hold is gone.
+                guard let inMemory = namespace.inodes[candidate.entryID]?.record else { continue }
+                current = inMemory
+                guard current.parent != nil, current.parent == candidate.parent, current.name == candidate.name,
+                      current.kind == .file, qualifies(current, time) else { continue }
+                path = self.path(of: current, in: &namespace)
+                // Eviction works on inodes: every name of a hard-linked file goes.
+                gone = try removeEveryName(of: current.entryID, at: time.nanoseconds, in: &namespace)
+            } catch CacheError.notFound {
+                continue
+            } catch {
+                logger.error("could not remove entry \(candidate.entryID) (\(kind.rawValue)): \(error)")
+                continue
+            }
+            if let id = gone.discard { effects.bytesToDiscard.append(id) }
+            removed.append((current, path, gone.names))
+        }
+        // A directory whose entry goes changes, as on ext4.
+        for parent in Set(removed.flatMap { $0.names.map(\.parent) }) {
+            touch(parent, at: time.nanoseconds, in: &namespace)
+        }
+        // Counted with the usage change, so evicted_files never lags files and usage.
+        if kind != .deleted && kind != .fetchFailed { counters.countRemoved(removed.map(\.record)) }
+        let bytes = removed.reduce(Int64(0)) { $0 + $1.record.size }
+        if let unit, !removed.isEmpty {
+            effects.events.append(CacheEvent(time: time, event: kind, pool: poolName(unit.pool, in: &namespace) ?? "",
+                                             path: path(of: unit, in: &namespace), size: bytes,
+                                             reason: "unit of \(removed.count) files; \(reason)",
+                                             files: removed.count))
+        } else {
+            effects.events += removed.map {
+                CacheEvent(time: time, event: kind, pool: poolName($0.record.pool, in: &namespace) ?? "",
+                           path: $0.path, size: $0.record.size, reason: reason)
+            }
+        }
+        // The kernel made a user's own removal itself; only cachefs's removals need telling.
+        if kind != .deleted {
+            effects.notifications += removed.flatMap { item in
+                item.names.map {
+                    PendingNotification.deleted(parent: $0.parent, child: item.record.entryID, name: Array($0.name))
+                }
+            }
+        }
+        return (removed.count, bytes, Set(removed.map(\.record.entryID)))
     }
 
     /// Whether `candidates` are all of a unit's files now, each unchanged and qualifying.
@@ -120,7 +137,9 @@ extension Names {
     /// Returns the names it had and the id whose bytes and row can go now.
     func removeEveryName(of id: EntryID, at time: Int64,
                          in namespace: inout NamespaceState) throws -> (names: [LinkName], discard: EntryID?) {
-        guard namespace.inodes[id] != nil else { return ([], nil) }
+        guard let inode = namespace.inodes[id] else { return ([], nil) }
+        // Every directory it is named in must be loaded before anything changes.
+        for name in inode.names { try namespace.requireLoaded(name.parent) }
         let discard = retireLastName(of: id, keepWhileKernelHolds: false, at: time, in: &namespace)
         let names = try namespace.removeAllNames(of: id, at: time)
         return (names, discard)

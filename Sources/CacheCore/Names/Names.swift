@@ -70,14 +70,6 @@ final class Names: Sendable {
 
     var now: Timestamp { clock.now() }
 
-    /// Runs `body` under the namespace lock and carries out the effects it gathered once
-    /// the lock is released (also when it throws: what it did before is real).
-    func change<T>(_ body: (inout NamespaceState, inout NameEffects) throws -> T) rethrows -> T {
-        var effects = NameEffects()
-        defer { carryOut(effects) }
-        return try namespace.withLock { try body(&$0, &effects) }
-    }
-
     func carryOut(_ effects: NameEffects) {
         bytes.discard(effects.bytesToDiscard)
         if !effects.events.isEmpty { events.record(effects.events) }
@@ -87,7 +79,7 @@ final class Names: Sendable {
 
     /// The newest copy of an entry (memory, loading its directory if needed).
     func record(_ id: EntryID) throws -> EntryRecord {
-        try namespace.withLock { try $0.record(id) }
+        try withLoaded([]) { try $0.record(id) }
     }
 
     /// Changes an entry in memory (atomically, so a concurrent write's growth is never lost)

@@ -1,8 +1,10 @@
+import Glibc
 import Synchronization
 
 /// The one owner of names and metadata. Its state is reachable only inside `withLock`,
-/// which holds the lock for memory work and for the first load of a directory, never for
-/// an index commit (those go to the ``IndexWriter``) nor for disk I/O on file bytes.
+/// which holds the lock for memory work only: the state holds nothing that can read the
+/// index (loads happen outside, see ``NamespaceMiss``), commits go to the ``IndexWriter``,
+/// and file bytes are read and written elsewhere.
 ///
 /// Every hold hands the index changes it logged to the writer as one group, before the
 /// lock is released: the writer's order is the order memory changed in, and it never
@@ -10,16 +12,28 @@ import Synchronization
 final class Namespace: Sendable {
     private let state: Mutex<NamespaceState>
     private let writer: IndexWriter
+    /// The thread in a hold (0 when none), so a test double of the index can fail when it
+    /// is read inside one.
+    private let holder = Atomic<UInt>(0)
 
-    init(source: any DirectorySource, writer: IndexWriter) {
-        state = Mutex(NamespaceState(source: source))
+    init(writer: IndexWriter) {
+        state = Mutex(NamespaceState())
         self.writer = writer
     }
 
     func withLock<T>(_ body: (inout NamespaceState) throws -> T) rethrows -> T {
         try state.withLock { state in
-            defer { writer.enqueue(state.takeOutbox()) }
+            holder.store(UInt(pthread_self()), ordering: .relaxed)
+            defer {
+                writer.enqueue(state.takeOutbox())
+                state.endHold()
+                holder.store(0, ordering: .relaxed)
+            }
             return try body(&state)
         }
+    }
+
+    var isHeldByCurrentThread: Bool {
+        holder.load(ordering: .relaxed) == UInt(pthread_self())
     }
 }

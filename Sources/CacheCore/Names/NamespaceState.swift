@@ -1,4 +1,3 @@
-import CLinux
 import struct Foundation.Data
 
 /// Names and metadata in memory: the one truth the request threads read and change.
@@ -7,6 +6,10 @@ import struct Foundation.Data
 /// (a lookup, a listing, a removal chosen by the evictor) and stay loaded: from then on
 /// every change to their names goes through here first and reaches the index later, in
 /// order, through the ``IndexWriter``.
+///
+/// It holds nothing that can read the index, so no hold of the namespace lock waits for
+/// I/O: what a hold reaches that is not loaded throws a ``NamespaceMiss``, and ``Names``
+/// loads it outside the lock and runs the hold again (``Names/change(loading:_:)``).
 ///
 /// Invariants:
 /// - a directory's children are either all in `directories[id]` (loaded) or all only in the
@@ -17,24 +20,33 @@ import struct Foundation.Data
 struct NamespaceState: Sendable {
     private(set) var inodes = InodeTable()
     private var directories: [EntryID: DirectoryChildren] = [:]
-    /// Read only when a request reaches what was not loaded before it took the lock: an
-    /// entry known by id alone, or a hard link's other directory (see ``Names/withLoaded``).
-    private let source: any DirectorySource
     /// Index changes made during the current hold of the lock; ``Namespace`` hands them to
     /// the writer as one group when the hold ends, so a crash keeps all of an operation or none.
     private(set) var outbox: [IndexChange] = []
+    /// What the loader found cannot be loaded (no such entry, not a directory, a failed
+    /// read), for the hold it runs again: reaching it answers that, not another miss.
+    /// Set by ``Names`` for one hold at a time.
+    var unloadable: [EntryID: any Error] = [:]
+    /// Whether this hold has changed memory yet: a miss after a change cannot be retried.
+    private(set) var changedInHold = false
 
-    init(source: any DirectorySource) {
-        self.source = source
-    }
+    init() {}
 
     /// Records the index change that matches a change just made in memory.
     mutating func log(_ change: IndexChange) {
+        changedInHold = true
         outbox.append(change)
     }
 
     mutating func log(_ changes: [IndexChange]) {
+        changedInHold = true
         outbox.append(contentsOf: changes)
+    }
+
+    /// Ends a hold: what it found unloadable and whether it changed anything are its own.
+    mutating func endHold() {
+        unloadable = [:]
+        changedInHold = false
     }
 
     mutating func takeOutbox() -> [IndexChange] {
@@ -44,46 +56,45 @@ struct NamespaceState: Sendable {
 
     // MARK: - Reading
 
-    /// The inode of `id`, loading its directory if needed; nil if no such entry is named.
-    mutating func inode(_ id: EntryID) throws -> Inode? {
+    /// The inode of `id`; nil if no such entry is named. An entry memory does not hold may
+    /// be in a directory not loaded yet: that is a ``NamespaceMiss`` for the loader.
+    func inode(_ id: EntryID) throws -> Inode? {
         if let inode = inodes[id] { return inode }
-        guard let row = try source.entry(id), let parent = row.parent else { return nil }
-        // A loaded directory is the truth: a row it does not list is a removal not yet committed.
-        guard directories[parent] == nil else { return nil }
-        try loadChildren(of: parent)
-        return inodes[id]
+        guard let reason = unloadable[id] else { throw NamespaceMiss.entry(id) }
+        if case CacheError.notFound = reason { return nil }
+        throw reason
     }
 
-    mutating func record(_ id: EntryID) throws -> EntryRecord {
+    func record(_ id: EntryID) throws -> EntryRecord {
         guard let inode = try inode(id) else { throw CacheError.notFound }
         return inode.record
     }
 
     /// The entry called `name` in `directory`.
-    mutating func child(of directory: EntryID, named name: Data) throws -> EntryRecord? {
-        try loadChildren(of: directory)
+    func child(of directory: EntryID, named name: Data) throws -> EntryRecord? {
+        try requireLoaded(directory)
         guard let slot = directories[directory]?.slot(named: name, in: directory, inodes: inodes) else { return nil }
         return inodes[slot: slot].record
     }
 
     /// The id named `name` in `directory`.
-    mutating func childID(of directory: EntryID, named name: Data) throws -> EntryID? {
-        try loadChildren(of: directory)
+    func childID(of directory: EntryID, named name: Data) throws -> EntryID? {
+        try requireLoaded(directory)
         guard let slot = directories[directory]?.slot(named: name, in: directory, inodes: inodes) else { return nil }
         return inodes[slot: slot].id
     }
 
-    mutating func hasChildren(_ directory: EntryID) throws -> Bool {
-        try loadChildren(of: directory)
+    func hasChildren(_ directory: EntryID) throws -> Bool {
+        try requireLoaded(directory)
         return !(directories[directory]?.isEmpty ?? true)
     }
 
     /// Names after the listing cursor (see ``ListingCursor``), ascending by id, then by name
     /// among the names one entry has in the directory.
-    mutating func children(of directory: EntryID, after cursor: ListingCursor, limit: Int) throws
+    func children(of directory: EntryID, after cursor: ListingCursor, limit: Int) throws
         -> [(name: Data, record: EntryRecord, cursor: ListingCursor)]
     {
-        try loadChildren(of: directory)
+        try requireLoaded(directory)
         guard let children = directories[directory] else { return [] }
         var result: [(name: Data, record: EntryRecord, cursor: ListingCursor)] = []
         var after = cursor.id
@@ -105,8 +116,9 @@ struct NamespaceState: Sendable {
         return result
     }
 
-    /// Every entry beneath `directory` once (loading each directory on the way), parents first.
-    mutating func subtree(of directory: EntryID) throws -> [EntryRecord] {
+    /// Every entry beneath `directory` once, parents first (each directory must be loaded:
+    /// ``Names/loadSubtreeOutsideTheLock(_:)``).
+    func subtree(of directory: EntryID) throws -> [EntryRecord] {
         var result: [EntryRecord] = []
         var seen: Set<EntryID> = []
         var pending = [directory]
@@ -127,11 +139,13 @@ struct NamespaceState: Sendable {
     /// Runs `body` on an inode in memory; nil when it is not there.
     @discardableResult
     mutating func modify<T>(_ id: EntryID, _ body: (inout Inode) throws -> T) rethrows -> T? {
-        try inodes.modify(id, body)
+        changedInHold = true
+        return try inodes.modify(id, body)
     }
 
     /// Adds a new entry under its name (its directory must be loaded).
     mutating func add(_ record: EntryRecord) {
+        changedInHold = true
         inodes[record.entryID] = Inode(record: record)
         if let parent = record.parent { insertName(record.name, of: record.entryID, in: parent) }
         if record.kind == .directory { directories[record.entryID] = DirectoryChildren() }
@@ -140,6 +154,7 @@ struct NamespaceState: Sendable {
     /// Gives an entry one more name (a hard link) in a loaded directory.
     mutating func addLink(_ id: EntryID, _ link: LinkName, at time: Int64) {
         guard var inode = inodes[id] else { return }
+        changedInHold = true
         inode.links.append(link)
         inode.record.linkCount += 1
         inode.record.ctime = time
@@ -154,6 +169,7 @@ struct NamespaceState: Sendable {
     @discardableResult
     mutating func removeName(_ name: LinkName, of id: EntryID, at time: Int64) -> Bool {
         guard var inode = inodes[id], inode.hasName else { return true }
+        changedInHold = true
         forgetName(name, of: id)
         inode.record.ctime = time
         if let position = inode.links.firstIndex(of: name) {
@@ -181,15 +197,15 @@ struct NamespaceState: Sendable {
         return true
     }
 
-    /// Takes every name of an entry away (eviction works on inodes), loading the
-    /// directories of its hard links first so none of them reappears from the index.
-    /// Returns the names it had; the row's detach is the caller's to log.
+    /// Takes every name of an entry away (eviction works on inodes); the directories of its
+    /// hard links must be loaded (``directoriesToRemove(_:)``), so none of them reappears
+    /// from the index. Returns the names it had; the row's detach is the caller's to log.
     mutating func removeAllNames(of id: EntryID, at time: Int64) throws -> [LinkName] {
         guard let inode = inodes[id] else { return [] }
         // Every directory that holds one of its names, its own name's too: the entry may be in
         // memory through a link elsewhere, and a directory loaded after the removal would
         // read the name back from the index before the writer commits its removal.
-        for name in inode.names { try loadChildren(of: name.parent) }
+        for name in inode.names { try requireLoaded(name.parent) }
         let names = inode.names
         for link in inode.links { forgetName(link, of: id) }
         if !inode.links.isEmpty { log(.deleteLinks(id)) }
@@ -204,6 +220,7 @@ struct NamespaceState: Sendable {
     /// Moves one name of an entry to another (loaded) directory or name.
     mutating func move(_ name: LinkName, of id: EntryID, to destination: LinkName, at time: Int64) {
         guard var inode = inodes[id] else { return }
+        changedInHold = true
         forgetName(name, of: id)
         inode.record.ctime = time
         if let position = inode.links.firstIndex(of: name) {
@@ -222,6 +239,7 @@ struct NamespaceState: Sendable {
     /// leave the index before either is written again, so no unique name is held twice.
     mutating func exchange(_ first: LinkName, of firstID: EntryID, with second: LinkName, of secondID: EntryID,
                            at time: Int64) {
+        changedInHold = true
         func release(_ name: LinkName, of id: EntryID) {
             if inodes[id]?.links.contains(name) == true { log(.deleteLink(name)) } else { log(.detach(id, ctime: time)) }
         }
@@ -256,6 +274,7 @@ struct NamespaceState: Sendable {
     /// Drops a nameless inode nobody references any more.
     mutating func dropIfUnreferenced(_ id: EntryID) {
         guard let inode = inodes[id], !inode.hasName, !inode.isReferenced else { return }
+        changedInHold = true
         inodes[id] = nil
     }
 
@@ -286,34 +305,30 @@ struct NamespaceState: Sendable {
         }
     }
 
-    /// Loads a directory's children from the index, once, inside the hold (the fallback:
-    /// request paths load outside it, see ``Names/withLoaded``). The index is current for
-    /// them (see the invariants), so nothing has to be waited for.
-    mutating func loadChildren(of directory: EntryID) throws {
+    /// Throws a ``NamespaceMiss`` for a directory not loaded yet (or what the loader found:
+    /// no such entry, not a directory).
+    func requireLoaded(_ directory: EntryID) throws {
         guard directories[directory] == nil else { return }
-        if inodes[directory] == nil {
-            guard let row = try source.entry(directory) else { throw CacheError.notFound }
-            guard row.kind == .directory else { throw CacheError.notDirectory }
-            if let parent = row.parent, parent != 0 {
-                try loadChildren(of: parent)
-                guard inodes[directory] != nil else { throw CacheError.notFound }
-            } else {
-                inodes[directory] = Inode(record: row)
-            }
-        }
-        guard inodes[directory]?.isDirectory == true else { throw CacheError.notDirectory }
-        let count = install(try DirectoryLoad(directory, from: source))
-        // Growing the tables to a big directory freed their smaller copies; hand those
-        // pages back rather than keep them resident.
-        if count >= Self.trimAfterLoading { malloc_trim(0) }
+        if let reason = unloadable[directory] { throw reason }
+        if let inode = inodes[directory], !inode.isDirectory { throw CacheError.notDirectory }
+        throw NamespaceMiss.directory(directory)
+    }
+
+    /// The directories a removal of every name of `id` touches that are not loaded yet.
+    func directoriesToRemove(_ id: EntryID) -> [EntryID] {
+        inodes[id]?.names.map(\.parent).filter { directories[$0] == nil } ?? []
     }
 
     /// Puts a directory read from the index in memory, unless it was loaded meanwhile or
-    /// its own entry is not in memory (its parent is not loaded). Returns how many names
-    /// it added; 0 when it installed nothing.
+    /// its own entry is not in memory (its parent is not loaded). A directory without a
+    /// parent (the root) brings its own entry. Returns how many names it added; 0 when it
+    /// installed nothing.
     @discardableResult
     mutating func install(_ load: DirectoryLoad) -> Int {
         let directory = load.directory
+        if inodes[directory] == nil, let own = load.ownEntry, own.parent == 0 || own.parent == nil {
+            inodes[directory] = Inode(record: own)
+        }
         guard directories[directory] == nil, inodes[directory]?.isDirectory == true else { return 0 }
         directories[directory] = DirectoryChildren()
         var readNow: Set<EntryID> = []

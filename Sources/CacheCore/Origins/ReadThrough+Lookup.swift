@@ -26,7 +26,7 @@ extension ReadThrough {
         guard pool != 0, let origin = origin(ofPool: pool) else { return nil }
         let time = names.now
         if negativeMisses.contains(parent: parent, name: name, at: time) { throw CacheError.notFound }
-        let path = try names.namespace.withLock { try originPath(of: parent, in: &$0) } + [name]
+        let path = try names.withLoaded([]) { try originPath(of: parent, in: &$0) } + [name]
         let found: OriginEntry
         do {
             found = try origin.lookup(path)
@@ -51,7 +51,7 @@ extension ReadThrough {
             guard added.isNew else { return added.attributes }
             storeBytesDeliveredWithLookup(added.attributes.id)
             // Stored (or, if that failed, removed again): the kernel learns the entry as it is now.
-            return (try? names.namespace.withLock { try $0.record(added.attributes.id) })?.attributes ?? added.attributes
+            return (try? names.record(added.attributes.id))?.attributes ?? added.attributes
         }
     }
 
@@ -115,7 +115,7 @@ extension ReadThrough {
     /// failed: the listing then shows the pool's own names, and the log says why).
     func originNames(in directory: EntryID) -> [OriginName]? {
         // A directory that cannot be read lists the pool's own names only; the listing itself reports the error.
-        guard let (pool, path) = try? names.namespace.withLock({ namespace in
+        guard let (pool, path) = try? names.withLoaded([], { namespace in
             (try namespace.record(directory).pool, try originPath(of: directory, in: &namespace))
         }), pool != 0, let origin = origin(ofPool: pool) else { return nil }
         do {

@@ -1,5 +1,5 @@
 import Glibc
-import CacheCore
+@testable import CacheCore
 import Foundation
 import Synchronization
 
@@ -17,11 +17,13 @@ final class TestStore {
     /// (see `waitUntilUnlocked`).
     func open(clock: ManualClock = ManualClock(), disk: any Disk = PosixDisk(),
               overrides: [PoolOverride] = [], commitWindow: Double = 0.005,
-              waitingForLock: Bool = true, encryption: StoreEncryption? = nil) throws -> CacheEngine {
+              waitingForLock: Bool = true, encryption: StoreEncryption? = nil,
+              directorySource: (@Sendable (IndexStore) -> any DirectorySource)? = nil) throws -> CacheEngine {
         if waitingForLock && FileManager.default.fileExists(atPath: path + "/lock") { try Self.waitUntilUnlocked(path) }
         var configuration = EngineConfiguration(storePath: path, poolOverrides: overrides, clock: clock, disk: disk,
                                                 accessFlushSeconds: 3600, commitWindowSeconds: commitWindow)
         configuration.encryption = encryption
+        if let directorySource { configuration.directorySource = directorySource }
         return try CacheEngine(configuration)
     }
 

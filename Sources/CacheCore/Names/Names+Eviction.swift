@@ -1,0 +1,35 @@
+/// What the evictor's host reads and changes in the namespace: memory only, in short holds.
+extension Names {
+    /// See ``EvictionHost/withCachedFiles(_:)``.
+    func withCachedFiles<Result>(
+        _ body: (_ inMemory: (EntryID) -> EntryRecord?, _ isEligibleInMemory: (EntryID) -> Bool?) -> Result
+    ) -> Result {
+        let time = now
+        return namespace.withLock { namespace in
+            body({ id in namespace.inodes[id]?.record }, { id in
+                namespace.inodes[id].map { isEvictable($0.record, at: time) }
+            })
+        }
+    }
+
+    /// Ends the pin leases of `ids` that have run out; returns their pools.
+    func endPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID> {
+        // Each lease ended changes memory before the next is read: all load first, and an
+        // id memory does not hold then is gone.
+        loadEntries(ids)
+        return namespace.withLock { namespace in
+            var pools: Set<EntryID> = []
+            for id in ids {
+                guard let record = namespace.inodes[id]?.record, record.parent != nil, record.pinnedUntil > 0,
+                      record.pinnedUntil <= time.nanoseconds else { continue }
+                do {
+                    try update(id, in: &namespace) { $0.pinnedUntil = 0 }
+                    pools.insert(record.pool)
+                } catch {
+                    logger.error("could not end the pin lease of entry \(id): \(error)")
+                }
+            }
+            return pools
+        }
+    }
+}
