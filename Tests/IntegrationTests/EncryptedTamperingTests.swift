@@ -130,7 +130,7 @@ import Testing
         })
     }
 
-    /// Cut to nothing, a stored file has no header, as a file stored empty (README, Known
+    /// Cut to nothing, a stored file has no header, as a file stored empty (docs/known-issues.md,
     /// issues: reads then answer no bytes, not EIO); `verify` finds the size it lost.
     @Test func aFileCutToNothingIsFoundByVerify() throws {
         try withChangedStore(files: ["f"], change: { files in

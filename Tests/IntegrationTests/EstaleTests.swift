@@ -27,7 +27,7 @@ import Testing
     @Test func opensRacingRemovalsByCachefsSeeTheFileOrEnoent() throws {
         // 100,000 opens: this race is rarer (seen: 2 ESTALE in 120,000 opens).
         let counts = try runLoop("evict", opens: 100_000, reference: false)
-        // README, Known issues: an open that races two removals by cachefs in a row (the
+        // docs/known-issues.md: an open that races two removals by cachefs in a row (the
         // kernel retries an ESTALE once) still sees ESTALE, a few times in 100,000 opens.
         withKnownIssue("ESTALE after two evictions race one open", isIntermittent: true) {
             #expect(counts.mount["ESTALE", default: 0] == 0, "\(counts)")

@@ -142,7 +142,7 @@ import Testing
     }
 
     /// The kernel raises IN_DELETE_SELF on the evicted file (FUSE's notify_delete does not
-    /// raise IN_DELETE on the directory; see README).
+    /// raise IN_DELETE on the directory; see docs/metrics-and-events.md).
     @Test func inotifySeesAnEvictionAndLsNeverListsIt() throws {
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
             _ = try mount.mustSucceed("echo x > data/victim && ls -l data/victim >/dev/null")

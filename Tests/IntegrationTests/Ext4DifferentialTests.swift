@@ -4,7 +4,7 @@ import Testing
 /// Issue 8, "Differential tests against ext4": every sequence of `SequenceTable` runs in a
 /// folder on the store's own disk (ext4, the oracle) and in a pool of a real mount, as root
 /// and as nobody; every step's result (value or errno) and the lstat fields of every name
-/// must agree, except for the differences README.md lists under "Differences from ext4".
+/// must agree, except for the differences docs/ext4-compatibility.md lists under "Differences from ext4".
 /// Both kinds of store run them: an encrypted store keeps every meaning (issue 21).
 @Suite struct Ext4DifferentialTests {
     @Test(arguments: TestUser.allCases, StoreKind.allCases)
@@ -37,24 +37,24 @@ import Testing
         }
     }
 
-    /// The allow-list and the README's list are the same list.
+    /// The allow-list and the list in docs/ext4-compatibility.md are the same list.
     @Test func everyAllowedDifferenceIsExplainedInTheReadme() throws {
-        let readme = try String(contentsOfFile: Repository.path("README.md"), encoding: .utf8)
+        let readme = try String(contentsOfFile: Repository.path("docs/ext4-compatibility.md"), encoding: .utf8)
         let section = try #require(readme.components(separatedBy: "## Differences from ext4").dropFirst().first)
             .components(separatedBy: "\n## ").first ?? ""
         for allowed in DifferencesFromExt4.allowed {
-            #expect(section.contains("**\(allowed.readme)**"), "README's Differences from ext4 lacks: \(allowed.readme)")
+            #expect(section.contains("**\(allowed.readme)**"), "docs/ext4-compatibility.md's Differences from ext4 lacks: \(allowed.readme)")
         }
         let bullets = section.components(separatedBy: "\n- **").count - 1
-        #expect(bullets == DifferencesFromExt4.allowed.count, "README lists \(bullets), the test allows \(DifferencesFromExt4.allowed.count)")
+        #expect(bullets == DifferencesFromExt4.allowed.count, "docs/ext4-compatibility.md lists \(bullets), the test allows \(DifferencesFromExt4.allowed.count)")
     }
 }
 
-/// The differences from ext4 that are by design. Each entry is explained in README.md,
+/// The differences from ext4 that are by design. Each entry is explained in docs/ext4-compatibility.md,
 /// section "Differences from ext4"; anything not matched here fails the test.
 enum DifferencesFromExt4 {
     struct Allowed {
-        /// The bold title of its bullet in the README.
+        /// The bold title of its bullet in docs/ext4-compatibility.md.
         let readme: String
         let matches: @Sendable (Difference) -> Bool
     }

@@ -5,7 +5,7 @@ import Testing
 /// stored bytes as on ext4 (size, content, st_blocks compared step by step with the same
 /// calls on the store's own disk), the pool's usage follows the file, and the pool's limits
 /// apply as for a write. On an encrypted store too, where holes are stored as sealed zeros:
-/// there `st_blocks` is that of a fully allocated file of the size (README, Encryption at rest).
+/// there `st_blocks` is that of a fully allocated file of the size (docs/encryption.md).
 @Suite struct FallocateTests {
     /// Each step runs `fallocate(1)` (util-linux) on the file `f` in both directories.
     static let steps: [String] = [
@@ -44,7 +44,7 @@ import Testing
                 let expected = try Allocation(Shell.bash("cd '\(ext4)' && \(Self.describe)").output)
                 let actual = try Allocation(mount.sh("cd data/falloc && \(Self.describe)").output)
                 #expect(actual.matches(expected, kind: kind), "after `\(step)`: ext4 \(expected), cachefs \(actual)")
-                // usage counts the apparent size (README, fallocate).
+                // usage counts the apparent size (docs/ext4-compatibility.md).
                 let size = try mount.mustSucceed("stat -c %s data/falloc/f")
                 #expect(try mount.xattr("data", "user.cache.usage") == size, "usage after `\(step)`")
             }

@@ -56,7 +56,7 @@ import Testing
         }
     }
 
-    /// README: a link made into a persistent directory does not change the flags of the file
+    /// docs/ext4-compatibility.md: a link made into a persistent directory does not change the flags of the file
     /// it links, while a file created there is persistent.
     @Test func aLinkIntoAPersistentDirectoryKeepsTheFilesFlags() throws {
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in

@@ -38,7 +38,7 @@ import Testing
             #expect((report["wrong_dir_links"] as? [Any])?.isEmpty == true, "directory st_nlink: \(report)")
             let bytes = try #require(report["bytes"] as? Int)
             #expect(try mount.xattr("data", "user.cache.usage") == "\(bytes)", "usage against distinct inodes: \(report)")
-            // A pool counts an inode once, whatever its names (README, hard links).
+            // A pool counts an inode once, whatever its names (docs/ext4-compatibility.md, hard links).
             let files = try #require(report["files"] as? Int)
             #expect(try mount.xattr("data", "user.cache.files") == "\(files)", "files against distinct inodes: \(report)")
             #expect(try mount.xattr("data", "user.cache.pending_usage") == "0")

@@ -19,7 +19,7 @@ import Testing
             let actual = try mount.sh("cd data && \(Self.makeSparse)")
             #expect(actual.succeeded, "\(actual.error)")
             #expect(actual.output == expected.output, "size, st_blocks, du -k: ext4 \(expected.output) cachefs \(actual.output)")
-            // usage counts the apparent size (README).
+            // usage counts the apparent size (docs/ext4-compatibility.md).
             #expect(try mount.xattr("data", "user.cache.usage") == "5368709120")
         }
     }

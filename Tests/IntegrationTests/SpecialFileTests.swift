@@ -28,7 +28,7 @@ import Testing
         }
     }
 
-    /// README: symlinks, FIFOs and sockets hold no bytes, never count against usage and are
+    /// docs/ext4-compatibility.md: symlinks, FIFOs and sockets hold no bytes, never count against usage and are
     /// never evicted: a clear of the pool leaves them.
     @Test func namesWithoutBytesAreNeitherCountedNorCleared() throws {
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in

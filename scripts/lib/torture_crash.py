@@ -294,7 +294,7 @@ class CrashLoop:
                 r.present = "yes" if kind != "cached" else "maybe"
 
     def op_dirflag(self, value):
-        """persistent=value on keep/p: stamps every file beneath (README: a
+        """persistent=value on keep/p: stamps every file beneath (docs/pools-and-files.md: a
         directory covers everything beneath, now and later)."""
         with self.keep_rw.exclusive():
             with self.lock:
@@ -559,7 +559,7 @@ class CrashLoop:
                          + "\n".join(S.tail(self.log_path, 12, d.log_offset)))
         hangs = self.wd.take_hangs() + [f"HANG thread {n} did not finish 20 s after the kill" for n in stuck]
         self.res.check(f"cycle {c}: daemon alive until kill -9", crash, "crashes")
-        # Known and left open (see README): a kill -9 that lands while the evictor thread is in
+        # Known and left open (see docs/known-issues.md): a kill -9 that lands while the evictor thread is in
         # the kernel's notify_delete can leave that thread waiting on a directory lock held by
         # a request to the dying daemon; aborting the connection frees it. Reported, not failed.
         if unkillable and not self.hang_killed:
@@ -577,7 +577,7 @@ class CrashLoop:
             snap = {p: (r.present, r.digest, r.kind, r.midwrite, r.partial_ok, r.describe(), r.size)
                     for p, r in self.recs.items()}
             # Metadata reaches the index in group commits: what changed within the last
-            # commit window before the kill may be lost (README, "Crash safety").
+            # commit window before the kill may be lost (docs/crash-safety.md).
             settled = self.kill_time - COMMIT_WINDOW
             self.recent = {p for p, r in self.recs.items() if r.changed_at > settled}
             must = {p: (r.digest, r.kind) for p, r in self.recs.items()

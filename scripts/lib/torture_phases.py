@@ -347,7 +347,7 @@ class Faults:
             if not ok:
                 problems.append(f"LEAK after cat was killed mid-read and the pool cleared: {figs}")
             # The kernel learns of cachefs's removals from the notification thread, a moment
-            # after the clear returns (README, "Listings are kept in the kernel").
+            # after the clear returns (docs/design-choices.md, "The kernel's caches").
             gone_by = time.monotonic() + 2.0
             while os.path.exists(big1) and time.monotonic() < gone_by:
                 time.sleep(0.01)

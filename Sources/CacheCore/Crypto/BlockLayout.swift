@@ -8,7 +8,7 @@ public struct BlockLayout: Sendable, Equatable {
 
     /// 16 KiB for new stores (older ones keep the size their key file names): sealing and
     /// opening cost about half the CPU per MiB of 4 KiB blocks here, most of a block's cost
-    /// being swift-crypto's fixed cost per call (`cachefs cipher-speed`, see README).
+    /// being swift-crypto's fixed cost per call (`cachefs cipher-speed`, see docs/encryption.md).
     public static let defaultBlockSize = 16384
     public static let headerSize = FileHeader.byteCount
     public static let nonceSize = 12

@@ -10,7 +10,7 @@ public enum EntryKind: Int, Sendable, Codable {
     case blockDevice = 7
 
     /// Kinds that are only a name and metadata: no bytes in the store, never counted,
-    /// evicted or expired (see the README's "Symlinks, hard links and special files").
+    /// evicted or expired (see docs/ext4-compatibility.md).
     public var isMetadataOnly: Bool { self != .directory && self != .file }
 }
 

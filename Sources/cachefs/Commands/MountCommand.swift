@@ -21,8 +21,8 @@ struct MountCommand: ParsableCommand {
             sweep_interval=SECONDS (age sweep, default 60), \
             sync_interval=SECONDS (closed files synced and marked durable, default 2), \
             writeback_cache (the kernel's writeback cache: faster small writes, but EFBIG and \
-            ENOSPC reach close or fsync, not the write; see README), \
-            writeback_boost (root: lift the kernel's per-mount dirty limits; see README), \
+            ENOSPC reach close or fsync, not the write; see docs/design-choices.md), \
+            writeback_boost (root: lift the kernel's per-mount dirty limits; see docs/design-choices.md), \
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
@@ -36,7 +36,7 @@ struct MountCommand: ParsableCommand {
               /var/cache/cachefs/web /srv/cache fuse.cachefs nodev,nosuid,pool=data:1G 0 0
             (mount.fuse3 runs `cachefs STORE MOUNT -o OPTIONS`, the same as this command).
             systemd: the daemon sends READY=1 to $NOTIFY_SOCKET once the mount is live and \
-            STOPPING=1 when it ends (units cachefs@.service, see README).
+            STOPPING=1 when it ends (units cachefs@.service, see docs/installing.md).
             Unmount with `fusermount3 -u MOUNT` (or SIGTERM/SIGINT to the daemon).
             """)
 
@@ -61,7 +61,7 @@ struct MountCommand: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    @Flag(help: "Create the store encrypted (only when it is created; see README, Encryption at rest).")
+    @Flag(help: "Create the store encrypted (only when it is created; see docs/encryption.md).")
     var encrypt = false
 
     @Option(help: ArgumentHelp("The key file of an encrypted store (`cachefs keygen`), or a file holding its passphrase.",

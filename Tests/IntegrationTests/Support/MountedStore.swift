@@ -97,7 +97,7 @@ final class MountedStore {
     }
 
     /// SIGKILL and reap. A daemon killed while its notification thread waits inside the
-    /// kernel stays until the FUSE connection is aborted (README, Known issues): `umount -f`
+    /// kernel stays until the FUSE connection is aborted (docs/known-issues.md): `umount -f`
     /// aborts it, so a test never hangs on that.
     private func killAndReap(_ process: ChildProcess) {
         process.signal(SIGKILL)

@@ -20,7 +20,7 @@ Workloads (default sizes; --quick sizes in brackets):
   3. sequential 1 MiB writes of 512 MiB [64 MiB], without and with end fsync:
      with fio, which opens the file read-write, and with dd, which opens it
      write-only as cp, tar, curl -o and a shell's > do (through the mount such a
-     handle bypasses the kernel's page cache, see README)
+     handle bypasses the kernel's page cache, see docs/design-choices.md)
   4. name operations on 10,000 [1,000] names, in a fresh directory per side:
      - create + 1 KiB write + close
      - stat right after (the kernel has the names and, through FUSE, asks the

@@ -99,7 +99,7 @@ def per_mib(before, mount, mebibytes):
 
 def record_cipher(b):
     """The cipher alone: CPU per MiB sealed and opened at each block size (the block
-    size's choice, see README), and whether AES instructions are used (once a bench)."""
+    size's choice, see docs/encryption.md), and whether AES instructions are used (once a bench)."""
     for size, (seal, open_) in cipher_costs(b).items():
         b.results.record(f"enc_seal_{size}", "mount", seal)
         b.results.record(f"enc_open_{size}", "mount", open_)
