@@ -109,7 +109,7 @@ extension Attributes {
         for id in [directory.entryID] + beneath.map(\.entryID) {
             // A file still being fetched takes the directory's persistence when it completes.
             if attribute == .persistent && readThrough.fetches.isUnfinished(id) { continue }
-            let after = namespace.modify(id) { inode -> EntryRecord in
+            let change = namespace.modify(id) { inode -> (before: EntryRecord, after: EntryRecord) in
                 let before = inode.record
                 let leavesPersistence = before.persistent && !directory.persistent
                 switch attribute {
@@ -124,10 +124,10 @@ extension Attributes {
                     inode.record.lastAccess = time
                     names.access.touch(id, at: time)
                 }
-                names.moveUsageIfPersistenceChanged(from: before, to: inode.record)
-                return inode.record
+                return (before, inode.record)
             }
-            guard let after else { continue }
+            guard let (before, after) = change else { continue }
+            names.moveUsageIfPersistenceChanged(from: before, to: after, in: &namespace)
             changed.append(.update(after))
             if after.kind == .file { files.handles.updateLimit(for: id, names.sizeLimit(for: after)) }
         }

@@ -21,7 +21,7 @@ extension Attributes {
                 try db.execute(sql: "DELETE FROM xattr WHERE entry = ? AND name = ?", arguments: [id, name])
             }
         }
-        names.units.set(id, isRoot: isUnit)
+        names.setUnitRoot(id, isRoot: isUnit)
         try touchChangeTime(id)
         let record = try names.record(id)
         // Files open for writing beneath it now see the unit's limit (or lose it).

@@ -84,8 +84,9 @@ extension Files {
         // `st_blocks` keeps its last value when fstat fails; size and usage do not depend on it.
         let blocks = try? bytes.disk.allocatedBlocks(file.fd)
         var clearedSetID = false
-        let countedAsCached = names.namespace.withLock { namespace in
-            let counted = namespace.modify(file.entry) { inode -> Bool in
+        let countedAsCached = names.changeInMemory { namespace, _ -> Bool in
+            // The inode of an open handle is in memory.
+            guard let (record, growth) = namespace.modify(file.entry, { inode -> (EntryRecord, Int64) in
                 if clearingSetID { clearedSetID = inode.record.clearSetID() }
                 if let blocks { inode.record.blocks = blocks }
                 inode.record.mtime = time
@@ -93,19 +94,11 @@ extension Files {
                 inode.record.durable = false
                 let growth = max((end ?? 0) - inode.record.size, 0)
                 inode.record.size += growth
-                guard growth > 0 else { return false }
-                guard inode.record.parent != nil else {
-                    names.usage.addPending(growth, pool: file.pool)
-                    return false
-                }
-                names.usage.addBytes(growth, pool: file.pool, persistent: inode.record.persistent)
-                return !inode.record.persistent
-            } ?? false
-            // The inode of an open handle is in memory: no I/O, nothing to fail.
-            if clearedSetID, let record = try? namespace.inode(file.entry)?.record, record.parent != nil {
-                namespace.log(.update(record))
-            }
-            return counted
+                return (inode.record, growth)
+            }) else { return false }
+            names.countResize(record, by: growth, in: &namespace)
+            if clearedSetID && record.parent != nil { namespace.log(.update(record)) }
+            return growth > 0 && record.parent != nil && !record.persistent
         }
         // The kernel keeps the mode it was told; it learns the new one at its next GETATTR.
         if clearedSetID { names.notifications.invalidateAttributes(of: file.entry, waitingAtMost: 0) }
@@ -169,7 +162,7 @@ extension Files {
                 updated.ctime = time
             }
             if changes.size != nil, after.parent != nil {
-                names.usage.addBytes(after.size - before.size, pool: after.pool, persistent: after.persistent)
+                names.countResize(after, by: after.size - before.size, in: &namespace)
             }
             return after.attributes
         }

@@ -148,9 +148,7 @@ extension Files {
                 record.ctime = time
                 record.durable = false
             }
-            if after.parent != nil {
-                names.usage.addBytes(-before.size, pool: after.pool, persistent: after.persistent)
-            }
+            if after.parent != nil { names.countResize(after, by: -before.size, in: &namespace) }
         }
     }
 

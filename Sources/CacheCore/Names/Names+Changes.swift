@@ -101,15 +101,11 @@ extension Names {
                 inode.openHandles += 1
                 inode.writers += 1
             }
-            usage.addFile(1, bytes: 0, pool: created.pool, persistent: created.persistent)
-            if !created.persistent {
-                // The file is empty yet: the pool's average file stands for its size.
-                let poolUsage = usage.usage(of: created.pool)
-                let averageSize = poolUsage.cachedFiles > 0 ? poolUsage.cachedBytes / poolUsage.cachedFiles : 0
-                evictor.replacement.inserted(created.entryID, fingerprint: fingerprint(of: created), size: averageSize,
-                                             pool: created.pool)
-                if isOverLimit(created.pool) { effects.poolsToEnforce.insert(created.pool) }
-            }
+            // The file is empty yet: for its policy the pool's average file stands for its size.
+            let poolUsage = usage.usage(of: created.pool)
+            let averageSize = poolUsage.cachedFiles > 0 ? poolUsage.cachedBytes / poolUsage.cachedFiles : 0
+            countIn(created, policySize: averageSize, in: &namespace)
+            if !created.persistent && isOverLimit(created.pool) { effects.poolsToEnforce.insert(created.pool) }
             counters.takeBackMissOfCreate(pool: created.pool)
             return created
         }
@@ -193,7 +189,9 @@ extension Names {
                 }
             }
             namespace.move(source, of: movedID, to: destination, at: stamp)
-            namespace.log(.update(try namespace.record(movedID)))
+            let movedNow = try namespace.record(movedID)
+            moveUnitBytes(from: moved, to: movedNow, in: &namespace)
+            namespace.log(.update(movedNow))
             let movesDirectory = moved.kind == .directory && newParent != parent
             touch(parent, at: stamp, in: &namespace, subdirectories: movesDirectory ? -1 : 0)
             if newParent != parent { touch(newParent, at: stamp, in: &namespace, subdirectories: movesDirectory ? 1 : 0) }

@@ -36,24 +36,33 @@ extension Names {
 
     /// The size a handle's writes may take the file to: its ``sizeLimit``, less what the
     /// rest of its unit holds when it is opened, so a unit larger than its pool is refused
-    /// as a file is. Walks the unit in memory, only in a pool that has units.
+    /// as a file is. A unit's bytes are kept in memory (``unitBytes(of:in:)``): a walk of
+    /// the unit counts them once, then each change of a file keeps them, so filling a unit
+    /// costs O(1) per file.
     func writeLimit(for record: EntryRecord) -> Int64? {
         guard let limit = sizeLimit(for: record) else { return nil }
         guard !units.isEmpty else { return limit }
         let roots = units.all
-        // The parents' walk is memory only; the unit's directories load outside the lock.
-        guard let unit = namespace.withLock({ $0.unit(of: record, roots: roots) }) else { return limit }
-        loadSubtreeOutsideTheLock(unit)
-        let others = namespace.withLock { namespace -> Int64 in
-            do {
-                let own = namespace.inodes[record.entryID]?.record.size ?? record.size
-                return try namespace.filesBeneath(unit).reduce(0) { $0 + ($1.persistent ? 0 : $1.size) } - own
-            } catch {
-                logger.error("could not read unit \(unit) to size a write: \(error)")
-                return 0
+        for attempt in 0..<2 {
+            let answer = namespace.withLock { namespace -> (limit: Int64?, walk: EntryID?) in
+                // The parents' walk is memory only.
+                guard let unit = namespace.unit(of: record, roots: roots) else { return (limit, nil) }
+                let own = namespace.inodes[record.entryID]?.record
+                let ownBytes = own.map { $0.persistent || !countsInUsage($0) ? 0 : $0.size } ?? 0
+                if let known = namespace.unitBytes[unit] { return (limit - (known - ownBytes), nil) }
+                guard attempt > 0 else { return (nil, unit) }
+                do {
+                    return (limit - (try unitBytes(of: unit, in: &namespace) - ownBytes), nil)
+                } catch {
+                    logger.error("could not count unit \(unit) to size a write: \(error)")
+                    return (limit, nil)
+                }
             }
+            guard let unit = answer.walk else { return answer.limit }
+            // Counted once: the unit's directories load outside the lock first.
+            loadSubtreeOutsideTheLock(unit)
         }
-        return limit - others
+        return limit
     }
 
     func isOverLimit(_ pool: EntryID) -> Bool {

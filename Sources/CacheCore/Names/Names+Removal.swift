@@ -152,18 +152,16 @@ extension Names {
                                 in namespace: inout NamespaceState) -> EntryID? {
         // The size is read in the same hold that takes the name, so a write counts its
         // growth either before (here subtracted) or after (as pending).
-        let kept = namespace.modify(id) { inode -> Bool in
+        guard let (record, kept) = namespace.modify(id, { inode -> (EntryRecord, Bool) in
             let kept = inode.openHandles > 0 || (keepWhileKernelHolds && inode.lookups > 0)
-            if inode.record.kind == .file && countsInUsage(inode.record) {
-                usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool,
-                              persistent: inode.record.persistent)
-                if !inode.record.persistent { evictor.replacement.removed(id, pool: inode.record.pool) }
-                if kept { usage.addPending(inode.record.size, pool: inode.record.pool) }
-            }
-            if !kept { fetches.dropIfPending(id) }
             inode.keptUntilUnreferenced = kept
-            return kept
-        } ?? false
+            return (inode.record, kept)
+        }) else {
+            namespace.log(.detach(id, ctime: time))
+            return id
+        }
+        if record.kind == .file && countsInUsage(record) { countOut(record, kept: kept, in: &namespace) }
+        if !kept { fetches.dropIfPending(id) }
         namespace.log(.detach(id, ctime: time))
         return kept ? nil : id
     }

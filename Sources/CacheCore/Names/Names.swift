@@ -92,23 +92,11 @@ final class Names: Sendable {
         let result = try namespace.modify(id) { inode -> (EntryRecord, EntryRecord) in
             let before = inode.record
             try change(&inode.record)
-            moveUsageIfPersistenceChanged(from: before, to: inode.record)
             return (before, inode.record)
         }!
+        moveUsageIfPersistenceChanged(from: result.0, to: result.1, in: &namespace)
         if result.1.parent != nil { namespace.log(.update(result.1)) }
         return (result.0, result.1)
-    }
-
-    /// A named file that becomes (or stops being) persistent moves between its pool's
-    /// figures. Called where the size cannot change underneath (inside the hold).
-    func moveUsageIfPersistenceChanged(from before: EntryRecord, to after: EntryRecord) {
-        guard after.kind == .file, after.parent != nil, before.persistent != after.persistent else { return }
-        usage.moveFile(bytes: after.size, pool: after.pool, toPersistent: after.persistent)
-        if after.persistent {
-            evictor.replacement.removed(after.entryID, pool: after.pool)
-        } else {
-            evictor.replacement.inserted(after.entryID, fingerprint: fingerprint(of: after), size: after.size, pool: after.pool)
-        }
     }
 
     /// What names a file across evictions for its pool's policy (see ``NameFingerprints``).

@@ -29,6 +29,11 @@ struct NamespaceState: Sendable {
     var unloadable: [EntryID: any Error] = [:]
     /// Whether this hold has changed memory yet: a miss after a change cannot be retried.
     private(set) var changedInHold = false
+    /// The counted cached bytes of each unit (``Names/unitBytes(of:in:)``), for the units a
+    /// write has asked about: counted by one walk, then kept by every change of what they
+    /// count. Dropped, to be walked again, when membership changes wholesale: a directory
+    /// moves, a unit is marked or unmarked, a hard-linked file's first name changes.
+    private(set) var unitBytes: [EntryID: Int64] = [:]
 
     init() {}
 
@@ -41,6 +46,23 @@ struct NamespaceState: Sendable {
     mutating func log(_ changes: [IndexChange]) {
         changedInHold = true
         outbox.append(contentsOf: changes)
+    }
+
+    mutating func addUnitBytes(_ delta: Int64, to unit: EntryID) {
+        unitBytes[unit]? += delta
+    }
+
+    mutating func setUnitBytes(_ bytes: Int64, of unit: EntryID) {
+        unitBytes[unit] = bytes
+        unitWalks += 1
+    }
+
+    /// How many times a unit's bytes were counted by a walk: once per unit until membership
+    /// changes wholesale (the tests' measure that filling a unit is linear).
+    private(set) var unitWalks = 0
+
+    mutating func forgetUnitBytes() {
+        if !unitBytes.isEmpty { unitBytes = [:] }
     }
 
     /// Ends a hold: what it found unloadable and whether it changed anything are its own.
@@ -181,6 +203,7 @@ struct NamespaceState: Sendable {
             return false
         }
         if !inode.links.isEmpty {
+            forgetUnitBytes()
             let promoted = inode.links.removeFirst()
             inode.record.parent = promoted.parent
             inode.record.name = promoted.name
@@ -221,6 +244,7 @@ struct NamespaceState: Sendable {
     mutating func move(_ name: LinkName, of id: EntryID, to destination: LinkName, at time: Int64) {
         guard var inode = inodes[id] else { return }
         changedInHold = true
+        if inode.isDirectory { forgetUnitBytes() }
         forgetName(name, of: id)
         inode.record.ctime = time
         if let position = inode.links.firstIndex(of: name) {
@@ -240,6 +264,7 @@ struct NamespaceState: Sendable {
     mutating func exchange(_ first: LinkName, of firstID: EntryID, with second: LinkName, of secondID: EntryID,
                            at time: Int64) {
         changedInHold = true
+        forgetUnitBytes()
         func release(_ name: LinkName, of id: EntryID) {
             if inodes[id]?.links.contains(name) == true { log(.deleteLink(name)) } else { log(.detach(id, ctime: time)) }
         }

@@ -78,11 +78,7 @@ extension ReadThrough {
                 names.usage.addPending(inode.record.size, pool: inode.record.pool)
                 return false
             }
-            names.usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
-            if !inode.record.persistent {
-                names.evictor.replacement.inserted(id, fingerprint: names.fingerprint(of: inode.record), size: inode.record.size,
-                                     pool: inode.record.pool)
-            }
+            names.countIn(inode.record, in: &namespace)
             return true
         }
         if named && names.isOverLimit(pool) { names.evictor.requestEnforcement(of: [pool]) }
@@ -225,13 +221,7 @@ extension ReadThrough {
         names.namespace.withLock { namespace in
             guard let inode = namespace.inodes[id], inode.record.parent != nil else { return }
             let becomesPersistent = inheritsPersistence(inode.record, in: &namespace)
-            if fetches.markCounted(id) {
-                names.usage.addFile(1, bytes: inode.record.size, pool: inode.record.pool, persistent: inode.record.persistent)
-                if !inode.record.persistent {
-                    names.evictor.replacement.inserted(id, fingerprint: names.fingerprint(of: inode.record), size: inode.record.size,
-                                         pool: inode.record.pool)
-                }
-            }
+            if fetches.markCounted(id) { names.countIn(inode.record, in: &namespace) }
             // A change of persistence moves the counted file between the figures.
             _ = try? names.update(id, in: &namespace) { record in
                 record.writing = false
