@@ -39,25 +39,20 @@ final class StoreEvictionHost: EvictionHost, Sendable {
     func usageBeingWritten(in pool: EntryID) -> (bytes: Int64, files: Int64, entries: Set<EntryID>) {
         let candidates = handles.entriesOpenForWriting(in: pool)
         guard !candidates.isEmpty else { return (0, 0, []) }
-        return names.namespace.withLock { namespace in
-            var bytes: Int64 = 0
-            var entries: Set<EntryID> = []
-            for id in candidates {
-                guard let record = namespace.inodes[id]?.record, record.writing, record.parent != nil,
-                      !record.persistent else { continue }
-                bytes += record.size
-                entries.insert(id)
-            }
-            return (bytes, Int64(entries.count), entries)
+        var bytes: Int64 = 0
+        var entries: Set<EntryID> = []
+        for record in names.recordsInMemory(candidates)
+        where record.writing && record.parent != nil && !record.persistent {
+            bytes += record.size
+            entries.insert(record.entryID)
         }
+        return (bytes, Int64(entries.count), entries)
     }
 
     var openHandleCount: Int { handles.count }
 
     func closedFiles(_ candidates: [EntryRecord]) -> [EntryRecord] {
-        names.namespace.withLock { namespace in
-            candidates.filter { (namespace.inodes[$0.entryID]?.openHandles ?? 0) == 0 }
-        }
+        names.closedFiles(candidates)
     }
 
     func freeSpace() throws -> (available: Int64, total: Int64) {
@@ -97,17 +92,7 @@ final class StoreEvictionHost: EvictionHost, Sendable {
 
     func pendingAccessTimes() -> [EntryID: Int64] { names.access.snapshot() }
 
-    func paths(of records: [EntryRecord]) -> [String] {
-        // Victims read from the index may sit in directories not loaded yet: those load
-        // outside the lock first.
-        let directories = Array(Set(records.compactMap(\.parent)))
-        do {
-            return try names.withLoaded(directories) { namespace in records.map { names.path(of: $0, in: &namespace) } }
-        } catch {
-            logger.error("could not load the directories of \(records.count) victims to name them: \(error)")
-            return records.map { String(decoding: $0.name, as: UTF8.self) }
-        }
-    }
+    func paths(of records: [EntryRecord]) -> [String] { names.paths(of: records) }
 
     func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool { names.isExpired(record, at: time) }
 

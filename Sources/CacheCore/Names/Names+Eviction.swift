@@ -32,4 +32,28 @@ extension Names {
             return pools
         }
     }
+
+    /// The records memory holds of `ids` (one short hold, memory only).
+    func recordsInMemory(_ ids: some Sequence<EntryID>) -> [EntryRecord] {
+        namespace.withLock { namespace in ids.compactMap { namespace.inodes[$0]?.record } }
+    }
+
+    /// The candidates no handle holds open (removing an open file frees nothing yet).
+    func closedFiles(_ candidates: [EntryRecord]) -> [EntryRecord] {
+        namespace.withLock { namespace in
+            candidates.filter { (namespace.inodes[$0.entryID]?.openHandles ?? 0) == 0 }
+        }
+    }
+
+    /// The paths of entries below the mount, for events and previews. Victims read from the
+    /// index may sit in directories not loaded yet: those load outside the lock first.
+    func paths(of records: [EntryRecord]) -> [String] {
+        let directories = Array(Set(records.compactMap(\.parent)))
+        do {
+            return try withLoaded(directories) { namespace in records.map { path(of: $0, in: &namespace) } }
+        } catch {
+            logger.error("could not load the directories of \(records.count) victims to name them: \(error)")
+            return records.map { String(decoding: $0.name, as: UTF8.self) }
+        }
+    }
 }
