@@ -75,63 +75,9 @@ extension Attributes {
         default:
             throw CacheError.readOnlyAttribute(attribute.fullName)
         }
-        try names.withLoaded([]) { namespace in
-            let current = try namespace.record(id)
-            guard current.parent != nil else { throw CacheError.notFound }
-            if current.kind == .directory {
-                var directory = current
-                change(&directory)
-                directory.ctime = time.nanoseconds
-                try applyToSubtree(directory, attribute: attribute, in: &namespace)
-                return
-            }
-            let (before, after) = try names.update(id, in: &namespace) { updated in
-                change(&updated)
-                updated.ctime = time.nanoseconds
-            }
-            if before.persistent != after.persistent {
-                files.handles.updateLimit(for: after.entryID, names.sizeLimit(for: after))
-            }
-            if after.lastAccess != before.lastAccess { names.access.touch(after.entryID, at: after.lastAccess) }
+        try names.setFlag(attribute, on: id, at: time, change) { after in
+            if after.kind == .file { files.handles.updateLimit(for: after.entryID, names.sizeLimit(for: after)) }
         }
-    }
-
-    /// A flag set on a directory covers everything beneath it now (and later, by inheritance
-    /// at creation), in memory and in one hold of the namespace: each file's usage moves in
-    /// the same hold that changes its flag, so a write growing it meanwhile is never lost.
-    /// Only `attribute` is copied down: pinning a directory leaves a file's own persistence
-    /// and expiration alone, and so on.
-    func applyToSubtree(_ directory: EntryRecord, attribute: CacheAttribute,
-                        in namespace: inout NamespaceState) throws {
-        let time = names.now.nanoseconds
-        let beneath = try namespace.subtree(of: directory.entryID)
-        var changed: [IndexChange] = []
-        for id in [directory.entryID] + beneath.map(\.entryID) {
-            // A file still being fetched takes the directory's persistence when it completes.
-            if attribute == .persistent && readThrough.fetches.isUnfinished(id) { continue }
-            let change = namespace.modify(id) { inode -> (before: EntryRecord, after: EntryRecord) in
-                let before = inode.record
-                let leavesPersistence = before.persistent && !directory.persistent
-                switch attribute {
-                case .persistent: inode.record.persistent = directory.persistent
-                case .pinned: inode.record.pinnedUntil = directory.pinnedUntil
-                case .expiration: inode.record.expiration = directory.expiration
-                default: break
-                }
-                if id == directory.entryID { inode.record.ctime = directory.ctime }
-                if leavesPersistence && before.kind == .file {
-                    // Back in the pool, a file counts as most recently used.
-                    inode.record.lastAccess = time
-                    names.access.touch(id, at: time)
-                }
-                return (before, inode.record)
-            }
-            guard let (before, after) = change else { continue }
-            names.moveUsageIfPersistenceChanged(from: before, to: after, in: &namespace)
-            changed.append(.update(after))
-            if after.kind == .file { files.handles.updateLimit(for: id, names.sizeLimit(for: after)) }
-        }
-        namespace.log(changed)
     }
 
     /// Commits the pool's new policy, then applies it; `poolChanges` keeps two changes of
@@ -228,9 +174,6 @@ extension Attributes {
     }
 
     func touchChangeTime(_ id: EntryID) throws {
-        let time = names.now.nanoseconds
-        try names.withLoaded([]) { namespace in
-            _ = try names.update(id, in: &namespace) { $0.ctime = time }
-        }
+        try names.touchChangeTime(id)
     }
 }

@@ -32,10 +32,9 @@ extension Attributes {
     private func refreshWriteLimits(beneath directory: EntryID, in pool: EntryID) {
         let open = files.handles.entriesOpenForWriting(in: pool)
         guard !open.isEmpty else { return }
-        names.loadSubtreeOutsideTheLock(directory)
         let beneath: [EntryRecord]
         do {
-            beneath = try names.withLoaded([]) { try $0.subtree(of: directory) }
+            beneath = try names.subtree(of: directory)
         } catch {
             logger.error("could not read the files beneath unit \(directory) to update their write limits: \(error)")
             return
@@ -53,8 +52,7 @@ extension Attributes {
         case .unit: return isRoot ? "1" : "0"
         case .unitFiles, .unitUsage:
             guard isRoot else { return "0" }
-            names.loadSubtreeOutsideTheLock(directory.entryID)
-            let files = try names.withLoaded([]) { try $0.filesBeneath(directory.entryID) }
+            let files = try names.filesBeneath(directory.entryID)
             return String(attribute == .unitFiles ? Int64(files.count)
                           : files.reduce(0) { $0 + ($1.persistent ? 0 : $1.size) })
         default: throw CacheError.noAttribute

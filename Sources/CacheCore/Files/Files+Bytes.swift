@@ -83,23 +83,8 @@ extension Files {
         let time = names.now.nanoseconds
         // `st_blocks` keeps its last value when fstat fails; size and usage do not depend on it.
         let blocks = try? bytes.disk.allocatedBlocks(file.fd)
-        var clearedSetID = false
-        let countedAsCached = names.changeInMemory { namespace, _ -> Bool in
-            // The inode of an open handle is in memory.
-            guard let (record, growth) = namespace.modify(file.entry, { inode -> (EntryRecord, Int64) in
-                if clearingSetID { clearedSetID = inode.record.clearSetID() }
-                if let blocks { inode.record.blocks = blocks }
-                inode.record.mtime = time
-                inode.record.ctime = time
-                inode.record.durable = false
-                let growth = max((end ?? 0) - inode.record.size, 0)
-                inode.record.size += growth
-                return (inode.record, growth)
-            }) else { return false }
-            names.countResize(record, by: growth, in: &namespace)
-            if clearedSetID && record.parent != nil { namespace.log(.update(record)) }
-            return growth > 0 && record.parent != nil && !record.persistent
-        }
+        let (countedAsCached, clearedSetID) = names.noteWritten(file.entry, growingTo: end, clearingSetID: clearingSetID,
+                                                                blocks: blocks, at: time)
         // The kernel keeps the mode it was told; it learns the new one at its next GETATTR.
         if clearedSetID { names.notifications.invalidateAttributes(of: file.entry, waitingAtMost: 0) }
         if countedAsCached { names.enforceLimitsAfterWrite(in: file.pool) }
@@ -116,9 +101,9 @@ extension Files {
             try markWriting(id)
             defer { finishWriting(id) }
             try truncate(id, to: size, handle: handle)
-            return try changeAttributes(id, changes)
+            return try names.setAttributes(id, changes)
         }
-        return try changeAttributes(id, changes)
+        return try names.setAttributes(id, changes)
     }
 
     private func truncate(_ id: EntryID, to size: Int64, handle: UInt64?) throws {
@@ -132,39 +117,6 @@ extension Files {
             try bytes.disk.ftruncate(file.fd, length: size)
         } else {
             try bytes.disk.truncate(bytes.layout.objectPath(for: id), length: size)
-        }
-    }
-
-    private func changeAttributes(_ id: EntryID, _ changes: AttributeChanges) throws -> FileAttributes {
-        try names.withLoaded([]) { namespace in
-            let time = names.now.nanoseconds
-            let (before, after) = try names.update(id, in: &namespace) { updated in
-                if let permissions = changes.permissions { updated.mode = permissions & 0o7777 }
-                if let uid = changes.uid { updated.uid = uid }
-                if let gid = changes.gid { updated.gid = gid }
-                if let size = changes.size {
-                    updated.size = size
-                    updated.mtime = time
-                    updated.durable = false
-                    // Growing leaves a hole; shrinking frees the blocks past the end.
-                    updated.blocks = min(updated.blocks, Tunables.blocks(forSize: size))
-                }
-                switch changes.accessTime {
-                case .now: updated.atime = time
-                case .at(let stamp): updated.atime = stamp.nanoseconds
-                case nil: break
-                }
-                switch changes.modificationTime {
-                case .now: updated.mtime = time
-                case .at(let stamp): updated.mtime = stamp.nanoseconds
-                case nil: break
-                }
-                updated.ctime = time
-            }
-            if changes.size != nil, after.parent != nil {
-                names.countResize(after, by: after.size - before.size, in: &namespace)
-            }
-            return after.attributes
         }
     }
 }

@@ -46,11 +46,7 @@ extension Files {
         let writable = accessMode != O_RDONLY
         // Removed by a user since the kernel's lookup, the file still opens (as on ext4) while
         // the kernel holds it; removed by cachefs, the kernel looks the name up again.
-        let current = try names.withLoaded([]) { namespace -> EntryRecord in
-            guard let inode = try namespace.inode(id), inode.record.parent != nil || inode.keptUntilUnreferenced
-            else { throw CacheError.stale }
-            return inode.record
-        }
+        let current = try names.fileToOpen(id)
         guard current.kind == .file else { throw CacheError.isDirectory }
         if current.parent != nil && names.isExpired(current, at: names.now) {
             names.removeFiles([current], as: .expired, reason: "expired; found at open", qualifies: names.isExpired)
@@ -73,21 +69,7 @@ extension Files {
         // Counted open under the namespace lock, so a removal sees either a closed file
         // (and discards it) or an open one (and keeps its bytes for this handle).
         let time = names.now.nanoseconds
-        let (opened, movedAccessTime) = names.namespace.withLock { namespace -> (EntryRecord?, Bool) in
-            var movedAccessTime = false
-            let opened = namespace.modify(id) { inode -> EntryRecord? in
-                guard inode.record.parent != nil || inode.keptUntilUnreferenced else { return nil }
-                inode.openHandles += 1
-                if writable { inode.writers += 1 }
-                if accessMode != O_WRONLY && inode.record.atimeIsDue(at: time) {
-                    inode.record.atime = time
-                    movedAccessTime = true
-                }
-                return inode.record
-            } ?? nil
-            if movedAccessTime, let opened, opened.parent != nil { namespace.log(.content(opened)) }
-            return (opened, movedAccessTime)
-        }
+        let (opened, movedAccessTime) = names.countOpen(id, writable: writable, reads: accessMode != O_WRONLY, at: time)
         guard let opened else {
             bytes.disk.close(fd)
             if writable { finishWriting(id) }
@@ -139,17 +121,7 @@ extension Files {
     /// bytes go first, outside the namespace hold; the record follows.
     private func truncateAtOpen(_ id: EntryID, fd: Int32) throws {
         try bytes.disk.ftruncate(fd, length: 0)
-        try names.withLoaded([]) { namespace in
-            let time = names.now.nanoseconds
-            let (before, after) = try names.update(id, in: &namespace) { record in
-                record.size = 0
-                record.blocks = 0
-                record.mtime = time
-                record.ctime = time
-                record.durable = false
-            }
-            if after.parent != nil { names.countResize(after, by: -before.size, in: &namespace) }
-        }
+        try names.truncatedAtOpen(id, at: names.now.nanoseconds)
     }
 
     /// The corresponding FUSE operation is `FLUSH` (each close of a descriptor): the size
@@ -162,13 +134,7 @@ extension Files {
     func flush(_ handle: UInt64, finishesWrite: Bool = true) throws {
         let file = try handles.get(handle)
         guard file.writable else { return }
-        names.namespace.withLock { namespace in
-            let current = namespace.modify(file.entry) { inode -> EntryRecord in
-                if finishesWrite && inode.writers <= 1 { inode.record.writing = false }
-                return inode.record
-            }
-            if let current, current.parent != nil { namespace.log(.content(current)) }
-        }
+        names.flushWritten(file.entry, finishesWrite: finishesWrite)
         if finishesWrite { names.enforceLimitsAfterWrite(in: file.pool) }
     }
 
@@ -180,13 +146,7 @@ extension Files {
         if bytes.spares.takeUnsyncedRename(of: file.entry) {
             try bytes.syncFolder(bytes.layout.objectDirectory(for: file.entry))
         }
-        names.namespace.withLock { namespace in
-            let current = namespace.modify(file.entry) { inode -> EntryRecord in
-                inode.record.durable = true
-                return inode.record
-            }
-            if let current, current.parent != nil { namespace.log(.content(current)) }
-        }
+        names.markDurable(file.entry)
         names.writer.flush(durable: true)
     }
 
@@ -196,19 +156,7 @@ extension Files {
         guard let file = handles.remove(handle) else { return }
         bytes.disk.close(file.fd)
         // Under the namespace lock: a removal sees the file open or closed, never half-way.
-        names.changeInMemory { namespace, effects in
-            let closed = namespace.modify(file.entry) { inode -> (record: EntryRecord, finished: Bool) in
-                inode.openHandles -= 1
-                if file.writable { inode.writers -= 1 }
-                // The last writer's close finishes the write (usually its FLUSH did already).
-                let finishes = file.writable && inode.writers == 0 && inode.record.writing
-                if finishes { inode.record.writing = false }
-                return (inode.record, finishes)
-            }
-            guard let closed else { return }
-            if closed.finished && closed.record.parent != nil { namespace.log(.content(closed.record)) }
-            names.finishIfUnreferenced(file.entry, in: &namespace, effects: &effects)
-        }
+        names.countClose(file.entry, writable: file.writable)
         if file.writable { names.enforceLimitsAfterWrite(in: file.pool) }
     }
 }

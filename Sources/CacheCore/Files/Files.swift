@@ -52,22 +52,7 @@ final class Files: Sendable {
             let renamed = bytes.spares.syncStarting()
             try bytes.disk.syncFilesystem(bytes.layout.root)
             bytes.spares.syncDone(renamed)
-            // In memory and through the writer in one hold, so a write that lands meanwhile
-            // (and changes mtime) keeps the file not durable on both sides.
-            names.namespace.withLock { namespace in
-                var marked: [IndexChange] = []
-                for file in batch {
-                    let inMemory: Void? = namespace.modify(file.id) { inode in
-                        guard inode.record.mtime == file.mtime, !inode.record.writing,
-                              inode.record.parent != nil else { return }
-                        inode.record.durable = true
-                        marked.append(.content(inode.record))
-                    }
-                    // Not in memory: nothing can change it meanwhile, the row is the truth.
-                    if inMemory == nil { marked.append(.markDurable(file.id, mtime: file.mtime)) }
-                }
-                namespace.log(marked)
-            }
+            names.markSynced(batch)
         } catch {
             logger.error("could not make closed files durable: \(error)")
         }
@@ -82,36 +67,16 @@ final class Files: Sendable {
     /// Marks a file as being written and waits for that mark to commit before any byte
     /// changes, so a crash mid-write is recognised at the next mount.
     func markWriting(_ id: EntryID) throws {
-        let marked = try names.withLoaded([]) { namespace -> Bool in
-            guard let inode = try namespace.inode(id) else { throw CacheError.notFound }
-            guard inode.record.kind == .file, !inode.record.writing else { return false }
-            let record = namespace.modify(id) { inode -> EntryRecord in
-                inode.record.writing = true
-                inode.record.durable = false
-                return inode.record
-            }!
-            if record.parent != nil { namespace.log(.content(record)) }
-            return true
-        }
-        if marked { names.writer.flush() }
+        if try names.markWriting(id) { names.writer.flush() }
     }
 
     /// A write through a descriptor whose close already finished the file marks it again.
     func markWritingAgainIfFinished(_ id: EntryID) throws {
-        if names.namespace.withLock({ $0.inodes[id].map { !$0.record.writing } ?? false }) {
-            try markWriting(id)
-        }
+        if names.isFinished(id) { try markWriting(id) }
     }
 
     /// Clears the mark set by `markWriting` when no handle writes the file any more.
     func finishWriting(_ id: EntryID) {
-        names.namespace.withLock { namespace in
-            let finished = namespace.modify(id) { inode -> EntryRecord? in
-                guard inode.writers == 0, inode.record.writing else { return nil }
-                inode.record.writing = false
-                return inode.record
-            } ?? nil
-            if let finished, finished.parent != nil { namespace.log(.content(finished)) }
-        }
+        names.finishWriting(id)
     }
 }

@@ -105,4 +105,17 @@ extension Names {
         if children.count < wanted { items += originItems(after: 0, limit: limit - items.count) }
         return items
     }
+
+    /// Every entry beneath `directory` once, parents first; its directories load outside
+    /// the lock first.
+    func subtree(of directory: EntryID) throws -> [EntryRecord] {
+        loadSubtreeOutsideTheLock(directory)
+        return try withLoaded([]) { try $0.subtree(of: directory) }
+    }
+
+    /// The files beneath a directory by their first name (see ``NamespaceState/filesBeneath(_:)``).
+    func filesBeneath(_ directory: EntryID) throws -> [EntryRecord] {
+        loadSubtreeOutsideTheLock(directory)
+        return try withLoaded([]) { try $0.filesBeneath(directory) }
+    }
 }

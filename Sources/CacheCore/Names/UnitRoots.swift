@@ -41,9 +41,9 @@ extension NamespaceState {
     }
 
     /// The files beneath a directory by their first name (as the index's unit queries
-    /// count them: a hard link elsewhere does not make a file part of a unit), from memory,
-    /// loading directories not loaded yet.
-    mutating func filesBeneath(_ directory: EntryID) throws -> [EntryRecord] {
+    /// count them: a hard link elsewhere does not make a file part of a unit), from memory
+    /// (its directories must be loaded).
+    func filesBeneath(_ directory: EntryID) throws -> [EntryRecord] {
         let entries = try subtree(of: directory)
         let directories = Set(entries.filter { $0.kind == .directory }.map(\.entryID)).union([directory])
         var seen: Set<EntryID> = []
