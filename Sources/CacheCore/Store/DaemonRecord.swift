@@ -1,8 +1,14 @@
 import Glibc
 
-/// What the daemon that holds a store is doing, written into `STORE/lock` (whose `flock`
-/// says whether a daemon holds the store at all), so a new mount can tell a daemon that is
-/// shutting down (worth waiting for) from a live one (an error at once).
+/// What the daemon that holds a store is doing, so a new mount can tell a daemon that is
+/// shutting down (worth waiting for) from a live one (an error at once). The `flock` on
+/// `STORE/lock` says whether a daemon holds the store at all; this record says what it does.
+///
+/// The record is a file of its own, `STORE/daemon.state`, replaced whole by a rename: once
+/// it was rewritten in place in `STORE/lock` (truncate, then write), and a new mount that
+/// read between the two saw no record and took a flushing daemon for a live one (issue 28).
+/// A reader now sees the old record or the new one, whole. No fsync: the record matters only
+/// while a daemon holds the lock, and each daemon writes its own once it has the store.
 public enum DaemonRecord {
     public enum State: Equatable, Sendable {
         case starting(pid: pid_t)
@@ -32,20 +38,22 @@ public enum DaemonRecord {
         }
     }
 
-    /// Records `state` for the store at `layout`; false if it could not be written.
+    /// Records `state` for the store at `layout`; false if it could not be written. Only the
+    /// daemon that holds the lock writes, so one temporary name is enough.
     @discardableResult
     public static func write(_ state: State, layout: StoreLayout) -> Bool {
-        let fd = open(layout.lockPath, O_WRONLY | O_CLOEXEC)
+        let temporary = layout.daemonRecordPath + ".new"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
-        defer { close(fd) }
-        ftruncate(fd, 0)
         let text = text(of: state)
-        return text.withCString { pwrite(fd, $0, strlen($0), 0) } == text.utf8.count
+        let written = text.withCString { Glibc.write(fd, $0, strlen($0)) } == text.utf8.count
+        close(fd)
+        return written && rename(temporary, layout.daemonRecordPath) == 0
     }
 
     /// The recorded state; nil when there is no record or it says nothing known.
     public static func read(layout: StoreLayout) -> State? {
-        let fd = open(layout.lockPath, O_RDONLY | O_CLOEXEC)
+        let fd = open(layout.daemonRecordPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var bytes: [UInt8] = []
