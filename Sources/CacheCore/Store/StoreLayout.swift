@@ -9,6 +9,8 @@ public struct StoreLayout: Sendable {
 
     public var indexPath: String { root + "/index.sqlite" }
     public var lockPath: String { root + "/lock" }
+    /// What the daemon that holds the lock does (``DaemonRecord``).
+    public var daemonRecordPath: String { root + "/daemon.state" }
     public var objectsPath: String { root + "/objects" }
     public var eventsPath: String { root + "/events.jsonl" }
     public var logPath: String { root + "/daemon.log" }

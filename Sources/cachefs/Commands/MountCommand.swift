@@ -76,6 +76,7 @@ struct MountCommand: ParsableCommand {
         let settings = try parsedSettings()
         let storePath = absolute(store)
         let mountPath = absolute(mountpoint)
+        let layout = StoreLayout(root: storePath)
         if !settings.foreground {
             // A typed passphrase is asked here, on the terminal, and handed to the daemon.
             let terminal = TerminalPassphrasePrompt()
@@ -110,7 +111,7 @@ struct MountCommand: ParsableCommand {
             configuration.originSettings.s3Endpoint = settings.s3Endpoint
             configuration.encryption = encryption
             let engine = try CacheEngine(configuration)
-            DaemonRecord.write(.starting, store: storePath)
+            DaemonRecord.write(.starting(pid: getpid()), layout: layout)
             let metrics = settings.metricsFile.map {
                 DaemonMetrics(path: absolute($0), interval: settings.metricsSeconds, engine: engine, logger: logger)
             }
@@ -135,8 +136,8 @@ struct MountCommand: ParsableCommand {
             }
             metrics?.file.start()
             // Recorded before the caller returns, so an unmount and mount right after it wait.
-            DaemonRecord.write(.serving(mountpoint: mountPath), store: storePath)
-            let parentTellsService = Daemonizer.reportReady(logPath: StoreLayout(root: storePath).logPath)
+            DaemonRecord.write(.serving(pid: getpid(), mountpoint: mountPath), layout: layout)
+            let parentTellsService = Daemonizer.reportReady(logPath: layout.logPath)
             logger.info("mounted \(storePath) on \(mountPath)")
             if !parentTellsService {
                 notifyService("READY=1\nSTATUS=serving \(mountPath)", logger: logger)
@@ -144,7 +145,7 @@ struct MountCommand: ParsableCommand {
             let loopResult = session.run()
             // systemd sends SIGTERM as soon as ExecStop's unmount returns; the flush must not die of it.
             FuseSession.blockTerminationSignals()
-            DaemonRecord.write(.stopping, store: storePath)
+            DaemonRecord.write(.stopping(pid: getpid()), layout: layout)
             notifyService("STOPPING=1", logger: logger)
             logger.info("unmounted \(mountPath) (loop ended with \(loopResult)); flushing")
             metrics?.file.stop()

@@ -18,7 +18,7 @@ enum MountPreflight {
         }
         try checkMountpoint(mountpoint)
         try prepareStore(store)
-        DaemonRecord.waitForStoppingDaemon(store: store)
+        DaemonHandOver.waitForStoppingDaemon(store: store)
     }
 
     /// The mountpoint must be an existing, empty directory. A dead cachefs mount left by a
