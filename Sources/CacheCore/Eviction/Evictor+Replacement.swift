@@ -106,26 +106,32 @@ extension Evictor {
     }
 
     /// `auto`: pools whose simulations favour another policy switch to it, persist the
-    /// choice and write a `policy-changed` event with the figures behind it.
+    /// choice and write a `policy-changed` event with the figures behind it. The switch reads
+    /// the pool's policy and saves it whole, so it holds pool changes throughout: a setfattr
+    /// of the same pool runs wholly before or after it, and neither change is lost.
     func switchAutoPools(in host: any EvictionHost) {
-        let switches = replacement.switchAutoPools()
-        guard !switches.isEmpty else { return }
-        let names = host.poolNames()
-        var events: [CacheEvent] = []
-        for change in switches {
-            guard var policy = host.poolPolicies()[change.pool], policy.eviction == .auto else { continue }
-            policy.autoActive = change.to
-            let pool = change.pool
-            host.savePolicy(policy, of: pool)
-            let figures = PolicyKind.allCases.compactMap { kind in
-                change.ratios[kind].map { "\(kind.rawValue) \(HitRatioText.format($0))" }
-            }.joined(separator: ", ")
-            let name = names[pool] ?? ""
-            let reason = "auto: \(change.from.rawValue) -> \(change.to.rawValue); simulated hit ratios of recent reads: \(figures)"
-            host.logger.info("pool \(name): \(reason)")
-            events.append(CacheEvent(time: host.now, event: .policyChanged, pool: name, path: name, size: 0,
-                                     reason: reason))
+        let events = host.withPoolChangesHeld { () -> [CacheEvent] in
+            let switches = replacement.switchAutoPools()
+            guard !switches.isEmpty else { return [] }
+            let names = host.poolNames()
+            var events: [CacheEvent] = []
+            for change in switches {
+                guard var policy = host.poolPolicies()[change.pool], policy.eviction == .auto else { continue }
+                policy.autoActive = change.to
+                let pool = change.pool
+                host.savePolicy(policy, of: pool)
+                let figures = PolicyKind.allCases.compactMap { kind in
+                    change.ratios[kind].map { "\(kind.rawValue) \(HitRatioText.format($0))" }
+                }.joined(separator: ", ")
+                let name = names[pool] ?? ""
+                let reason = "auto: \(change.from.rawValue) -> \(change.to.rawValue); simulated hit ratios of recent reads: \(figures)"
+                events.append(CacheEvent(time: host.now, event: .policyChanged, pool: name, path: name, size: 0,
+                                         reason: reason))
+            }
+            return events
         }
+        guard !events.isEmpty else { return }
+        for event in events { host.logger.info("pool \(event.pool): \(event.reason)") }
         host.record(events)
     }
 }
