@@ -79,4 +79,26 @@ import Testing
         #expect(try reopened.text(data, "user.cache.eviction") == "auto")
         #expect(try reopened.text(data, "user.cache.eviction_active") == switched.rawValue)
     }
+
+    /// Its record unreadable once, a file chosen by its policy is not taken, and not lost:
+    /// the next choice still finds it.
+    @Test func aFileWhoseRecordCouldNotBeReadStaysInItsPolicy() throws {
+        try withPassesOnDemand { engine, data, _, _ in
+            try set("user.cache.eviction", "sieve", on: data, in: engine)
+            let unreadable = try engine.writeFile("a", in: data, content: [1])
+            let other = try engine.writeFile("b", in: data, content: [2])
+            let host = ForwardingEvictionHost(engine.eviction)
+            let everything = Evictor.Need(bytes: 0, files: 2)
+
+            host.failingRecordReads.withLock { $0 = [unreadable: .io(EIO)] }
+            let first = try #require(engine.evictor.policyVictims(of: data, need: everything, in: host))
+            #expect(first.map(\.entryID) == [other])
+            // As a pass does with victims it did not remove.
+            engine.evictor.giveBack(first, removed: [], pool: data, in: host)
+
+            host.failingRecordReads.withLock { $0 = [:] }
+            let afterwards = try #require(engine.evictor.policyVictims(of: data, need: everything, in: host))
+            #expect(Set(afterwards.map(\.entryID)) == [unreadable, other])
+        }
+    }
 }

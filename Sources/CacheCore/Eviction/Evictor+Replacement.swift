@@ -40,8 +40,10 @@ extension Evictor {
     /// pool takes its victims from the index. Files that cannot go now (pinned, being
     /// written) are skipped by the policy itself and keep their place; one whose directory
     /// was not loaded yet is judged from its index row, and if it cannot go it comes back at
-    /// the newest end of the order. Ids of files that are gone are dropped. A `dryRun`
-    /// chooses the same victims from a copy of the policy and changes nothing (a preview).
+    /// the newest end of the order. Ids of files that are gone are dropped. Records are read
+    /// while the policy judges its candidates, so one that cannot be read is never taken out
+    /// of the policy. A `dryRun` chooses the same victims from a copy of the policy and
+    /// changes nothing (a preview).
     func policyVictims(of pool: EntryID, need: Need, dryRun: Bool = false, in host: any EvictionHost) -> [EntryRecord]? {
         guard !replacement.usesIndex(pool) else { return nil }
         buildPolicyIfNeeded(of: pool, in: host)
@@ -51,16 +53,24 @@ extension Evictor {
                 var remaining = need
                 var victims: [EntryRecord] = []
                 var spared: [EntryRecord] = []
-                // Each id is asked for once per call: a spared file put back is not met again.
-                while !remaining.isMet, let id = policy.evict(isEligible: { isEligibleInMemory($0) ?? true }) {
-                    let found: EntryRecord?
+                // The records of the candidates the policy judged (nil: gone), and those that
+                // could not be read: the policy keeps these, so a later pass finds them again.
+                var read: [EntryID: EntryRecord?] = [:]
+                var unreadable: Set<EntryID> = []
+                func mayGo(_ id: EntryID) -> Bool {
+                    guard isEligibleInMemory(id) != false, !unreadable.contains(id) else { return false }
                     do {
-                        found = try record(id)
+                        read[id] = .some(try record(id))
+                        return true
                     } catch {
-                        host.logger.error("pool \(pool): could not read entry \(id) chosen by its policy: \(error)")
-                        continue
+                        unreadable.insert(id)
+                        host.logger.error("pool \(pool): could not read entry \(id) chosen by its policy; it stays in the policy: \(error)")
+                        return false
                     }
-                    guard let record = found else { continue }
+                }
+                // Each id is asked for once per call: a spared file put back is not met again.
+                while !remaining.isMet, let id = policy.evict(isEligible: mayGo) {
+                    guard let found = read[id], let record = found else { continue }
                     guard record.parent != nil, record.kind == .file, !record.persistent, record.pool == pool else {
                         continue
                     }
