@@ -58,7 +58,8 @@ enum DaemonRecord {
     }
 
     private static func recordText(_ path: String) -> String {
-        // No lock file yet (or gone): no daemon is recorded, which is what empty text means.
+        // Unreadable (gone since it was opened, say): no state is known, and an unknown state
+        // is not waited for; opening the store then says what holds it.
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
 }
