@@ -29,6 +29,19 @@ import Testing
         #expect(throws: CacheError.unsupportedNamespace) { try engine.getxattr(id, name: "security.selinux") }
     }
 
+    /// A stored min_free that does not parse is replaced by the default where space is
+    /// judged; the attribute shows that value, not the stored text.
+    @Test func minFreeShowsTheValueInForce() throws {
+        let store = try TestStore()
+        let engine = try store.open()
+        defer { engine.shutdown() }
+        try engine.setxattr(WellKnownEntry.root, name: "user.cache.min_free", value: Array("2G".utf8), flags: 0)
+        #expect(try engine.text(WellKnownEntry.root, "user.cache.min_free") == String(2 << 30))
+        try engine.index.setSetting(MinFree.settingKey, "banana")
+        #expect(try engine.eviction.minFree() == MinFree.defaultValue)
+        #expect(try engine.text(WellKnownEntry.root, "user.cache.min_free") == MinFree.defaultValue.description)
+    }
+
     @Test func persistentFilesLeaveTheUsage() throws {
         let store = try TestStore()
         let engine = try store.open()

@@ -1,6 +1,7 @@
 @testable import CacheCore
 import Foundation
 import Glibc
+import Logging
 import Synchronization
 import Testing
 
@@ -120,6 +121,31 @@ import Testing
         }
         let report = try StoreVerifier(storePath: store.path).run(repair: false)
         #expect(report.problems.isEmpty, "verify found \(report.problems)")
+    }
+
+    /// After a power loss recovery walks the objects folders: only a folder that is not there
+    /// holds no orphans; one that cannot be read fails the mount rather than pass unchecked.
+    @Test func anObjectsFolderThatCannotBeListedFailsTheWalkForOrphans() throws {
+        let store = try TestStore()
+        let id: EntryID
+        do {
+            let engine = try store.open()
+            defer { engine.shutdown() }
+            id = try engine.writeFile("a", in: try engine.pool("data"), content: [1])
+        }
+        let layout = StoreLayout(root: store.path)
+        let folder = layout.objectDirectory(for: id)
+        let disk = FaultyDisk()
+        let recovery = Recovery(index: try IndexStore(path: layout.indexPath), layout: layout, disk: disk,
+                                logger: Logger(label: "test"))
+        for code in [EIO, EACCES] {
+            disk.failListings.withLock { $0 = [folder: code] }
+            let expected = StoreError.cannotOpen(store.path, "cannot list \(folder) to remove bytes without an index entry: \(String(cString: strerror(code)))")
+            #expect(throws: expected) { try recovery.removeOrphanBytes() }
+        }
+        disk.failListings.withLock { $0 = [folder: ENOENT] }
+        try recovery.removeOrphanBytes()
+        #expect(store.hasObject(id))
     }
 
     @Test func aSecondOpenerOfTheStoreIsRefused() throws {

@@ -43,8 +43,15 @@ extension Attributes {
             // Shown empty when the index cannot say: these two attributes are informational.
             return (try? index.xattr(record.entryID, name: Data(attribute.fullName.utf8))).flatMap { $0 }
                 .map { String(decoding: $0, as: UTF8.self) } ?? ""
-        // The value in force is the default when the index cannot say (as the evictor assumes).
-        case .minFree: return (try? index.setting(MinFree.settingKey)) ?? MinFree.defaultValue.description
+        case .minFree:
+            // The value pressure passes use: the default for a stored value that does not parse.
+            // An index that cannot be read stops those passes, and shows nothing here.
+            do {
+                return try eviction.minFree().description
+            } catch {
+                logger.error("could not read min_free from the index: \(error)")
+                return ""
+            }
         case .store: return layout.root
         case .warnings: return warnings.all.joined(separator: "\n")
         case .oldestAccess:

@@ -34,12 +34,7 @@ public enum KeyFile {
             if error.errno == EEXIST { throw .keyFileExists(path: path) }
             throw .io(operation: "create \(path)", errno: error.errno)
         }
-        var complete = false
-        defer {
-            disk.close(fd)
-            // A half-written key must not be mistaken for a key later.
-            if !complete { try? disk.unlink(path) }
-        }
+        defer { disk.close(fd) }
         let key = SymmetricKey(size: .bits256)
         do {
             // The umask may only have removed bits; fchmod also makes sure none were added.
@@ -47,8 +42,15 @@ public enum KeyFile {
             try key.withUnsafeBytes { bytes in try disk.pwriteFully(fd, from: bytes, at: 0) }
             try disk.fsync(fd, dataOnly: false)
         } catch {
-            throw .io(operation: "write \(path)", errno: CacheError.errno(for: error))
+            let code = CacheError.errno(for: error)
+            // Part of a key would read as a passphrase later: it goes, or the error says it stayed.
+            do throws(CacheError) {
+                try disk.unlink(path)
+            } catch {
+                let left = "the partial file is left: it could not be removed: \(String(cString: strerror(error.errno)))"
+                throw .io(operation: "write \(path) (\(left))", errno: code)
+            }
+            throw .io(operation: "write \(path)", errno: code)
         }
-        complete = true
     }
 }

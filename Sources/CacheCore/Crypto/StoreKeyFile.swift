@@ -63,6 +63,8 @@ public struct StoreKeyFile: Sendable, Equatable {
                               disk: any Disk = PosixDisk()) throws(EncryptionError) -> StoreEncryption {
         let file = try read(store: store, disk: disk)
         let dataKey = try file.openDataKey(with: userKey)
+        // Usually there is none; one that cannot go harms nothing: unlock never reads it and
+        // the next rekey writes over it.
         try? disk.unlink(path(inStore: store) + ".new")
         return StoreEncryption(dataKey: dataKey, storeID: file.storeID, layout: BlockLayout(blockSize: file.blockSize))
     }

@@ -114,6 +114,10 @@ final class StoreEvictionHost: EvictionHost, Sendable {
         names.writer.enqueue(.setting(key: PoolCounters.settingKey, value: names.counters.snapshot.encoded))
     }
 
+    func withPoolChangesHeld<Result>(_ body: () -> Result) -> Result {
+        names.poolChanges.withLock { _ in body() }
+    }
+
     func savePolicy(_ policy: PoolPolicy, of pool: EntryID) {
         names.policies.withLock { $0[pool] = policy }
         names.writer.enqueue([.action { [index] db in try index.savePolicy(policy, for: pool, in: db) }])

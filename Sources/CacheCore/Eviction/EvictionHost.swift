@@ -69,6 +69,10 @@ protocol EvictionHost: AnyObject, Sendable {
     /// Waits until removed files' bytes are gone and their rows committed.
     func waitForIndex()
     func saveCounters()
+    /// Runs `body` while no other change of a pool or its policy can run (`Names.poolChanges`),
+    /// so a policy read and saved back inside it loses no concurrent setfattr.
+    func withPoolChangesHeld<Result>(_ body: () -> Result) -> Result
+    /// Puts a pool's policy in memory and queues its commit; call within `withPoolChangesHeld`.
     func savePolicy(_ policy: PoolPolicy, of pool: EntryID)
     func record(_ events: [CacheEvent])
     /// Appends a pool's recorded accesses to its trace file (`user.cache.trace`).

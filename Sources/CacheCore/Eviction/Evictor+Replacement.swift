@@ -37,13 +37,14 @@ extension Evictor {
     }
 
     /// The next victims of a pool's in-memory policy until `need` is met, or nil when the
-    /// pool takes its victims from the index. Files that cannot go now (pinned, being
-    /// written) are skipped by the policy itself and keep their place. A file whose directory
-    /// is not loaded yet (policies are rebuilt from the index at mount) is set aside, its
-    /// directory loaded outside the namespace lock, and judged in the next hold; one that is
-    /// gone by then is dropped, and one whose directory cannot be read goes back to the
-    /// policy. A `dryRun` chooses the same victims from a copy of the policy and changes
-    /// nothing (a preview).
+    /// pool takes its victims from the index. The policy asks about each candidate in its
+    /// order, and one that cannot go now keeps its place: a file pinned or being written, one
+    /// whose directory could not be read (it stays, to be offered again), and one whose
+    /// directory is not loaded yet (policies are rebuilt from the index at mount): those are
+    /// set aside, their directories loaded outside the namespace lock, and the policy asked
+    /// again, so no index read happens inside the hold and the order is kept. A file that is
+    /// gone by then is dropped. A `dryRun` chooses the same victims from a copy of the policy
+    /// and changes nothing (a preview).
     func policyVictims(of pool: EntryID, need: Need, dryRun: Bool = false, in host: any EvictionHost) -> [EntryRecord]? {
         guard !replacement.usesIndex(pool) else { return nil }
         buildPolicyIfNeeded(of: pool, in: host)
@@ -51,40 +52,31 @@ extension Evictor {
         var copy: AnyReplacementPolicy? = dryRun ? replacement.withPolicy(of: pool) { $0 } : nil
         var remaining = need
         var victims: [EntryRecord] = []
-        var setAside: [EntryID] = []
+        var loaded: Set<EntryID> = []
         var unreadable: Set<EntryID> = []
         while true {
-            let loaded = setAside
-            setAside = []
-            host.withCachedFiles { inMemory, isEligibleInMemory in
+            var notLoaded: Set<EntryID> = []
+            host.withCachedFiles { inMemory, _ in
                 func choose(from policy: inout AnyReplacementPolicy) {
-                    var spared: [EntryRecord] = []
-                    func judge(_ record: EntryRecord) {
-                        guard record.parent != nil, record.kind == .file, !record.persistent, record.pool == pool else {
-                            return
-                        }
-                        if host.isEvictable(record, at: time) {
-                            victims.append(record)
-                            remaining.take(record)
-                        } else {
-                            spared.append(record)
-                        }
-                    }
-                    // Set aside last time and loaded since: memory holds them now, or they are gone.
-                    for id in loaded {
-                        guard let record = inMemory(id) else { continue }
-                        if remaining.isMet { spared.append(record) } else { judge(record) }
-                    }
-                    // Each id is asked for once per call: a spared file put back is not met again.
-                    while !remaining.isMet, setAside.count < Self.setAsidePerHold,
-                          let id = policy.evict(isEligible: { isEligibleInMemory($0) ?? true }) {
+                    func mayGo(_ id: EntryID) -> Bool {
                         guard let record = inMemory(id) else {
-                            setAside.append(id)
-                            continue
+                            // Gone once its directory was loaded: taken, then dropped below.
+                            if loaded.contains(id) { return !unreadable.contains(id) }
+                            notLoaded.insert(id)
+                            return false
                         }
-                        judge(record)
+                        return !isCachedFile(record) || host.isEvictable(record, at: time)
                     }
-                    for record in spared { policy.restore(record.entryID, fingerprint: host.fingerprint(of: record)) }
+                    func isCachedFile(_ record: EntryRecord) -> Bool {
+                        record.parent != nil && record.kind == .file && !record.persistent && record.pool == pool
+                    }
+                    while !remaining.isMet, notLoaded.count < Self.setAsidePerHold,
+                          let id = policy.evict(isEligible: mayGo) {
+                        // Neither gone nor another pool's: a cached file that may go now.
+                        guard let record = inMemory(id), isCachedFile(record) else { continue }
+                        victims.append(record)
+                        remaining.take(record)
+                    }
                 }
                 if copy != nil {
                     choose(from: &copy!)
@@ -92,21 +84,15 @@ extension Evictor {
                     replacement.withPolicy(of: pool) { choose(from: &$0) }
                 }
             }
-            guard !setAside.isEmpty else { break }
-            unreadable.formUnion(host.loadEntries(setAside))
-        }
-        if !unreadable.isEmpty && !dryRun {
-            // Their directories could not be read now: they stay the policy's to offer again
-            // (without the name fingerprint, which needs the record).
-            replacement.withPolicy(of: pool) { policy in
-                for id in unreadable { policy.restore(id, fingerprint: 0) }
-            }
+            guard !notLoaded.isEmpty, !remaining.isMet else { break }
+            unreadable.formUnion(host.loadEntries(Array(notLoaded)))
+            loaded.formUnion(notLoaded)
         }
         return victims
     }
 
-    /// How many victims not in memory a hold sets aside before their directories load: few
-    /// enough that what a pass does not need of them goes back to the policy almost in place.
+    /// How many candidates not in memory a hold sets aside before their directories load
+    /// (more may come in the policy's last step: it skips past every candidate it cannot take).
     static let setAsidePerHold = 64
 
     /// Victims a removal did not take (read, pinned or renamed in between) go back to their
@@ -128,26 +114,32 @@ extension Evictor {
     }
 
     /// `auto`: pools whose simulations favour another policy switch to it, persist the
-    /// choice and write a `policy-changed` event with the figures behind it.
+    /// choice and write a `policy-changed` event with the figures behind it. The switch reads
+    /// the pool's policy and saves it whole, so it holds pool changes throughout: a setfattr
+    /// of the same pool runs wholly before or after it, and neither change is lost.
     func switchAutoPools(in host: any EvictionHost) {
-        let switches = replacement.switchAutoPools()
-        guard !switches.isEmpty else { return }
-        let names = host.poolNames()
-        var events: [CacheEvent] = []
-        for change in switches {
-            guard var policy = host.poolPolicies()[change.pool], policy.eviction == .auto else { continue }
-            policy.autoActive = change.to
-            let pool = change.pool
-            host.savePolicy(policy, of: pool)
-            let figures = PolicyKind.allCases.compactMap { kind in
-                change.ratios[kind].map { "\(kind.rawValue) \(HitRatioText.format($0))" }
-            }.joined(separator: ", ")
-            let name = names[pool] ?? ""
-            let reason = "auto: \(change.from.rawValue) -> \(change.to.rawValue); simulated hit ratios of recent reads: \(figures)"
-            host.logger.info("pool \(name): \(reason)")
-            events.append(CacheEvent(time: host.now, event: .policyChanged, pool: name, path: name, size: 0,
-                                     reason: reason))
+        let events = host.withPoolChangesHeld { () -> [CacheEvent] in
+            let switches = replacement.switchAutoPools()
+            guard !switches.isEmpty else { return [] }
+            let names = host.poolNames()
+            var events: [CacheEvent] = []
+            for change in switches {
+                guard var policy = host.poolPolicies()[change.pool], policy.eviction == .auto else { continue }
+                policy.autoActive = change.to
+                let pool = change.pool
+                host.savePolicy(policy, of: pool)
+                let figures = PolicyKind.allCases.compactMap { kind in
+                    change.ratios[kind].map { "\(kind.rawValue) \(HitRatioText.format($0))" }
+                }.joined(separator: ", ")
+                let name = names[pool] ?? ""
+                let reason = "auto: \(change.from.rawValue) -> \(change.to.rawValue); simulated hit ratios of recent reads: \(figures)"
+                events.append(CacheEvent(time: host.now, event: .policyChanged, pool: name, path: name, size: 0,
+                                         reason: reason))
+            }
+            return events
         }
+        guard !events.isEmpty else { return }
+        for event in events { host.logger.info("pool \(event.pool): \(event.reason)") }
         host.record(events)
     }
 }

@@ -37,9 +37,16 @@ extension Files {
         let file = try handles.get(handle)
         guard file.writable else { throw CacheError.badHandle }
         if let limit = file.sizeLimit, offset + Int64(data.count) > limit {
-            // A file already gone needs no refusal: the write still answers EFBIG below.
-            if let current = try? names.record(file.entry) {
+            // The write answers EFBIG whatever happens to the refusal's removal.
+            do {
+                let current = try names.record(file.entry)
                 names.removeFiles([current], as: .refused, reason: "a cached file (with the rest of its unit, if any) larger than its pool's max_size allows: \(limit) bytes")
+            } catch CacheError.notFound {
+                // Gone already: nothing to refuse.
+            } catch {
+                // It stays as it was (the refused bytes were never written); a later write
+                // past the limit tries the removal again.
+                logger.error("could not read entry \(file.entry) to remove it after refusing a write past its pool's max_size: \(error)")
             }
             throw CacheError.fileTooLarge
         }

@@ -93,9 +93,11 @@ extension Names {
     /// directories could not be read (logged).
     @discardableResult
     func loadEntries(_ ids: [EntryID]) -> Set<EntryID> {
-        let unknown = namespace.withLock { namespace in ids.filter { namespace.inodes[$0] == nil } }
         var unloadable: [EntryID: any Error] = [:]
-        for id in unknown { resolve(.entry(id), into: &unloadable) }
+        for id in ids where !namespace.withLock({ $0.inodes[id] != nil }) {
+            // Asked again each time: the load of one id's directory brings its neighbours.
+            resolve(.entry(id), into: &unloadable)
+        }
         var failed: Set<EntryID> = []
         for (id, error) in unloadable {
             if case CacheError.notFound = error { continue }

@@ -181,8 +181,8 @@ extension Names {
 
     /// The path of an entry below the mount ("data/photos/a.jpg"), for events.
     func path(of entry: EntryRecord, in namespace: inout NamespaceState) -> String {
-        // A directory that cannot be read (an index error, logged where it happened) leaves
-        // its part of the path out: the path only names the entry in events.
+        // A directory that cannot be read (an index error) leaves its part of the path out:
+        // the path only names the entry in events.
         EntryPath.of(entry) { try? namespace.record($0) }
     }
 

@@ -27,7 +27,8 @@ final class Names: Sendable {
     /// Makes a flush of access times complete before another flush returns, so a pass that
     /// flushed sees every earlier read in the index when it picks victims.
     private let accessFlush = Mutex(())
-    /// Serializes pool creation and removal, whose commits wait outside the namespace hold.
+    /// Serializes changes of pools and their policies (creation, removal, setfattr, `auto`'s
+    /// switch): each reads a policy and writes it back whole; commits wait outside the namespace hold.
     let poolChanges = Mutex(())
     /// Directories whose contents are evicted together (`user.cache.unit`).
     let units: UnitRoots

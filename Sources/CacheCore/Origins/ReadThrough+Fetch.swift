@@ -40,28 +40,40 @@ extension ReadThrough {
     /// fetches with retries and finishes the entry or removes it.
     private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress) {
         countFetchedFile(id, pool: source.pool)
-        let outcome = fetchWithRetries(id, source: source, progress: progress)
+        var outcome = fetchWithRetries(id, source: source, progress: progress)
         if fetches.isStopping { return }
-        switch outcome {
-        case .success(let delivery):
-            finishFetchedFile(id, source: source, version: delivery)
-            fetches.remove(id)
-            progress.finish(.complete)
-            names.enforceLimitsAfterWrite(in: source.pool)
-        case .failure(let failure):
-            let error: CacheError = failure == .notFound ? .notFound : .io(EIO)
-            progress.finish(.failed(error))
-            if failure != .cancelled {
-                names.counters.countFetchError(pool: source.pool)
-                logger.error("fetch of \(display(source.path)) failed: \(names.events.shown("\(failure)"))")
-                // Removed while its slot is still in the table: an open meanwhile joins the
-                // failed fetch, never opens the partial bytes as a complete file.
-                if let record = try? names.record(id) {
-                    names.removeFiles([record], as: .fetchFailed, reason: "fetch from the origin failed: \(failure)")
-                }
+        if case .success(let delivery) = outcome {
+            do {
+                try finishFetchedFile(id, source: source, version: delivery)
+                fetches.remove(id)
+                progress.finish(.complete)
+                names.enforceLimitsAfterWrite(in: source.pool)
+                return
+            } catch {
+                outcome = .failure(.failed("its bytes are stored but its entry could not be finished: \(error)"))
             }
-            fetches.remove(id)
         }
+        guard case .failure(let failure) = outcome else { return }
+        let error: CacheError = failure == .notFound ? .notFound : .io(EIO)
+        progress.finish(.failed(error))
+        if failure != .cancelled {
+            names.counters.countFetchError(pool: source.pool)
+            logger.error("fetch of \(display(source.path)) failed: \(names.events.shown("\(failure)"))")
+            // Removed while its slot is still in the table: an open meanwhile joins the
+            // failed fetch, never opens the partial bytes as a complete file.
+            do {
+                let record = try names.record(id)
+                names.removeFiles([record], as: .fetchFailed, reason: "fetch from the origin failed: \(failure)")
+            } catch CacheError.notFound {
+                // Removed already: nothing is left to remove.
+            } catch {
+                // The slot stays, so every open joins the failed fetch (EIO) rather than read
+                // partial bytes; unmount drops the entry with the other unfinished fetches.
+                logger.error("could not read entry \(id) to remove it after its failed fetch; it answers EIO until unmount: \(error)")
+                return
+            }
+        }
+        fetches.remove(id)
     }
 
     /// The fetch starts: from now the file counts against its pool at its announced size,
@@ -215,15 +227,16 @@ extension ReadThrough {
 
     /// The bytes are all stored: the entry becomes an ordinary cached file (persistent if its
     /// directory is), to be synced by the durability worker like any closed file. One not
-    /// counted yet (it was to be persistent when its fetch started) counts from now.
-    private func finishFetchedFile(_ id: EntryID, source: FetchSource, version: OriginDelivery) {
+    /// counted yet (it was to be persistent when its fetch started) counts from now. Throws
+    /// when its record cannot be changed; the caller then drops it as a failed fetch.
+    private func finishFetchedFile(_ id: EntryID, source: FetchSource, version: OriginDelivery) throws {
         let time = names.now.nanoseconds
-        names.namespace.withLock { namespace in
+        try names.namespace.withLock { namespace in
             guard let inode = namespace.inodes[id], inode.record.parent != nil else { return }
             let becomesPersistent = inheritsPersistence(inode.record, in: &namespace)
             if fetches.markCounted(id) { names.countIn(inode.record, in: &namespace) }
             // A change of persistence moves the counted file between the figures.
-            _ = try? names.update(id, in: &namespace) { record in
+            try names.update(id, in: &namespace) { record in
                 record.writing = false
                 record.blocks = Tunables.blocks(forSize: source.size)
                 record.lastAccess = time

@@ -51,6 +51,7 @@ extension ReadThrough {
             guard added.isNew else { return added.attributes }
             storeBytesDeliveredWithLookup(added.attributes.id)
             // Stored (or, if that failed, removed again): the kernel learns the entry as it is now.
+            // The lookup counted above keeps its inode in memory, so the read cannot fail.
             return (try? names.record(added.attributes.id))?.attributes ?? added.attributes
         }
     }

@@ -123,8 +123,7 @@ struct Recovery {
         var orphans = 0
         for directory in StoreLayout.fanOutDirectories {
             let folder = layout.objectsPath + "/" + directory
-            // A fan-out folder that is missing holds no orphans.
-            for name in (try? disk.contentsOfDirectory(folder)) ?? [] {
+            for name in try namesIfPresent(in: folder) {
                 guard let id = EntryID(name), known.contains(id) else {
                     try removeIfPresent(folder + "/" + name)
                     orphans += 1
@@ -133,5 +132,17 @@ struct Recovery {
             }
         }
         if orphans > 0 { logger.warning("removed \(orphans) stored objects without an index entry") }
+    }
+
+    /// A fan-out folder that is missing holds no orphans; one that cannot be read fails the
+    /// mount, named, rather than pass unchecked.
+    private func namesIfPresent(in folder: String) throws -> [String] {
+        do throws(CacheError) {
+            return try disk.contentsOfDirectory(folder)
+        } catch where error.errno == ENOENT {
+            return []
+        } catch {
+            throw StoreError.cannotOpen(layout.root, "cannot list \(folder) to remove bytes without an index entry: \(String(cString: strerror(error.errno)))")
+        }
     }
 }

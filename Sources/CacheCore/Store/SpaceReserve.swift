@@ -19,8 +19,21 @@ final class SpaceReserve: Sendable {
         self.path = path
         self.logger = logger
         self.disk = disk
-        // No reserve file (or none readable) is no reserve: the next clean unmount makes one.
-        held = Mutex((try? disk.fileSize(path)) != nil)
+        held = Mutex(Self.isPresent(path, disk: disk, logger: logger))
+    }
+
+    /// Only a reserve file that is not there is no reserve (the next clean unmount makes one).
+    /// One whose size cannot be read is counted as held, so a full disk still unlinks it.
+    private static func isPresent(_ path: String, disk: any Disk, logger: Logger) -> Bool {
+        do throws(CacheError) {
+            _ = try disk.fileSize(path)
+            return true
+        } catch where error.errno == ENOENT {
+            return false
+        } catch {
+            logger.warning("could not read the space reserve \(path), taken as present: \(error)")
+            return true
+        }
     }
 
     /// Frees the reserve because SQLite found the disk full; returns whether there was one.
@@ -65,7 +78,8 @@ final class SpaceReserve: Sendable {
             try disk.fallocate(fd, mode: 0, offset: 0, length: Self.size)
             return true
         } catch {
-            // A partial reserve is worth nothing: it goes; its absence is what `held` says.
+            // A partial reserve is worth nothing: it goes. One that cannot go only takes its
+            // space until the next try allocates over it.
             try? disk.unlink(path)
             return false
         }

@@ -11,6 +11,9 @@ public struct StoreVerifier {
         case missingBytes(id: EntryID, path: String)
         case tornFile(id: EntryID, path: String)
         case wrongSize(id: EntryID, path: String, indexed: Int64, actual: Int64)
+        /// Bytes whose size cannot be read (an I/O error, say): nothing about them is known,
+        /// so a repair leaves them and their entry as they are.
+        case unreadableBytes(id: EntryID, path: String, reason: String)
         case nameless(id: EntryID)
         case wrongLinkCount(id: EntryID, path: String, indexed: UInt32, actual: UInt32)
         /// The index's usage rows are not the sum of its entries (repair sums them again).
@@ -34,6 +37,8 @@ public struct StoreVerifier {
             case .tornFile(let id, let path): return "torn file: \(path) (entry \(id)) was being written"
             case .wrongSize(let id, let path, let indexed, let actual):
                 return "wrong size: \(path) (entry \(id)) is \(actual) bytes, the index says \(indexed)"
+            case .unreadableBytes(let id, let path, let reason):
+                return "unreadable: \(path) (entry \(id)): its size cannot be read (\(reason))"
             case .nameless(let id): return "leftover: entry \(id) lost its name but kept its bytes"
             case .wrongLinkCount(let id, let path, let indexed, let actual):
                 return "wrong link count: \(path) (entry \(id)) has \(actual) links, the index says \(indexed)"
@@ -97,8 +102,7 @@ public struct StoreVerifier {
         var present: Set<EntryID> = []
         for directory in StoreLayout.fanOutDirectories {
             let folder = layout.objectsPath + "/" + directory
-            // A fan-out folder that is missing holds no bytes; entries whose bytes are missing are reported below.
-            for name in (try? disk.contentsOfDirectory(folder)) ?? [] {
+            for name in try namesIfPresent(in: folder) {
                 // An entry whose sealed row does not open is reported once, below, with its bytes.
                 if let id = EntryID(name), unopened.contains(id) { continue }
                 guard let id = EntryID(name), indexed[id] != nil else {
@@ -125,10 +129,15 @@ public struct StoreVerifier {
                     report.problems.append(problem)
                 }
             } else {
-                // Bytes that vanished between the walk and here were reported missing by the walk's
-                // next run; only a size that can be read is compared.
-                if let actual = try? disk.fileSize(layout.objectPath(for: id)), actual != record.size {
-                    report.problems.append(.wrongSize(id: id, path: path, indexed: record.size, actual: actual))
+                do throws(CacheError) {
+                    let actual = try disk.fileSize(layout.objectPath(for: id))
+                    if actual != record.size {
+                        report.problems.append(.wrongSize(id: id, path: path, indexed: record.size, actual: actual))
+                    }
+                } catch where error.errno == ENOENT {
+                    report.problems.append(.missingBytes(id: id, path: path))
+                } catch {
+                    report.problems.append(.unreadableBytes(id: id, path: path, reason: String(cString: strerror(error.errno))))
                 }
             }
         }
@@ -149,6 +158,18 @@ public struct StoreVerifier {
             report.repaired = true
         }
         return report
+    }
+
+    /// A fan-out folder that is missing holds no bytes (entries whose bytes are missing are
+    /// reported); one that cannot be read fails the check: its files would all look missing.
+    private func namesIfPresent(in folder: String) throws -> [String] {
+        do throws(CacheError) {
+            return try disk.contentsOfDirectory(folder)
+        } catch where error.errno == ENOENT {
+            return []
+        } catch {
+            throw StoreError.cannotOpen(layout.root, "cannot list \(folder): \(String(cString: strerror(error.errno)))")
+        }
     }
 
     /// Bytes already gone are what a repair wants; any other failure stops it, said.
@@ -181,6 +202,9 @@ public struct StoreVerifier {
                 }
             case .usageTotals:
                 try index.recomputeUsageTotals()
+            case .unreadableBytes:
+                // The bytes may be whole: dropping them on a read error could lose a file.
+                continue
             }
         }
         try index.checkpoint()

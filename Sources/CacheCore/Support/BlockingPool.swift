@@ -27,7 +27,8 @@ final class BlockingPool: Sendable {
 
     /// Ends the threads once the jobs submitted so far are done.
     func shutdown() {
-        // It throws only when the pool was already shut down, which leaves nothing to do.
+        // It throws only for NIO's shared singleton pool, which cannot be stopped; this pool
+        // is our own, and a second shutdown (from deinit) finds it stopped and returns.
         try? threads.syncShutdownGracefully()
     }
 }

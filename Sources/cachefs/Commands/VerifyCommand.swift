@@ -8,7 +8,8 @@ struct VerifyCommand: ParsableCommand {
         commandName: "verify", abstract: "Check an unmounted store; with --repair, fix what is wrong.",
         discussion: """
             Reports orphan bytes (no index entry), entries without bytes, torn files (being written \
-            when the daemon stopped), wrong sizes and leftovers. An encrypted store is checked with \
+            when the daemon stopped), wrong sizes, bytes whose size cannot be read (left as they are \
+            by --repair) and leftovers. An encrypted store is checked with \
             its key, from the same sources as a mount (--key-file, the systemd credential \
             $CREDENTIALS_DIRECTORY/cachefs.key, a passphrase typed on the terminal); without one it \
             is not checked at all. With the key, every file's header, stored block layout and last \

@@ -19,6 +19,8 @@ enum MountKeys {
     /// Whether the key will be typed (no key file, no systemd credential, a terminal): then
     /// `cachefs mount` asks in the foreground and hands it to the daemon it starts.
     static func isTyped(keyFile: String?, prompt: any PassphrasePrompt) -> Bool {
+        // `find` fails only when there is no key source at all: nothing to type, and the
+        // daemon's own search for the key reports it.
         (try? KeySource.find(keyFile: keyFile, environment: ProcessInfo.processInfo.environment, prompt: prompt))
             == .terminal
     }

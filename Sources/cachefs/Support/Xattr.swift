@@ -117,8 +117,10 @@ func reportingFailures(_ body: () throws -> Void) throws {
 
 /// The pool directories of a mount, in the order `ls` shows them.
 func poolDirectories(of mount: String) throws -> [String] {
-    // Any failure to read the attribute means the same to the user: not a cachefs mount root.
-    guard (try? Xattr.get(mount, "user.cache.store")) != nil else {
+    do {
+        _ = try Xattr.get(mount, "user.cache.store")
+    } catch let failure as Xattr.Failure where failure.code == ENODATA || failure.code == ENOTSUP {
+        // No such attribute there: not a cachefs mount root. Any other error says what it is.
         throw Xattr.Failure(description: "\(mount): not the root of a cachefs mount")
     }
     let names = try FileManager.default.contentsOfDirectory(atPath: mount)

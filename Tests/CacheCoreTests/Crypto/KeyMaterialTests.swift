@@ -64,6 +64,25 @@ import Testing
         }
     }
 
+    /// A key file whose write failed goes, since a part of a key would read as a passphrase;
+    /// when it cannot go, the error says it is still there.
+    @Test func aKeyFileWhoseWriteFailedIsRemovedOrSaidToRemain() throws {
+        let directory = try ScratchDirectory()
+        let disk = FaultyDisk()
+        disk.failWrites.withLock { $0 = EIO }
+        let removed = directory.file("removed.key")
+        #expect(throws: EncryptionError.io(operation: "write \(removed)", errno: EIO)) {
+            try KeyFile.createRandom(at: removed, disk: disk)
+        }
+        #expect(!FileManager.default.fileExists(atPath: removed))
+        let kept = directory.file("kept.key")
+        disk.failUnlinks.withLock { $0 = [kept: EACCES] }
+        let left = "the partial file is left: it could not be removed: \(String(cString: strerror(EACCES)))"
+        #expect(throws: EncryptionError.io(operation: "write \(kept) (\(left))", errno: EIO)) {
+            try KeyFile.createRandom(at: kept, disk: disk)
+        }
+    }
+
     @Test func unreadableAndOversizedKeyFilesSayWhich() throws {
         let directory = try ScratchDirectory()
         let missing = directory.file("missing")

@@ -74,6 +74,12 @@ final class FaultyDisk: Disk {
     let failWrites = Mutex<Int32?>(nil)
     /// Runs once, at the next `open`, before the real call: a race made to order.
     let beforeNextOpen = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Paths whose `fileSize` fails, with the errno it fails with.
+    let failFileSizes = Mutex<[String: Int32]>([:])
+    /// Folders whose listing fails, with the errno it fails with.
+    let failListings = Mutex<[String: Int32]>([:])
+    /// Paths whose `unlink` fails, with the errno it fails with.
+    let failUnlinks = Mutex<[String: Int32]>([:])
 
     func open(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32 {
         let hook = beforeNextOpen.withLock { hook in
@@ -94,10 +100,16 @@ final class FaultyDisk: Disk {
     func ftruncate(_ fd: Int32, length: Int64) throws(CacheError) { try real.ftruncate(fd, length: length) }
     func fsync(_ fd: Int32, dataOnly: Bool) throws(CacheError) { try real.fsync(fd, dataOnly: dataOnly) }
     func truncate(_ path: String, length: Int64) throws(CacheError) { try real.truncate(path, length: length) }
-    func unlink(_ path: String) throws(CacheError) { try real.unlink(path) }
+    func unlink(_ path: String) throws(CacheError) {
+        if let code = failUnlinks.withLock({ $0[path] }) { throw .io(code) }
+        try real.unlink(path)
+    }
     func rename(_ path: String, to newPath: String) throws(CacheError) { try real.rename(path, to: newPath) }
     func mkdir(_ path: String, mode: mode_t) throws(CacheError) { try real.mkdir(path, mode: mode) }
-    func fileSize(_ path: String) throws(CacheError) -> Int64 { try real.fileSize(path) }
+    func fileSize(_ path: String) throws(CacheError) -> Int64 {
+        if let code = failFileSizes.withLock({ $0[path] }) { throw .io(code) }
+        return try real.fileSize(path)
+    }
     func allocatedBlocks(_ fd: Int32) throws(CacheError) -> Int64 { try real.allocatedBlocks(fd) }
     func fallocate(_ fd: Int32, mode: Int32, offset: Int64, length: Int64) throws(CacheError) {
         if let code = failWrites.withLock({ $0 }) { throw .io(code) }
@@ -105,6 +117,10 @@ final class FaultyDisk: Disk {
     }
     func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs { try real.statvfs(path) }
     func syncFilesystem(_ path: String) throws(CacheError) { try real.syncFilesystem(path) }
+    func contentsOfDirectory(_ path: String) throws(CacheError) -> [String] {
+        if let code = failListings.withLock({ $0[path] }) { throw .io(code) }
+        return try real.contentsOfDirectory(path)
+    }
 }
 
 let tester = Caller(uid: 1000, gid: 1000, pid: 1)
