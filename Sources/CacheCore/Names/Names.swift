@@ -17,8 +17,9 @@ final class Names: Sendable {
     let namespace: Namespace
     /// Cached, persistent and pending bytes and files per pool.
     let usage: UsageLedger
-    /// Changed inside the namespace hold (pool creation, removal, policy changes), so a pool
-    /// and its policy appear, change and go together.
+    /// Each pool's policy. A pool's creation and removal change it inside the namespace hold,
+    /// so a pool and its policy appear and go together; every change of a pool's policy
+    /// (setfattr, `auto`'s switch) is made under `poolChanges`, committed first.
     let policies: Mutex<[EntryID: PoolPolicy]>
     /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
     let ids: Mutex<IDReservation>

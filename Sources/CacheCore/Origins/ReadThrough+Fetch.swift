@@ -11,12 +11,7 @@ extension ReadThrough {
     /// it will be persistent.
     func joinFetch(_ id: EntryID) throws(CacheError) -> FetchProgress? {
         if let size = fetches.pendingSize(of: id) {
-            let tooLarge = names.namespace.withLock { namespace -> Bool in
-                guard let record = namespace.inodes[id]?.record, !inheritsPersistence(record, in: &namespace),
-                      let limit = names.sizeLimit(for: record) else { return false }
-                return size > limit
-            }
-            if tooLarge { throw CacheError.fileTooLarge }
+            if names.isTooLargeToFetch(id, size: size) { throw CacheError.fileTooLarge }
         }
         guard let claimed = fetches.claim(id) else { return nil }
         if let source = claimed.startWith {
@@ -82,24 +77,8 @@ extension ReadThrough {
     /// file that will be persistent (its directory is) counts nowhere until it is complete:
     /// it would only make the evictor free room that persistent files do not take.
     private func countFetchedFile(_ id: EntryID, pool: EntryID) {
-        let named = names.namespace.withLock { namespace -> Bool in
-            guard let inode = namespace.inodes[id], !fetches.isStopping,
-                  inode.record.parent != nil || inode.keptUntilUnreferenced,
-                  !inheritsPersistence(inode.record, in: &namespace), fetches.markCounted(id) else { return false }
-            guard inode.record.parent != nil else {
-                names.usage.addPending(inode.record.size, pool: inode.record.pool)
-                return false
-            }
-            names.countIn(inode.record, in: &namespace)
-            return true
-        }
+        let named = names.countFetchStart(id)
         if named && names.isOverLimit(pool) { names.evictor.requestEnforcement(of: [pool]) }
-    }
-
-    /// Whether a file of an origin pool becomes persistent when complete: its directory is.
-    private func inheritsPersistence(_ record: EntryRecord, in namespace: inout NamespaceState) -> Bool {
-        // The parent of a file being fetched is loaded (its lookup loaded it): memory only.
-        record.parent.flatMap { try? namespace.record($0) }?.persistent ?? false
     }
 
     enum FetchEnd: Error, Equatable, CustomStringConvertible {
@@ -219,10 +198,7 @@ extension ReadThrough {
     /// any more (it was removed and no handle has it open) or the daemon stops.
     private func isWanted(_ id: EntryID) -> Bool {
         guard !fetches.isStopping else { return false }
-        return names.namespace.withLock { namespace in
-            guard let inode = namespace.inodes[id] else { return false }
-            return inode.record.parent != nil || inode.openHandles > 0
-        }
+        return names.isWanted(id)
     }
 
     /// The bytes are all stored: the entry becomes an ordinary cached file (persistent if its
@@ -231,19 +207,6 @@ extension ReadThrough {
     /// when its record cannot be changed; the caller then drops it as a failed fetch.
     private func finishFetchedFile(_ id: EntryID, source: FetchSource, version: OriginDelivery) throws {
         let time = names.now.nanoseconds
-        try names.namespace.withLock { namespace in
-            guard let inode = namespace.inodes[id], inode.record.parent != nil else { return }
-            let becomesPersistent = inheritsPersistence(inode.record, in: &namespace)
-            if fetches.markCounted(id) { names.countIn(inode.record, in: &namespace) }
-            // A change of persistence moves the counted file between the figures.
-            try names.update(id, in: &namespace) { record in
-                record.writing = false
-                record.blocks = Tunables.blocks(forSize: source.size)
-                record.lastAccess = time
-                if becomesPersistent { record.persistent = true }
-            }
-            let index = names.writer.index
-            names.writer.enqueue([.action { db in try index.setOriginVersion(id, etag: version.etag, lastModified: version.lastModified, in: db) }])
-        }
+        try names.finishFetch(id, blocks: Tunables.blocks(forSize: source.size), at: time, version: version)
     }
 }

@@ -26,7 +26,7 @@ extension ReadThrough {
         guard pool != 0, let origin = origin(ofPool: pool) else { return nil }
         let time = names.now
         if negativeMisses.contains(parent: parent, name: name, at: time) { throw CacheError.notFound }
-        let path = try names.withLoaded([]) { try originPath(of: parent, in: &$0) } + [name]
+        let path = try names.originPath(of: parent).path + [name]
         let found: OriginEntry
         do {
             found = try origin.lookup(path)
@@ -56,17 +56,6 @@ extension ReadThrough {
         }
     }
 
-    /// The path below the pool of a directory in it, as the origin names it.
-    func originPath(of directory: EntryID, in namespace: inout NamespaceState) throws -> [[UInt8]] {
-        var components: [[UInt8]] = []
-        var current = try namespace.record(directory)
-        while !current.isPool, let parent = current.parent, components.count < 4096 {
-            components.append(Array(current.name))
-            current = try namespace.record(parent)
-        }
-        return components.reversed()
-    }
-
     private func addOriginEntry(parent: EntryID, name: [UInt8], kind: EntryKind, size: Int64,
                                 source: FetchSource?) throws -> (attributes: FileAttributes, isNew: Bool) {
         let id = try names.takeID()
@@ -75,36 +64,8 @@ extension ReadThrough {
         if kind == .file {
             bytes.disk.close(try bytes.makeBytes(for: id))
         }
-        let added = Result { try names.withLoaded([parent]) { namespace -> (attributes: FileAttributes, isNew: Bool) in
-            let parentRecord = try names.directory(parent, in: &namespace)
-            // Another lookup (or a create) added the name meanwhile.
-            if let existing = try namespace.child(of: parent, named: Data(name)) {
-                namespace.modify(existing.entryID) { $0.lookups += 1 }
-                return (existing.attributes, false)
-            }
-            if kind == .file, !parentRecord.persistent, let limit = names.sizeLimit(for: parentRecord), size > limit {
-                throw CacheError.fileTooLarge
-            }
-            let time = names.now.nanoseconds
-            let owner = Caller(uid: parentRecord.uid, gid: parentRecord.gid, pid: 0)
-            var created = names.newRecord(id, kind: kind, name: Data(name), in: parentRecord,
-                                    mode: kind == .directory ? 0o755 : 0o644, caller: owner, at: time)
-            if kind == .file {
-                // Incomplete until the fetch ends; persistence (which recovery would keep
-                // torn) is taken from the directory only then.
-                created.size = size
-                created.writing = true
-                created.durable = false
-                created.persistent = false
-            }
-            namespace.add(created)
-            namespace.log(.insert(created))
-            names.touch(parent, at: time, in: &namespace, subdirectories: kind == .directory ? 1 : 0)
-            namespace.modify(id) { $0.lookups += 1 }
-            // Not counted against the pool until its fetch starts: a lookup stores nothing.
-            if let source { fetches.addPending(id, source: source) }
-            return (created.attributes, true)
-        } }
+        let added = Result { try names.addOriginEntry(id, parent: parent, name: name, kind: kind, size: size,
+                                                      source: source) }
         // A failed add (rethrown below) also means the bytes made for it are not needed.
         if kind == .file, (try? added.get().isNew) != true { bytes.unlink([id]) }
         return try added.get()
@@ -116,9 +77,8 @@ extension ReadThrough {
     /// failed: the listing then shows the pool's own names, and the log says why).
     func originNames(in directory: EntryID) -> [OriginName]? {
         // A directory that cannot be read lists the pool's own names only; the listing itself reports the error.
-        guard let (pool, path) = try? names.withLoaded([], { namespace in
-            (try namespace.record(directory).pool, try originPath(of: directory, in: &namespace))
-        }), pool != 0, let origin = origin(ofPool: pool) else { return nil }
+        guard let (pool, path) = try? names.originPath(of: directory), pool != 0,
+              let origin = origin(ofPool: pool) else { return nil }
         do {
             return try origin.list(path)
         } catch {
