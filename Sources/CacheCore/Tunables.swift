@@ -12,6 +12,9 @@ public enum Tunables {
     /// thousands of files costs few queries, small enough that one batch holds the namespace
     /// lock briefly.
     static let victimBatch = 256
+    /// Files one hold of the namespace removes (a unit goes whole): a request waiting for
+    /// the lock waits for one such hold, a few milliseconds, never for a whole pass.
+    static let removalsPerHold = 256
 
     // MARK: The kernel
 

@@ -56,6 +56,7 @@ extension Evictor {
         var unreadable: Set<EntryID> = []
         while true {
             var notLoaded: Set<EntryID> = []
+            var chosenInHold = 0
             host.withCachedFiles { inMemory, _ in
                 func choose(from policy: inout AnyReplacementPolicy) {
                     func mayGo(_ id: EntryID) -> Bool {
@@ -71,11 +72,12 @@ extension Evictor {
                         record.parent != nil && record.kind == .file && !record.persistent && record.pool == pool
                     }
                     while !remaining.isMet, notLoaded.count < Self.setAsidePerHold,
-                          let id = policy.evict(isEligible: mayGo) {
+                          chosenInHold < Tunables.removalsPerHold, let id = policy.evict(isEligible: mayGo) {
                         // Neither gone nor another pool's: a cached file that may go now.
                         guard let record = inMemory(id), isCachedFile(record) else { continue }
                         victims.append(record)
                         remaining.take(record)
+                        chosenInHold += 1
                     }
                 }
                 if copy != nil {
@@ -84,7 +86,9 @@ extension Evictor {
                     replacement.withPolicy(of: pool) { choose(from: &$0) }
                 }
             }
-            guard !notLoaded.isEmpty, !remaining.isMet else { break }
+            // A hold chooses a batch at most, so a request waiting for the lock never waits
+            // for a whole pass's choice.
+            guard !remaining.isMet, !notLoaded.isEmpty || chosenInHold == Tunables.removalsPerHold else { break }
             unreadable.formUnion(host.loadEntries(Array(notLoaded)))
             loaded.formUnion(notLoaded)
         }

@@ -9,29 +9,39 @@ extension Names {
     /// which. The one way cachefs removes files by itself (eviction, expiry, pressure,
     /// clear, refusal, a failed fetch).
     ///
-    /// With `unit` (its root), the candidates are a unit's files: they all go or none does
-    /// (each must qualify, and the unit must hold no file that is not among them, such as
-    /// one created since they were read), in one hold and so in one index transaction, and
-    /// one event names the unit.
+    /// Files go in holds of at most ``Tunables/removalsPerHold``, so a request waiting for
+    /// the namespace lock never waits behind a whole pass. With `unit` (its root), the
+    /// candidates are a unit's files: they all go or none does (each must qualify, and the
+    /// unit must hold no file that is not among them, such as one created since they were
+    /// read), in one hold and so in one index transaction, and one event names the unit.
     @discardableResult
     func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
                      qualifies: (EntryRecord, Timestamp) -> Bool = { _, _ in true }, unit: EntryRecord? = nil)
         -> (files: Int, bytes: Int64, ids: Set<EntryID>)
     {
         let time = now
-        // Each removal changes memory before the next candidate is reached, so everything
-        // the candidates touch (their directories, their hard links') loads first, outside.
-        loadForRemoval(candidates.map(\.entryID))
-        let directories = Array(Set(candidates.compactMap(\.parent)))
-        do {
-            return try change(loading: directories) { namespace, effects in
-                removeFiles(candidates, as: kind, reason: reason, qualifies: qualifies, unit: unit, at: time,
+        let holds = unit == nil ? stride(from: 0, to: candidates.count, by: Tunables.removalsPerHold).map {
+            Array(candidates[$0..<min($0 + Tunables.removalsPerHold, candidates.count)])
+        } : [candidates]
+        var total: (files: Int, bytes: Int64, ids: Set<EntryID>) = (0, 0, [])
+        for batch in holds {
+            // Each removal changes memory before the next candidate is reached, so everything
+            // the candidates touch (their directories, their hard links') loads first, outside.
+            loadForRemoval(batch.map(\.entryID))
+            let directories = Array(Set(batch.compactMap(\.parent)))
+            do {
+                let removed = try change(loading: directories) { namespace, effects in
+                    removeFiles(batch, as: kind, reason: reason, qualifies: qualifies, unit: unit, at: time,
                                 in: &namespace, effects: &effects)
+                }
+                total.files += removed.files
+                total.bytes += removed.bytes
+                total.ids.formUnion(removed.ids)
+            } catch {
+                logger.error("could not remove \(batch.count) files (\(kind.rawValue)): \(error)")
             }
-        } catch {
-            logger.error("could not remove \(candidates.count) files (\(kind.rawValue)): \(error)")
-            return (0, 0, [])
         }
+        return total
     }
 
     private func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,

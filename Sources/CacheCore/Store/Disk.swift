@@ -197,3 +197,14 @@ public struct PosixDisk: Disk {
         }
     }
 }
+
+extension Disk {
+    /// The names in `folder`, none when it is missing; any other error is the caller's.
+    func contentsIfPresent(_ folder: String) throws(CacheError) -> [String] {
+        do {
+            return try contentsOfDirectory(folder)
+        } catch where error.errno == ENOENT {
+            return []
+        }
+    }
+}

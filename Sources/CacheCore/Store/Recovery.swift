@@ -138,9 +138,7 @@ struct Recovery {
     /// mount, named, rather than pass unchecked.
     private func namesIfPresent(in folder: String) throws -> [String] {
         do throws(CacheError) {
-            return try disk.contentsOfDirectory(folder)
-        } catch where error.errno == ENOENT {
-            return []
+            return try disk.contentsIfPresent(folder)
         } catch {
             throw StoreError.cannotOpen(layout.root, "cannot list \(folder) to remove bytes without an index entry: \(String(cString: strerror(error.errno)))")
         }

@@ -164,9 +164,7 @@ public struct StoreVerifier {
     /// reported); one that cannot be read fails the check: its files would all look missing.
     private func namesIfPresent(in folder: String) throws -> [String] {
         do throws(CacheError) {
-            return try disk.contentsOfDirectory(folder)
-        } catch where error.errno == ENOENT {
-            return []
+            return try disk.contentsIfPresent(folder)
         } catch {
             throw StoreError.cannotOpen(layout.root, "cannot list \(folder): \(String(cString: strerror(error.errno)))")
         }
