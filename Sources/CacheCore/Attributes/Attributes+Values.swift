@@ -91,7 +91,7 @@ extension Attributes {
     func oldestAccess(inPool pool: EntryID) -> Int64? {
         var oldest: Int64?
         do {
-            try index.forEachLeastRecentlyUsed(pool: pool, batch: 64) { candidates in
+            try index.forEachLeastRecentlyUsed(pool: pool, batch: Tunables.oldestAccessBatch) { candidates in
                 for candidate in candidates {
                     let pending = names.access.pendingTime(candidate.entryID)
                     let time = pending ?? candidate.lastAccess

@@ -76,7 +76,7 @@ extension Evictor {
                         if remaining.isMet { spared.append(record) } else { judge(record) }
                     }
                     // Each id is asked for once per call: a spared file put back is not met again.
-                    while !remaining.isMet, setAside.count < Self.setAsidePerHold,
+                    while !remaining.isMet, setAside.count < Tunables.victimsSetAsidePerHold,
                           let id = policy.evict(isEligible: { isEligibleInMemory($0) ?? true }) {
                         guard let record = inMemory(id) else {
                             setAside.append(id)
@@ -104,10 +104,6 @@ extension Evictor {
         }
         return victims
     }
-
-    /// How many victims not in memory a hold sets aside before their directories load: few
-    /// enough that what a pass does not need of them goes back to the policy almost in place.
-    static let setAsidePerHold = 64
 
     /// Victims a removal did not take (read, pinned or renamed in between) go back to their
     /// policy, so no cached file is ever unknown to it. One memory does not hold is gone

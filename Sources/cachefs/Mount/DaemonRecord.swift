@@ -12,9 +12,6 @@ enum DaemonRecord {
         case stopping
     }
 
-    /// How long a new mount waits for a daemon that is flushing after its unmount.
-    static let handOverSeconds: Double = 30
-
     static func write(_ state: State, store: String) {
         let text: String
         switch state {
@@ -29,7 +26,7 @@ enum DaemonRecord {
         _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
     }
 
-    /// Waits (up to ``handOverSeconds``) while the store's daemon is shutting down: it wrote
+    /// Waits (up to `Tunables.handOverSeconds`) while the store's daemon is shutting down: it wrote
     /// `stopping`, or it serves a mountpoint that is no longer mounted (`fusermount3 -u`
     /// came, its loop has not ended yet). Returns at once when no daemon holds the store,
     /// or when the one that does is alive: opening the store then says so.
@@ -38,10 +35,10 @@ enum DaemonRecord {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        let deadline = Date().addingTimeInterval(handOverSeconds)
+        let deadline = Date().addingTimeInterval(Tunables.handOverSeconds)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK, isStopping(recordText(path)), Date() < deadline else { return }
-            usleep(50_000)
+            usleep(Tunables.handOverPollMicroseconds)
         }
         flock(fd, LOCK_UN)
     }
