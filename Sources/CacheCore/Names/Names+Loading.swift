@@ -61,7 +61,7 @@ extension Names {
 
     /// How many loads one operation may wait for before it gives up: each load settles a
     /// directory or an entry for good, so only a walk of that many unloaded ones meets it.
-    static let missesPerOperation = 1_000
+    static let missesPerOperation = Tunables.loadsPerOperation
 
     /// Loads what a hold missed, outside the lock. What cannot be loaded is remembered for
     /// the next hold, which answers it (ENOENT, ENOTDIR, an index error) where it is reached.

@@ -368,7 +368,7 @@ struct NamespaceState: Sendable {
         return directories[directory]?.count ?? 0
     }
 
-    static let trimAfterLoading = 16_384
+    static let trimAfterLoading = Tunables.trimAfterLoadingEntries
 
     /// A name read from the index while loading `directory`. An entry memory already had is
     /// the truth: a name it no longer has there (moved or removed by a change the index writer
