@@ -5,8 +5,9 @@ import Synchronization
 /// it of inserts, accesses and removals (from inside the namespace hold that made the
 /// change, so the order it hears is the namespace's); the evictor asks it for victims.
 ///
-/// Lock order: `Namespace` < the table's map < one pool's state. No I/O happens under either
-/// of its locks: a build reads the index first and installs the result after.
+/// Where its two locks stand in the lock order: docs/ARCHITECTURE.md, "Threads and locks".
+/// No I/O happens under either of them: a build reads the index first and installs the
+/// result after.
 final class ReplacementTable: Sendable {
     /// One pool's state behind its own lock, so an eviction in one pool never holds up the
     /// reads of another.
