@@ -36,7 +36,7 @@ extension Attributes {
         case .eviction: return names.policy(of: record).eviction.rawValue
         case .trace: return names.policy(of: record).recordsTrace ? "1" : "0"
         case .evictionActive: return (names.evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
-        case .hitRatio: return names.evictor.replacement.report(of: record.entryID)?.recentHitRatio.map(HitRatioText.format) ?? ""
+        case .hitRatio: return names.counters.recentHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
         case .hitRatioCurve: return names.evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
         case .fetching: return readThrough.fetchingValue(of: record.entryID)
         case .etag, .lastModified:
@@ -154,8 +154,8 @@ extension Attributes {
                 fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools),
                 fetchTTFBMillisecondsTotal: figure(.fetchTTFBTotal, pools: pools),
                 fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
+            figures.recentHitRatio = names.counters.recentHitRatio(of: id)
             if let report = names.evictor.replacement.report(of: id) {
-                figures.recentHitRatio = report.recentHitRatio
                 figures.estimatedHitRatios = report.curve.map {
                     PoolFigures.EstimatedHitRatio(size: $0.sizeBytes > 0 ? $0.sizeBytes : $0.sizeFiles,
                                                   inFiles: $0.sizeBytes == 0, hitRatio: $0.hitRatio)

@@ -27,7 +27,6 @@ struct PoolReplacement: Sendable {
     /// Miniature simulations of the pool's sampled requests: `auto`'s choice and the
     /// what-if curve. Nil for a pool without limits (nothing would ever be evicted).
     var advisor: PolicyAdvisor?
-    var recent = RecentHitRatio()
     /// The pool's accesses not yet written, while `user.cache.trace` is on.
     var trace: AccessTraceBuffer?
 
