@@ -14,7 +14,7 @@ public enum PoolMetrics {
             }
             if let ratio = pool.recentHitRatio {
                 registry.makeGauge(descriptor: descriptor(
-                    "hit_ratio", unit: "", "Hit ratio of the pool's recent requests (opens for reading)."),
+                    "hit_ratio", unit: "", "Hits / (hits + misses) over the pool's recent requests, since the mount."),
                     labels: labels).set(to: ratio)
             }
             // One metric per kind of size, so each keeps one set of label names.
@@ -58,7 +58,7 @@ public enum PoolMetrics {
             (descriptor("evicted_files", unit: "total", "Files cachefs removed by itself."), pool.evictedFiles),
             (descriptor("evicted_bytes", unit: "total", "Bytes cachefs removed by itself."), pool.evictedBytes),
             (descriptor("hits", unit: "total", "Opens for reading of files the pool holds."), pool.hits),
-            (descriptor("misses", unit: "total", "Lookups of names the pool does not have."), pool.misses),
+            (descriptor("misses", unit: "total", "Lookups of names the pool does not have (a fetched file's one; not a create's)."), pool.misses),
             (descriptor("origin_requests", unit: "total", "Fetches from the pool's origin started."),
              pool.originRequests),
             (descriptor("fetched_bytes", unit: "total", "Bytes stored from the pool's origin."), pool.fetchedBytes),

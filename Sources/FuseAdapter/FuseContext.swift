@@ -12,7 +12,7 @@ public struct CacheTimeouts: Sendable {
     public var entries: Double
     public var attributes: Double
 
-    public init(entries: Double = 3600, attributes: Double = 3600) {
+    public init(entries: Double = Tunables.kernelCacheSeconds, attributes: Double = Tunables.kernelCacheSeconds) {
         self.entries = entries
         self.attributes = attributes
     }

@@ -26,8 +26,8 @@ public struct FuseMountOptions: Sendable {
     /// fstab line is mounted already.
     public var source = "cachefs"
 
-    public init(allowOther: Bool = false, singleThreaded: Bool = false, maxThreads: UInt32 = 8,
-                timeouts: CacheTimeouts = CacheTimeouts(), maxWrite: UInt32 = 1 << 20, writebackCache: Bool = false) {
+    public init(allowOther: Bool = false, singleThreaded: Bool = false, maxThreads: UInt32 = Tunables.fuseThreads,
+                timeouts: CacheTimeouts = CacheTimeouts(), maxWrite: UInt32 = Tunables.maxWriteBytes, writebackCache: Bool = false) {
         self.allowOther = allowOther
         self.singleThreaded = singleThreaded
         self.maxThreads = maxThreads

@@ -65,7 +65,7 @@ func cachefsReaddirplus(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int
     let reply = Reply(request!)
     do {
         var room = size
-        let items = try context.engine.readdirPlus(EntryID(inode), offset: Int64(offset), limit: max(size / 96, 1)) {
+        let items = try context.engine.readdirPlus(EntryID(inode), offset: Int64(offset), limit: max(size / Tunables.minimumDirentPlusBytes, 1)) {
             // With no buffer, libfuse only tells the bytes an entry needs.
             let needed = fuse_add_direntry_plus(request, nil, 0, cName($0), nil, 0)
             guard needed <= room else { return false }

@@ -10,10 +10,22 @@ import Testing
             _ = try mount.mustSucceed("cat data/f data/f data/f > /dev/null; stat data/f > /dev/null; ls -l data > /dev/null")
             #expect(try mount.xattr("data", "user.cache.hits") == "3")
             #expect(try mount.xattr("data", "user.cache.misses") == "0")
+            // The create is a miss in no figure: the ratio is 3 / (3 + 0).
+            #expect(try mount.xattr("data", "user.cache.hit_ratio") == "1.000")
             let missing = try mount.sh("cat data/absent")
             #expect(!missing.succeeded)
             #expect(try mount.xattr("data", "user.cache.misses") == "1")
             #expect(try mount.xattr("data", "user.cache.hits") == "3")
+            #expect(try mount.xattr("data", "user.cache.hit_ratio") == "0.750")
+            // `status --json` and the Prometheus metrics show the same figures.
+            let json = try mount.mustSucceed("\(MountedStore.executable) status . --json")
+            let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+            let data = try #require((report?["pools"] as? [[String: Any]])?.first { $0["name"] as? String == "data" })
+            #expect(data["hits"] as? Int == 3 && data["misses"] as? Int == 1 && data["hit_ratio"] as? Double == 0.75,
+                    "\(json)")
+            let samples = MetricsTests.parse(try mount.mustSucceed("\(MountedStore.executable) status . --format prometheus"))
+            #expect(samples["cachefs_pool_hits_total{pool=\"data\"}"] == 3 && samples["cachefs_pool_misses_total{pool=\"data\"}"] == 1
+                    && samples["cachefs_pool_hit_ratio{pool=\"data\"}"] == 0.75, "\(samples)")
         }
     }
 

@@ -104,7 +104,7 @@ import Testing
             #expect(try mount.xattr("data", "user.cache.trace") == "0")
             _ = try mount.mustSucceed("echo one > data/secret-name-a; echo two > data/secret-name-b")
             _ = try mount.mustSucceed("setfattr -n user.cache.trace -v 1 data")
-            // Two creates (misses) and three opens for reading (hits) after the switch.
+            // Two creates and three opens for reading after the switch: five lines.
             _ = try mount.mustSucceed("head -c 5000 /dev/zero > data/c; cat data/secret-name-a data/c data/c > /dev/null")
             _ = try mount.mustSucceed("echo three > data/d")
             let tracePath = mount.store + "/traces/data.csv"

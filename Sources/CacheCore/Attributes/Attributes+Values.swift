@@ -36,7 +36,7 @@ extension Attributes {
         case .eviction: return names.policy(of: record).eviction.rawValue
         case .trace: return names.policy(of: record).recordsTrace ? "1" : "0"
         case .evictionActive: return (names.evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
-        case .hitRatio: return names.evictor.replacement.report(of: record.entryID)?.recentHitRatio.map(HitRatioText.format) ?? ""
+        case .hitRatio: return names.counters.recentHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
         case .hitRatioCurve: return names.evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
         case .fetching: return readThrough.fetchingValue(of: record.entryID)
         case .etag, .lastModified:
@@ -98,7 +98,7 @@ extension Attributes {
     func oldestAccess(inPool pool: EntryID) -> Int64? {
         var oldest: Int64?
         do {
-            try index.forEachLeastRecentlyUsed(pool: pool, batch: 64) { candidates in
+            try index.forEachLeastRecentlyUsed(pool: pool, batch: Tunables.oldestAccessBatch) { candidates in
                 for candidate in candidates {
                     let pending = names.access.pendingTime(candidate.entryID)
                     let time = pending ?? candidate.lastAccess
@@ -161,8 +161,8 @@ extension Attributes {
                 fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools),
                 fetchTTFBMillisecondsTotal: figure(.fetchTTFBTotal, pools: pools),
                 fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
+            figures.recentHitRatio = names.counters.recentHitRatio(of: id)
             if let report = names.evictor.replacement.report(of: id) {
-                figures.recentHitRatio = report.recentHitRatio
                 figures.estimatedHitRatios = report.curve.map {
                     PoolFigures.EstimatedHitRatio(size: $0.sizeBytes > 0 ? $0.sizeBytes : $0.sizeFiles,
                                                   inFiles: $0.sizeBytes == 0, hitRatio: $0.hitRatio)

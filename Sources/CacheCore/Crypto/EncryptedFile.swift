@@ -9,9 +9,6 @@ public struct EncryptedFile: Sendable {
     private let disk: any Disk
 
     private var layout: BlockLayout { cipher.layout }
-    /// Sealed blocks are written in runs of about this many bytes: few enough to stay in the
-    /// CPU's cache from the seal to the write (1 MiB runs took about a tenth more CPU here).
-    private static let writeBatchBytes = 1 << 18
 
     /// The file at `fd`, whose header made `cipher` (read by ``open(fd:owner:encryption:disk:)``
     /// or written by ``create(fd:owner:encryption:disk:)`` earlier).
@@ -162,7 +159,7 @@ public struct EncryptedFile: Sendable {
 
     private func apply(_ plan: BlockPlan, data: UnsafeRawBufferPointer?) throws(EncryptionError) {
         var batch: [UInt8] = []
-        batch.reserveCapacity(Self.writeBatchBytes + layout.storedBlockSize)
+        batch.reserveCapacity(Tunables.sealedRunBytes + layout.storedBlockSize)
         var batchOffset = layout.storedOffset(ofBlock: plan.startIndex)
         var nonces = RandomNonces(expected: plan.count)
         for change in plan {
@@ -174,7 +171,7 @@ public struct EncryptedFile: Sendable {
             } else {
                 try sealMerged(change, plan: plan, data: data, nonces: &nonces, into: &batch)
             }
-            if batch.count >= Self.writeBatchBytes {
+            if batch.count >= Tunables.sealedRunBytes {
                 try writeFully(batch, at: batchOffset)
                 batchOffset += Int64(batch.count)
                 batch.removeAll(keepingCapacity: true)

@@ -3,18 +3,17 @@ import Crypto
 import Glibc
 
 /// Fresh random AES-GCM nonces for the seals of one write, drawn from the kernel in batches:
-/// one `getrandom` for up to 256 blocks instead of one per block (a syscall per 4 KiB block
-/// was a seventh of an encrypted write's CPU). Each nonce is still random and taken once;
-/// nothing outlives the write, so no state a crash could roll back decides a nonce.
+/// one `getrandom` for up to `Tunables.nonceBatchBlocks` blocks instead of one per block.
+/// Each nonce is still random and taken once; nothing outlives the write, so no state a
+/// crash could roll back decides a nonce.
 public struct RandomNonces: Sendable {
-    static let maximumBatch = 256
     private let batch: Int
     private var bytes: [UInt8] = []
     private var taken = 0
 
     /// Nonces for about `expected` seals (more are drawn if needed).
     public init(expected: Int) {
-        batch = min(max(expected, 1), Self.maximumBatch)
+        batch = min(max(expected, 1), Tunables.nonceBatchBlocks)
     }
 
     public mutating func take() throws(EncryptionError) -> AES.GCM.Nonce {

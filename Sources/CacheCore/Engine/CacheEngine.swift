@@ -14,14 +14,8 @@ import Logging
 /// - ``Attributes``: extended attributes, settings and figures.
 /// - ``Evictor`` (through ``StoreEvictionHost``): size, age and pressure passes, policies.
 ///
-/// Lock order (a lock is only taken while holding the ones before it): `Evictor.pass`
-/// < `Names.poolChanges` < `Names.accessFlush` < the namespace < the leaves. Leaves are
-/// short holds that take no other lock: `UsageLedger`, `policies`, `ids`, `CounterBook`,
-/// `ReplacementTable`, `HandleTable`, `AccessTracker`, `FetchTable`, `Evictor.schedule`,
-/// the notification queue and the `IndexWriter`'s queue (and `FetchLimiter` before `policies`). Inside the namespace hold nothing
-/// waits for I/O: commits, byte I/O, events and notifications happen after it
-/// (``NameEffects``), and directories load outside it (``DirectoryLoad``), but for the rare
-/// fallback of an entry reached by id alone, whose directory is read inside the hold.
+/// The lock order, and what may wait for I/O under which lock, are written once, in
+/// docs/ARCHITECTURE.md ("Invariants" and "Threads and locks").
 public final class CacheEngine: Sendable {
     let layout: StoreLayout
     let index: IndexStore

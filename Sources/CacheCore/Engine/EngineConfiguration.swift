@@ -1,6 +1,6 @@
 import Logging
 
-/// Everything a ``CacheEngine`` is opened with.
+/// Everything a ``CacheEngine`` is opened with. Its timing defaults are ``Tunables``'.
 public struct EngineConfiguration: Sendable {
     public var storePath: String
     public var poolOverrides: [PoolOverride]
@@ -35,9 +35,11 @@ public struct EngineConfiguration: Sendable {
     public init(storePath: String, poolOverrides: [PoolOverride] = [], minFree: MinFree? = nil,
                 clock: any WallClock = SystemClock(), disk: any Disk = PosixDisk(),
                 notifier: any KernelNotifier = SilentNotifier(), logger: Logger = Logger(label: "cachefs"),
-                accessFlushSeconds: Double = 2, sweepSeconds: Double = 60, pressureCheckSeconds: Double = 1,
-                durabilitySeconds: Double = 2, commitWindowSeconds: Double = 0.005,
-                eventLogMaxBytes: Int64 = 4 << 20) {
+                accessFlushSeconds: Double = Tunables.accessFlushSeconds, sweepSeconds: Double = Tunables.sweepSeconds,
+                pressureCheckSeconds: Double = Tunables.pressureCheckSeconds,
+                durabilitySeconds: Double = Tunables.durabilitySeconds,
+                commitWindowSeconds: Double = Tunables.commitWindowSeconds,
+                eventLogMaxBytes: Int64 = Tunables.eventLogBytes) {
         self.storePath = storePath
         self.poolOverrides = poolOverrides
         self.minFree = minFree

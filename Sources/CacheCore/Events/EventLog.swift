@@ -10,7 +10,7 @@ final class EventLog: Sendable {
     private let logger: Logger
     private let sealing: EventPathSealing?
 
-    init(path: String, maxBytes: Int64 = 4 << 20, disk: any Disk = PosixDisk(), logger: Logger,
+    init(path: String, maxBytes: Int64 = Tunables.eventLogBytes, disk: any Disk = PosixDisk(), logger: Logger,
          sealing: EventPathSealing? = nil) {
         self.logger = logger
         self.disk = disk

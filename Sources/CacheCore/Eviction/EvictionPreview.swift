@@ -9,7 +9,7 @@ public enum PreviewRequest: Sendable, Hashable {
     case free(Int64)
 
     /// `user.cache.preview` without parameters.
-    static let attributeDefault = PreviewRequest.next(100)
+    static let attributeDefault = PreviewRequest.next(Tunables.previewVictims)
 }
 
 /// One file (or unit) the evictor would remove, in the order it would.

@@ -71,7 +71,7 @@ extension Evictor {
                     func isCachedFile(_ record: EntryRecord) -> Bool {
                         record.parent != nil && record.kind == .file && !record.persistent && record.pool == pool
                     }
-                    while !remaining.isMet, notLoaded.count < Self.setAsidePerHold,
+                    while !remaining.isMet, notLoaded.count < Tunables.victimsSetAsidePerHold,
                           chosenInHold < Tunables.removalsPerHold, let id = policy.evict(isEligible: mayGo) {
                         // Neither gone nor another pool's: a cached file that may go now.
                         guard let record = inMemory(id), isCachedFile(record) else { continue }
@@ -94,10 +94,6 @@ extension Evictor {
         }
         return victims
     }
-
-    /// How many candidates not in memory a hold sets aside before their directories load
-    /// (more may come in the policy's last step: it skips past every candidate it cannot take).
-    static let setAsidePerHold = 64
 
     /// Victims a removal did not take (read, pinned or renamed in between) go back to their
     /// policy, so no cached file is ever unknown to it. One memory does not hold is gone

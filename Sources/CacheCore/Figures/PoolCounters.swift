@@ -1,8 +1,9 @@
 import Foundation
 import Logging
 
-/// Per-pool counts that survive restarts: lookups that hit or missed, and what cachefs
-/// itself removed. Kept in memory, saved with the access-time batches and at unmount.
+/// Per-pool counts that survive restarts: hits and misses (as ``CounterBook`` defines them),
+/// what cachefs itself removed and what it fetched. Kept in memory, saved with the
+/// access-time batches and at unmount.
 struct PoolCounters: Sendable, Codable, Equatable {
     var hits: [EntryID: Int64] = [:]
     var misses: [EntryID: Int64] = [:]

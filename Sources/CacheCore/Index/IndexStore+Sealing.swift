@@ -61,14 +61,10 @@ extension IndexStore {
         }
     }
 
-    /// Rows below this many are opened on the calling thread: handing out slices costs more
-    /// than opening them.
-    private static let rowsWorthSlicing = 256
-
     /// ``listable(_:)`` of each record, in order, run in one slice per core when there are
     /// enough to be worth it.
     func listableInParallel(_ records: [EntryRecord]) -> [EntryRecord?] {
-        let slices = records.count < Self.rowsWorthSlicing ? 1 : max(ProcessInfo.processInfo.activeProcessorCount, 1)
+        let slices = records.count < Tunables.rowsWorthSlicing ? 1 : max(ProcessInfo.processInfo.activeProcessorCount, 1)
         let length = (records.count + slices - 1) / slices
         let opened = Mutex<[Int: [EntryRecord?]]>([:])
         DispatchQueue.concurrentPerform(iterations: slices) { slice in

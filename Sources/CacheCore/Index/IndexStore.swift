@@ -31,7 +31,7 @@ public final class IndexStore: Sendable {
             // commits, which recovery treats like a crash (see Recovery).
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        configuration.busyMode = .timeout(5)
+        configuration.busyMode = .timeout(Tunables.indexBusySeconds)
         pool = try DatabasePool(path: path, configuration: configuration)
         try Schema.migrator().migrate(pool)
         openedFile = FileIdentity(path: path)

@@ -51,10 +51,6 @@ final class IndexWriter: Sendable {
         var last: Double = 0
     }
 
-    /// While the index file is removed, the open copy is written back at most this often
-    /// (and at every durable flush): a full copy costs milliseconds per megabyte of index.
-    static let writeBackSeconds = 10.0
-
     private let warnings: StoreWarnings
     private let writeBack = Mutex(WriteBack())
 
@@ -205,10 +201,10 @@ final class IndexWriter: Sendable {
         let (due, first) = writeBack.withLock { state -> (Bool, Bool) in
             let first = !state.noticed
             state.noticed = true
-            return (first || durable || force || now - state.last >= Self.writeBackSeconds, first)
+            return (first || durable || force || now - state.last >= Tunables.indexWriteBackSeconds, first)
         }
         if first {
-            let warning = "the index \(index.path) was removed or replaced while mounted: cachefs writes its open copy back under that name (at once, every \(Int(Self.writeBackSeconds)) s while changes come, at every fsync and at unmount); a crash before the next write-back loses the changes since the last"
+            let warning = "the index \(index.path) was removed or replaced while mounted: cachefs writes its open copy back under that name (at once, every \(Int(Tunables.indexWriteBackSeconds)) s while changes come, at every fsync and at unmount); a crash before the next write-back loses the changes since the last"
             logger.warning("\(warning)")
             warnings.add(warning)
         }

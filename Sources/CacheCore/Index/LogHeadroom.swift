@@ -15,8 +15,6 @@ import Logging
 /// durable flushes sync. Only the log is opened here, never the database file: closing any
 /// descriptor of a file drops every POSIX lock the process holds on it, SQLite's included.
 struct LogHeadroom: ~Copyable {
-    static let size: Int64 = 8 << 20
-
     private let descriptor: Int32
     private let disk: any Disk
     private let logger: Logger
@@ -52,7 +50,7 @@ struct LogHeadroom: ~Copyable {
         }
         guard length != coveredLength else { return }
         do throws(CacheError) {
-            try disk.fallocate(descriptor, mode: FALLOC_FL_KEEP_SIZE, offset: length, length: Self.size)
+            try disk.fallocate(descriptor, mode: FALLOC_FL_KEEP_SIZE, offset: length, length: Tunables.logHeadroomBytes)
             coveredLength = length
         } catch where error.errno == ENOSPC {
             // Short on a full disk: tried again after the next commit.

@@ -18,8 +18,9 @@ public struct PoolFigures: Sendable, Equatable {
     /// Times to first byte of the pool's fetches: their sum in milliseconds, and how many.
     public var fetchTTFBMillisecondsTotal: Int64
     public var fetchTTFBCount: Int64
-    /// The hit ratio of the pool's recent requests (nil before any), and the estimated hit
-    /// ratio at other sizes (`user.cache.hit_ratio_curve`), size in bytes or files.
+    /// `hits / (hits + misses)` over the pool's recent requests (nil before any since the
+    /// mount; `CounterBook` defines both), and the estimated hit ratio at other sizes
+    /// (`user.cache.hit_ratio_curve`), size in bytes or files.
     public var recentHitRatio: Double?
     public var estimatedHitRatios: [EstimatedHitRatio] = []
 

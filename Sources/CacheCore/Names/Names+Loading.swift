@@ -24,7 +24,7 @@ extension Names {
         defer { carryOut(effects) }
         var unloadable: [EntryID: any Error] = [:]
         var pending: [NamespaceMiss] = []
-        for _ in 0..<Self.missesPerOperation {
+        for _ in 0..<Tunables.loadsPerOperation {
             for miss in pending { resolve(miss, into: &unloadable) }
             let attempt = try namespace.withLock { namespace -> HoldAttempt<T> in
                 namespace.unloadable = unloadable
@@ -47,7 +47,7 @@ extension Names {
             case .missed(let misses): pending = misses
             }
         }
-        logger.error("an operation kept missing entries after \(Self.missesPerOperation) loads; it answers EIO")
+        logger.error("an operation kept missing entries after \(Tunables.loadsPerOperation) loads; it answers EIO")
         throw CacheError.io(EIO)
     }
 
@@ -58,10 +58,6 @@ extension Names {
         defer { carryOut(effects) }
         return namespace.withLock { body(&$0, &effects) }
     }
-
-    /// How many loads one operation may wait for before it gives up: each load settles a
-    /// directory or an entry for good, so only a walk of that many unloaded ones meets it.
-    static let missesPerOperation = 1_000
 
     /// Loads what a hold missed, outside the lock. What cannot be loaded is remembered for
     /// the next hold, which answers it (ENOENT, ENOTDIR, an index error) where it is reached.
@@ -145,7 +141,7 @@ extension Names {
             let installed = namespace.withLock { $0.install(load) }
             // Growing the tables to a big directory freed their smaller copies; hand
             // those pages back rather than keep them resident.
-            if installed >= NamespaceState.trimAfterLoading { malloc_trim(0) }
+            if installed >= Tunables.trimAfterLoadingEntries { malloc_trim(0) }
         }
         do {
             try namespace.withLock { try $0.requireLoaded(directory) }

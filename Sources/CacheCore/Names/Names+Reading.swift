@@ -29,6 +29,7 @@ extension Names {
         // An expired file is never served, even before the sweep reaches it.
         if found.kind == .file && isExpired(found, at: time) {
             removeFiles([found], as: .expired, reason: "expired; found at lookup", qualifies: isExpired)
+            counters.countMiss(pool: pool)
             throw CacheError.notFound
         }
         return .found(found.attributes)

@@ -368,8 +368,6 @@ struct NamespaceState: Sendable {
         return directories[directory]?.count ?? 0
     }
 
-    static let trimAfterLoading = 16_384
-
     /// A name read from the index while loading `directory`. An entry memory already had is
     /// the truth: a name it no longer has there (moved or removed by a change the index writer
     /// has not committed yet) stays gone, or it would come back as a ghost.

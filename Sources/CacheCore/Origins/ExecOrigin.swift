@@ -12,7 +12,7 @@ import Glibc
 struct ExecOrigin: Origin {
     let program: String
     static let notFoundStatus: Int32 = 44
-    static let chunkSize = 64 << 10
+    static let chunkSize = Tunables.execOriginChunkBytes
 
     func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry {
         var output = Data()

@@ -4,7 +4,7 @@ import Glibc
 /// relative path. Read in chunks, so readers of a large file are served as it arrives.
 struct FileOrigin: Origin {
     let root: String
-    static let chunkSize = 256 << 10
+    static let chunkSize = Tunables.fileOriginChunkBytes
 
     func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry {
         var info = stat()

@@ -9,7 +9,7 @@ final class NegativeCache: Sendable {
     }
 
     private let misses = Mutex([Key: Int64]())
-    private let limit = 65_536
+    private let limit = Tunables.negativeCacheNames
 
     func contains(parent: EntryID, name: [UInt8], at time: Timestamp) -> Bool {
         misses.withLock { misses in

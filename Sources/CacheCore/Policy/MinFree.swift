@@ -7,7 +7,7 @@ public enum MinFree: Sendable, Equatable, CustomStringConvertible {
 
     public static let settingKey = "min_free"
     /// Tests that are not about pressure set 0, so a nearly full disk cannot make them flaky.
-    public static let defaultValue = MinFree.percent(5)
+    public static let defaultValue = MinFree.percent(Tunables.minFreePercent)
 
     public static func parse(_ text: String) -> MinFree? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)

@@ -37,11 +37,11 @@ public struct PoolPolicy: Sendable, Equatable, Codable {
     /// The replacement policy that chooses victims now.
     public var activePolicy: PolicyKind { eviction.fixedKind ?? autoActive }
 
-    public static let defaultNegativeTTLSeconds: Int64 = 30
-    public static let defaultMaxFetches: Int64 = 4
+    public static let defaultNegativeTTLSeconds = Tunables.negativeTTLSeconds
+    public static let defaultMaxFetches = Tunables.maxFetches
 
     public init(maxSize: Int64 = 25 << 20, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
-                maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = 90, origin: String = "",
+                maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = Tunables.lowWatermarkPercent, origin: String = "",
                 negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches,
                 eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false,
                 minSize: Int64 = 0) {

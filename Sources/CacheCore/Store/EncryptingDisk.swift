@@ -127,7 +127,7 @@ public struct EncryptingDisk: Disk {
         }
     }
 
-    private static let zeroChunk = [UInt8](repeating: 0, count: 1 << 20)
+    private static let zeroChunk = [UInt8](repeating: 0, count: Tunables.zeroChunkBytes)
 
     private static func writeZeros(_ file: EncryptedFile, _ range: Range<Int64>) throws(EncryptionError) {
         var start = range.lowerBound

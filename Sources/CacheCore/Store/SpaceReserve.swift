@@ -2,14 +2,12 @@ import Glibc
 import Logging
 import Synchronization
 
-/// Eight megabytes held in `STORE/reserve` while the store is not mounted, so that a mount
+/// `Tunables.reserveBytes` held in `STORE/reserve` while the store is not mounted, so that a mount
 /// on a full disk can still commit its recovery and settings. While mounted the headroom
 /// lives past the end of the index's log instead (``LogHeadroom``), where data writes
 /// cannot take it: the mount hands the reserve over once its writer runs, and a clean
 /// unmount takes it back after the log is truncated.
 final class SpaceReserve: Sendable {
-    static let size: Int64 = 8 << 20
-
     private let path: String
     private let logger: Logger
     private let disk: any Disk
@@ -75,7 +73,7 @@ final class SpaceReserve: Sendable {
         do throws(CacheError) {
             let fd = try disk.open(path, flags: O_WRONLY | O_CREAT, mode: 0o600)
             defer { disk.close(fd) }
-            try disk.fallocate(fd, mode: 0, offset: 0, length: Self.size)
+            try disk.fallocate(fd, mode: 0, offset: 0, length: Tunables.reserveBytes)
             return true
         } catch {
             // A partial reserve is worth nothing: it goes. One that cannot go only takes its

@@ -1,12 +1,10 @@
 import Logging
 import Synchronization
 
-/// The pools' access traces in `STORE/traces/POOL.csv`, each rotated at `maxBytes` (one old
-/// file kept), opened at a pool's first recorded access. Written by the evictor's thread only.
+/// The pools' access traces in `STORE/traces/POOL.csv`, each rotated at
+/// `Tunables.traceFileBytes` (one old file kept), opened at a pool's first recorded access.
+/// Written by the evictor's thread only.
 final class TraceFiles: Sendable {
-    /// About two million accesses per file: enough to size a pool, bounded on disk to two files.
-    static let maxBytes: Int64 = 48 << 20
-
     private let layout: StoreLayout
     private let disk: any Disk
     private let logger: Logger
@@ -29,7 +27,7 @@ final class TraceFiles: Sendable {
             } catch {
                 logger.error("could not make \(layout.tracesPath): \(error)")
             }
-            let file = RotatingFile(path: layout.tracePath(ofPool: name), maxBytes: Self.maxBytes, disk: disk,
+            let file = RotatingFile(path: layout.tracePath(ofPool: name), maxBytes: Tunables.traceFileBytes, disk: disk,
                                     logger: logger)
             files[pool] = file
             return file

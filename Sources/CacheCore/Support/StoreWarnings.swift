@@ -3,9 +3,6 @@ import Synchronization
 /// Conditions a user must act on, kept for `cachefs status` (the root's `user.cache.warnings`)
 /// besides the log line that reported them once. Each says what happened and what to do.
 public final class StoreWarnings: Sendable {
-    /// A store in trouble keeps its first reports, not an endless list.
-    static let limit = 16
-
     private let warnings = Mutex<[String]>([])
     /// Conditions that hold now, by what they are about, each replaced when it is looked at
     /// again and gone once it no longer holds.
@@ -25,7 +22,7 @@ public final class StoreWarnings: Sendable {
 
     func add(_ warning: String) {
         warnings.withLock { warnings in
-            guard !warnings.contains(warning), warnings.count < Self.limit else { return }
+            guard !warnings.contains(warning), warnings.count < Tunables.warningsKept else { return }
             warnings.append(warning)
         }
     }

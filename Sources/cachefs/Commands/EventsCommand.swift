@@ -1,4 +1,5 @@
 import ArgumentParser
+import CacheCore
 import Foundation
 import Glibc
 
@@ -22,7 +23,7 @@ struct EventsCommand: ParsableCommand {
             repeat {
                 for line in try reader.newLines() { print(json ? line : Self.describe(line)) }
                 fflush(nil)
-                if follow { usleep(200_000) }
+                if follow { usleep(Tunables.eventsFollowMicroseconds) }
             } while follow
         }
     }

@@ -5,10 +5,7 @@ import Glibc
 /// A new mount of a store whose daemon is still flushing after its unmount waits for it
 /// (``DaemonRecord`` says what that daemon does).
 enum DaemonHandOver {
-    /// How long a new mount waits for a daemon that is flushing after its unmount.
-    static let handOverSeconds: Double = 30
-
-    /// Waits (up to ``handOverSeconds``) while the store's daemon is shutting down: it wrote
+    /// Waits (up to `Tunables.handOverSeconds`) while the store's daemon is shutting down: it wrote
     /// `stopping`, or it serves a mountpoint that is no longer mounted (`fusermount3 -u`
     /// came, its loop has not ended yet). Returns at once when no daemon holds the store,
     /// or when the one that does is alive (`starting`, or `serving` a mounted mountpoint):
@@ -23,10 +20,10 @@ enum DaemonHandOver {
         let fd = open(layout.lockPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        let deadline = Date().addingTimeInterval(handOverSeconds)
+        let deadline = Date().addingTimeInterval(Tunables.handOverSeconds)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK, !isAlive(DaemonRecord.read(layout: layout)), Date() < deadline else { return }
-            usleep(50_000)
+            usleep(Tunables.handOverPollMicroseconds)
         }
         flock(fd, LOCK_UN)
     }

@@ -12,8 +12,9 @@ import Synchronization
 /// else written to them land in the same file and follow each rotation.
 final class DaemonLog: Sendable {
     static let shared = DaemonLog()
-    /// 4 MiB, or `CACHEFS_LOG_ROTATE_BYTES` (for tests).
-    static let maxBytes: Int64 = ProcessInfo.processInfo.environment["CACHEFS_LOG_ROTATE_BYTES"].flatMap { Int64($0) } ?? 4 << 20
+    /// `Tunables.daemonLogBytes`, or `CACHEFS_LOG_ROTATE_BYTES` (for tests).
+    static let maxBytes: Int64 = ProcessInfo.processInfo.environment["CACHEFS_LOG_ROTATE_BYTES"].flatMap { Int64($0) }
+        ?? Tunables.daemonLogBytes
 
     private struct State {
         /// Set once the log has moved to its file.

@@ -13,14 +13,14 @@ struct MountSettings {
     var pools: [PoolOverride] = []
     var fuse = FuseMountOptions()
     var minFree: MinFree?
-    var sweepSeconds: Double = 60
-    var syncSeconds: Double = 2
+    var sweepSeconds = Tunables.sweepSeconds
+    var syncSeconds = Tunables.durabilitySeconds
     /// How long the index writer lets changes gather before a group commit.
-    var commitSeconds: Double = 0.005
+    var commitSeconds = Tunables.commitWindowSeconds
     var writebackBoost = false
     /// Where the daemon keeps Prometheus metrics for node_exporter's textfile collector.
     var metricsFile: String?
-    var metricsSeconds: Double = 15
+    var metricsSeconds = Tunables.metricsSeconds
     var logLevel: Logger.Level = .info
     var foreground = false
     /// Read-through pools: `--origin POOL=URL` (`-o origin=POOL=URL`).

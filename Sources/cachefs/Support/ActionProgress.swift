@@ -1,3 +1,4 @@
+import CacheCore
 import Foundation
 import Synchronization
 
@@ -18,7 +19,7 @@ enum ActionProgress {
             outcome.finish(Result { try Xattr.set(path, action, "1") })
         }
         worker.start()
-        while !outcome.wait(seconds: 0.2) {
+        while !outcome.wait(seconds: Tunables.progressSeconds) {
             // A count that fails mid-action only leaves the progress line where it was.
             line.update(max(before - ((try? fileCount(path)) ?? before), 0), of: before, verb: "removed")
         }

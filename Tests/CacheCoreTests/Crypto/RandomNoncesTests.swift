@@ -7,7 +7,7 @@ import Testing
 @Suite struct RandomNoncesTests {
     @Test func noNonceRepeatsWithinAWriteAcrossBatches() throws {
         var nonces = RandomNonces(expected: 10)
-        let count = 3 * RandomNonces.maximumBatch + 5
+        let count = 3 * Tunables.nonceBatchBlocks + 5
         var seen = Set<Data>()
         for _ in 0..<count {
             seen.insert(Data(try nonces.take()))

@@ -3,15 +3,11 @@
 /// `FINGERPRINT,SIZE` (the fingerprint in hex: a trace names no file), the CSV form
 /// `cachefs replay` reads.
 struct AccessTraceBuffer: Sendable {
-    /// Bytes gathered between two of the evictor's rounds (about a second) before lines
-    /// are dropped and counted: a bound on memory whatever the request rate.
-    static let capacity = 1 << 20
-
     private(set) var bytes: [UInt8] = []
     private(set) var dropped = 0
 
     mutating func append(fingerprint: UInt64, size: Int64) {
-        guard bytes.count < Self.capacity else {
+        guard bytes.count < Tunables.traceBufferBytes else {
             dropped += 1
             return
         }

@@ -27,7 +27,6 @@ struct PoolReplacement: Sendable {
     /// Miniature simulations of the pool's sampled requests: `auto`'s choice and the
     /// what-if curve. Nil for a pool without limits (nothing would ever be evicted).
     var advisor: PolicyAdvisor?
-    var recent = RecentHitRatio()
     /// The pool's accesses not yet written, while `user.cache.trace` is on.
     var trace: AccessTraceBuffer?
 
@@ -85,9 +84,6 @@ struct PoolReplacement: Sendable {
         return false
     }
 
-    /// Changes kept while a policy waits to be built.
-    static let pendingLimit = 1 << 20
-
     /// Replays a change heard while building: what the index already showed is not inserted
     /// twice (an insert of a resident would count as a read).
     mutating func replay(_ change: ResidentChange) {
@@ -102,7 +98,7 @@ struct PoolReplacement: Sendable {
             residents = .index
             // Past the bound only the reads' counts would be lost (the index holds which
             // files are cached and their recency): the bound keeps memory in check.
-            if pending.count < Self.pendingLimit { pending.append(change) }
+            if pending.count < Tunables.pendingPolicyChanges { pending.append(change) }
             residents = .building(kind, pending: pending)
         case .built(var policy):
             residents = .index

@@ -5,8 +5,9 @@ import Synchronization
 /// it of inserts, accesses and removals (from inside the namespace hold that made the
 /// change, so the order it hears is the namespace's); the evictor asks it for victims.
 ///
-/// Lock order: `Namespace` < the table's map < one pool's state. No I/O happens under either
-/// of its locks: a build reads the index first and installs the result after.
+/// Where its two locks stand in the lock order: docs/ARCHITECTURE.md, "Threads and locks".
+/// No I/O happens under either of them: a build reads the index first and installs the
+/// result after.
 final class ReplacementTable: Sendable {
     /// One pool's state behind its own lock, so an eviction in one pool never holds up the
     /// reads of another.
@@ -43,23 +44,21 @@ final class ReplacementTable: Sendable {
 
     // MARK: - What requests tell it
 
-    /// A new cached file (a create, a fetch, a file that stops being persistent): a miss of
-    /// the pool's, in its figures. `size` may be an estimate (a create's file is empty yet).
+    /// A new cached file (a create, a fetch, a file that stops being persistent). `size` may
+    /// be an estimate (a create's file is empty yet).
     func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
             state.hear(.inserted(id, fingerprint: fingerprint))
             state.advisor?.record(fingerprint: fingerprint, size: size)
-            state.recent.record(hit: false)
             state.trace?.append(fingerprint: fingerprint, size: size)
         }
     }
 
-    /// An open for reading of a cached file: a hit, and an access for the policy.
+    /// An open for reading of a cached file: an access for the policy.
     func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
             state.hear(.accessed(id))
             state.advisor?.record(fingerprint: fingerprint, size: size)
-            state.recent.record(hit: true)
             state.trace?.append(fingerprint: fingerprint, size: size)
         }
     }
@@ -174,7 +173,6 @@ final class ReplacementTable: Sendable {
     func report(of pool: EntryID) -> ReplacementReport? {
         self.pool(pool)?.state.withLock { state in
             ReplacementReport(choice: state.choice, active: state.activeKind,
-                              recentHitRatio: state.recent.ratio,
                               simulatedHitRatios: state.advisor?.hitRatios() ?? [:],
                               curve: state.advisor?.curve().map {
                                   ReplacementReport.CurvePoint(multiplier: $0.multiplier, sizeBytes: $0.sizeBytes,
@@ -185,7 +183,7 @@ final class ReplacementTable: Sendable {
     }
 }
 
-/// What a pool's replacement shows: `user.cache.eviction`, the curve, the recent hit ratio.
+/// What a pool's replacement shows: `user.cache.eviction`, the curve.
 public struct ReplacementReport: Sendable {
     public struct CurvePoint: Sendable {
         public var multiplier: Double
@@ -196,7 +194,6 @@ public struct ReplacementReport: Sendable {
 
     public var choice: EvictionChoice
     public var active: PolicyKind
-    public var recentHitRatio: Double?
     public var simulatedHitRatios: [PolicyKind: Double]
     public var curve: [CurvePoint]
     public var sampledRequests: Int

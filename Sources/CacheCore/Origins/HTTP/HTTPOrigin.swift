@@ -18,7 +18,7 @@ struct HTTPOrigin: Origin {
     let transport: HTTPTransport
 
     /// Thumbnails and avatars fit; one FUSE read of 128 KiB serves them whole.
-    static let bytesWithLookup = 128 << 10
+    static let bytesWithLookup = Tunables.bytesWithLookup
 
     func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry {
         let url = self.url(of: path)

@@ -22,10 +22,10 @@ public final class HTTPTransport: Sendable {
         public var url: String
     }
 
-    static let connectTimeout = TimeAmount.seconds(10)
-    static let readTimeout = TimeAmount.seconds(30)
-    static let maxRedirects = 5
-    static let errorBodyLimit = 64 << 10
+    static let connectTimeout = TimeAmount.seconds(Tunables.httpConnectSeconds)
+    static let readTimeout = TimeAmount.seconds(Tunables.httpReadSeconds)
+    static let maxRedirects = Tunables.httpMaxRedirects
+    static let errorBodyLimit = Tunables.httpErrorBodyBytes
 
     private struct State {
         var client: HTTPClient?
@@ -132,7 +132,7 @@ public final class HTTPTransport: Sendable {
         // a lookup should not hold a FUSE thread for the whole connect timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
         // Fetches of several pools (max_fetches each) and lookups share the connections to a host.
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = Tunables.httpConnectionsPerHost
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
