@@ -50,15 +50,20 @@ def print_table(b):
 
 
 def write_json(b, path, info):
-    """Every row: its section, name, unit, each run's values on both sides (numbers,
-    "fail", or a text for the verify rows), the medians, ratio, target and status."""
+    """Every row: its section, what its two sides are (the section's column titles: mount
+    and direct, or evicting and idle, ...), name, unit, each run's values on both sides
+    (numbers, "fail", or a text for the verify rows), the medians, ratio, target and status."""
     rows = []
+    columns = ["mount", "direct"]
     for item in b.results.items:
+        if isinstance(item, Section):
+            columns = [item.col1, item.col2]
         if not isinstance(item, Metric):
             continue
         v = row(item)
         rows.append({
             "section": item.section,
+            "columns": columns,
             "key": item.key,
             "name": item.label.strip(),
             "unit": item.unit,
