@@ -23,7 +23,7 @@ from . import measure, options, report
 from .core import BenchError, Interrupted, Steps, log, read_lines, warn
 from .mounts import Mount, anything_mounted_under, unmount_leftovers
 from .results import Results
-from .sections import encryption, engine, io, listing, memory, origin, scale, small_files
+from .sections import encryption, engine, io, latency, listing, memory, origin, scale, small_files
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 HELPER_SOURCE = os.path.join(REPO_ROOT, "Sources", "BenchFiles", "main.c")
@@ -212,6 +212,8 @@ def define_metrics(b):
         origin.define(b)
     elif o.mode == "encryption":
         encryption.define(b)
+    elif o.mode == "latency":
+        latency.define(b)
     else:
         io.define(b)
         small_files.define(b)
@@ -219,6 +221,7 @@ def define_metrics(b):
         engine.define(b)
         origin.define(b)
         memory.define(b)
+        latency.define(b)
 
 
 def run_main(b):
@@ -243,6 +246,7 @@ def run_main(b):
         origin.run_origin(b)
     for n in o.mem_sizes:
         memory.run_memory(b, n)
+    latency.run_latency(b)
 
 
 def run_threading(b):
@@ -303,6 +307,8 @@ def run(b):
         for rep in range(1, o.repeat + 1):
             log(f"==> run {rep}/{o.repeat}: encryption")
             encryption.run_encryption(b)
+    elif o.mode == "latency":
+        latency.run_latency(b)
     else:
         run_main(b)
 

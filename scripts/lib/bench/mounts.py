@@ -38,13 +38,20 @@ def processes_matching(pattern):
 
 
 def alive(pid):
+    """Whether the process runs. A zombie does not: a daemon that exited stays one until
+    its parent (init, once `cachefs mount` has returned) reaps it, and an init that reaps
+    late would otherwise hold up every unmount for 30 s and get a dead daemon "terminated"."""
     try:
         os.kill(pid, 0)
-        return True
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(") ", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 class Mount:

@@ -8,7 +8,7 @@ USAGE = """\
 Usage: scripts/bench [--quick] [--repeat N] [--work DIR] [--mount-options OPTS]
                      [--json FILE]
                      [--compare-threading | --scale | --origin | --policies |
-                      --encryption]
+                      --encryption | --eviction-latency]
 
 Measures cachefs (through its FUSE mount) against the store's own filesystem
 and prints a table: workload | mount | direct | ratio | target | status, and
@@ -90,6 +90,18 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      100,000 entries, and of 1,000,000 entries [skipped]: mount time, RSS,
      then `cachefs verify` of the store. These stores are built offline
      (scripts/lib/bench-synthetic-store.py) and measured once per bench.
+  12. daemon latency while evicting (--eviction-latency runs only this;
+     measured once): a store of its own built offline (as in 8) with 60,000 [20,000]
+     files of 1 KiB in data/bulk and one of 1 KiB in pool hot (hot/probe),
+     mounted again so that data/bulk is not loaded; data's eviction is set to
+     s3fifo and its low_watermark to 100. A reader process
+     (scripts/lib/getxattr_loop.py) reads hot/probe's user.cache.state in a
+     loop, timing each call: 5 [2] s idle, then data's max_size drops to the
+     size of 20 % of the files and the window runs until user.cache.files
+     shows that many (an eviction pass of 80 %). p50, p99 and max of the
+     calls started within each window, evicting beside idle (target: max
+     under 10 ms); then all of it again, on a fresh store, with a busy loop
+     per core running through both windows (killed afterwards).
 
 Options:
   --quick               Small sizes, for smoke runs.
@@ -107,6 +119,7 @@ Options:
   --compare-threading   Only workload 4, each run mounting twice: with the
                         default threads (and OPTS), then with single_threaded;
                         both sets of rows are printed.
+  --eviction-latency    Only workload 12.
   --scale               Only the flatness of one directory: a store of its own
                         and a directory on the disk grow side by side with
                         empty files; at 10,000 files, 5,000 [2,000] creates
@@ -157,7 +170,7 @@ class Options:
     work_parent: str = ""
     mount_opts: str = ""
     json_path: str = ""
-    mode: str = "main"   # main, scale, threading, origin or policies
+    mode: str = "main"   # main, scale, threading, origin, policies, encryption or latency
     scale_budget: int = 1800
     step_timeout: int = 900
     # Sizes (set by finish()).
@@ -177,6 +190,8 @@ class Options:
     scale_low: int = 0
     scale_high: int = 0
     scale_batch: int = 0
+    nlat: int = 0          # files of the latency rows' store
+    lat_idle: int = 0      # seconds of their idle window
     sync_wait: int = 3
 
 
@@ -221,6 +236,8 @@ def parse(argv):
             o.mode = "policies"
         elif arg == "--encryption":
             o.mode = "encryption"
+        elif arg == "--eviction-latency":
+            o.mode = "latency"
         elif arg in ("-h", "--help"):
             sys.stdout.write(USAGE)
             sys.exit(0)
@@ -235,18 +252,20 @@ def parse(argv):
         o.nevict, o.hot_reads, o.nhot, o.mem_sizes = 10000, 3, 50000, [100000]
         o.origin_small = 200
         o.scale_low, o.scale_high, o.scale_batch = 10000, 100000, 2000
+        o.nlat, o.lat_idle = 20000, 2
     else:
         o.seq_mib, o.write_mib, o.nfiles, o.nls, o.rand_seconds = 1024, 512, 10000, 100000, 5
         o.nevict, o.hot_reads, o.nhot, o.mem_sizes = 100000, 5, 200000, [100000, 1000000]
         o.origin_small = 1000
         o.scale_low, o.scale_high, o.scale_batch = 10000, 1000000, 5000
+        o.nlat, o.lat_idle = 60000, 5
     # settle() waits for the daemon's background sync of closed files.
     interval = 2
     match = re.search(r",sync_interval=([0-9]+),", f",{o.mount_opts},")
     if match:
         interval = int(match.group(1))
     o.sync_wait = interval + 1
-    if o.mode == "scale":
+    if o.mode in ("scale", "latency"):
         o.repeat = 1   # measured once
     if o.mode == "threading" and "single_threaded" in o.mount_opts.split(","):
         raise UsageError("--compare-threading adds single_threaded itself; leave it out of --mount-options")

@@ -7,6 +7,13 @@ from .results import Metric, Section, fmt_value, row
 RULE = "-----------------------------------+------------------+------------------+--------+----------+-------"
 
 
+LATENCY_NOTE = """\
+getxattr rows (ms; measured once): one process reads user.cache.state of a cached 1 KiB file in
+pool hot in a loop; evicting = the calls started while a pass under s3fifo removed 80 % of the
+files of data/bulk (not loaded since the mount), idle = those of an idle window just before it;
+"busy loops": one per core, running through both windows."""
+
+
 def line(*cols):
     return "%-34s | %16s | %16s | %6s | %8s | %s" % cols
 
@@ -28,11 +35,12 @@ def print_table(b):
                    v["ratio"], v["target"], v["status"]))
     print()
     o = b.opts
-    print(f"Medians of {o.repeat} run(s); ratio = mount/direct (rates), direct_s/mount_s (ls, find).")
-    if o.mode not in ("scale", "origin", "encryption"):
+    if o.mode != "latency":
+        print(f"Medians of {o.repeat} run(s); ratio = mount/direct (rates), direct_s/mount_s (ls, find).")
+    if o.mode not in ("scale", "origin", "encryption", "latency"):
         print("Name operations: rename, cold stat, unlink and rmdir act on synced files (settled on")
         print("both sides); cold stat = after echo 2 > drop_caches (every name a LOOKUP to the daemon).")
-    if o.mode != "origin":
+    if o.mode not in ("origin", "latency"):
         print("Daemon CPU per op: run time of the daemon's threads during the row, per operation.")
     if o.mode == "scale":
         print(f"Scale: one directory of empty files, measured once at each end ({b.scale_count} files at the end).")
@@ -43,22 +51,30 @@ def print_table(b):
         print("Threading: each run mounts twice, default threads then -o single_threaded.")
     elif o.mode == "encryption":
         print("Encryption: ratio = encrypted store / plaintext store, both through their mounts, run in turn.")
+    elif o.mode == "latency":
+        print(LATENCY_NOTE)
     else:
         print("Engine: evict = files evicted/s after max_size 1M vs find -delete on the store's disk;")
         print(f"hot = warm reads while the evictor empties pool data vs idle (medians of {o.hot_reads} reads")
         print("per run); memory rows: synthetic stores built offline, measured once.")
+        print(LATENCY_NOTE)
 
 
 def write_json(b, path, info):
-    """Every row: its section, name, unit, each run's values on both sides (numbers,
-    "fail", or a text for the verify rows), the medians, ratio, target and status."""
+    """Every row: its section, what its two sides are (the section's column titles: mount
+    and direct, or evicting and idle, ...), name, unit, each run's values on both sides
+    (numbers, "fail", or a text for the verify rows), the medians, ratio, target and status."""
     rows = []
+    columns = ["mount", "direct"]
     for item in b.results.items:
+        if isinstance(item, Section):
+            columns = [item.col1, item.col2]
         if not isinstance(item, Metric):
             continue
         v = row(item)
         rows.append({
             "section": item.section,
+            "columns": columns,
             "key": item.key,
             "name": item.label.strip(),
             "unit": item.unit,

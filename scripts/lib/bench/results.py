@@ -4,7 +4,9 @@ A metric's KIND is rate (higher is better) or time (seconds), compared as a
 ratio mount/direct (direct/mount for times) with TARGET the minimum ratio from
 the issue, or None; or, for figures without a baseline (only the "mount" side
 is recorded): max (TARGET is the value to stay under), abs (no target) or text
-(ok when "clean"). A value is a number, FAIL, or a text (the verify rows).
+(ok when "clean"). A max or abs row may also record a "direct" side, printed
+beside it as a baseline without a ratio (the latency rows: evicting beside idle).
+A value is a number, FAIL, or a text (the verify rows).
 """
 import statistics
 from dataclasses import dataclass, field
@@ -104,6 +106,8 @@ def fmt_value(unit, value):
         return str(value)
     if unit == "s":
         return f"{value:.3f} s"
+    if unit == "ms" and value < 1:
+        return f"{value:.3f} ms"
     if unit in ("MiB", "µs", "ms"):
         return f"{value:.1f} {unit}"
     if unit == "text":
@@ -116,8 +120,8 @@ def row(m):
     mm = median(m.mount)
     if mm is None:
         md = None
-    elif m.kind in ("rate", "time"):
-        md = median(m.direct)
+    elif m.kind in ("rate", "time") or m.direct:
+        md = median(m.direct)    # an abs or max row with a direct side: its baseline, no ratio
     else:
         md = "-"
     r = ratio(m.kind, mm, md) if m.kind in ("rate", "time") else "-"
