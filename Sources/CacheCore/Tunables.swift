@@ -62,6 +62,9 @@ public enum Tunables {
     /// directories load outside the lock (more may come in the policy's last step: it skips
     /// past every candidate it cannot take).
     static let victimsSetAsidePerHold = 64
+    /// Candidates a policy may pass over (pinned, or not loaded yet) in one hold before the
+    /// hold ends and the search goes on in the next: a millisecond or so of the namespace lock.
+    static let policyStepsPerHold = 4_096
     /// Candidates read from the index at once when looking for a pool's oldest access
     /// (`oldest_access`): the walk stops at the first one not read since the last access
     /// flush, which is usually among the first few.

@@ -54,30 +54,63 @@ extension Evictor {
         var victims: [EntryRecord] = []
         var loaded: Set<EntryID> = []
         var unreadable: Set<EntryID> = []
+        // Taken out of the policy only to end a hold's search early: judged in the next hold.
+        var heldBack: EntryID?
         while true {
             var notLoaded: Set<EntryID> = []
             var chosenInHold = 0
+            var stepsInHold = 0
+            var endsHold: EntryID?
             host.withCachedFiles { inMemory, _ in
                 func choose(from policy: inout AnyReplacementPolicy) {
-                    func mayGo(_ id: EntryID) -> Bool {
-                        guard let record = inMemory(id) else {
-                            // Gone once its directory was loaded: taken, then dropped below.
-                            if loaded.contains(id) { return !unreadable.contains(id) }
-                            notLoaded.insert(id)
-                            return false
-                        }
-                        return !isCachedFile(record) || host.isEvictable(record, at: time)
-                    }
                     func isCachedFile(_ record: EntryRecord) -> Bool {
                         record.parent != nil && record.kind == .file && !record.persistent && record.pool == pool
                     }
-                    while !remaining.isMet, notLoaded.count < Tunables.victimsSetAsidePerHold,
-                          chosenInHold < Tunables.removalsPerHold, let id = policy.evict(isEligible: mayGo) {
-                        // Neither gone nor another pool's: a cached file that may go now.
-                        guard let record = inMemory(id), isCachedFile(record) else { continue }
+                    func take(_ record: EntryRecord) {
                         victims.append(record)
                         remaining.take(record)
                         chosenInHold += 1
+                    }
+                    if let id = heldBack {
+                        heldBack = nil
+                        if let record = inMemory(id), isCachedFile(record) {
+                            if host.isEvictable(record, at: time) && !remaining.isMet {
+                                take(record)
+                            } else {
+                                policy.restore(id, fingerprint: host.fingerprint(of: record))
+                            }
+                        } else if unreadable.contains(id) || !loaded.contains(id) && inMemory(id) == nil {
+                            policy.restore(id, fingerprint: 0)
+                        }
+                    }
+                    func mayGo(_ id: EntryID) -> Bool {
+                        stepsInHold += 1
+                        let record = inMemory(id)
+                        let may: Bool
+                        if let record {
+                            may = !isCachedFile(record) || host.isEvictable(record, at: time)
+                        } else if loaded.contains(id) {
+                            // Gone once its directory was loaded: taken, then dropped below.
+                            may = !unreadable.contains(id)
+                        } else {
+                            notLoaded.insert(id)
+                            may = false
+                        }
+                        // A long search (past files not loaded, or pinned) ends the hold: the
+                        // candidate it ended on is judged in the next one.
+                        if !may && stepsInHold >= Tunables.policyStepsPerHold && endsHold == nil {
+                            endsHold = id
+                            return true
+                        }
+                        return may
+                    }
+                    while !remaining.isMet, notLoaded.count < Tunables.victimsSetAsidePerHold,
+                          chosenInHold < Tunables.removalsPerHold, endsHold == nil,
+                          let id = policy.evict(isEligible: mayGo) {
+                        if id == endsHold { break }
+                        // Neither gone nor another pool's: a cached file that may go now.
+                        guard let record = inMemory(id), isCachedFile(record) else { continue }
+                        take(record)
                     }
                 }
                 if copy != nil {
@@ -86,9 +119,11 @@ extension Evictor {
                     replacement.withPolicy(of: pool) { choose(from: &$0) }
                 }
             }
+            heldBack = endsHold
             // A hold chooses a batch at most, so a request waiting for the lock never waits
             // for a whole pass's choice.
-            guard !remaining.isMet, !notLoaded.isEmpty || chosenInHold == Tunables.removalsPerHold else { break }
+            guard !remaining.isMet || heldBack != nil,
+                  !notLoaded.isEmpty || chosenInHold == Tunables.removalsPerHold || heldBack != nil else { break }
             unreadable.formUnion(host.loadEntries(Array(notLoaded)))
             loaded.formUnion(notLoaded)
         }
