@@ -38,11 +38,12 @@ extension Evictor {
 
     /// The next victims of a pool's in-memory policy until `need` is met, or nil when the
     /// pool takes its victims from the index. The policy asks about each candidate in its
-    /// order, and one that cannot go now keeps its place: a file pinned or being written, one
-    /// whose directory could not be read (it stays, to be offered again), and one whose
-    /// directory is not loaded yet (policies are rebuilt from the index at mount): those are
-    /// set aside, their directories loaded outside the namespace lock, and the policy asked
-    /// again, so no index read happens inside the hold and the order is kept. A file that is
+    /// order, and one that cannot go now stays in the policy, passed over as the policy passes
+    /// over any (S3-FIFO and SIEVE move it on): a file pinned or being written, one whose
+    /// directory could not be read (offered again later), and one whose directory is not
+    /// loaded yet (policies are rebuilt from the index at mount): those directories load
+    /// outside the namespace lock and the policy is asked again, so no index read happens
+    /// inside the hold. A file that is
     /// gone by then is dropped. A `dryRun` chooses the same victims from a copy of the policy
     /// and changes nothing (a preview).
     func policyVictims(of pool: EntryID, need: Need, dryRun: Bool = false, in host: any EvictionHost) -> [EntryRecord]? {

@@ -3,7 +3,7 @@ import Glibc
 
 /// Directories are read from the index outside the namespace lock, never inside it: an
 /// operation names the directories it needs, and those not loaded yet are read with the
-/// lock released and installed in a short hold (``DirectoryLoad``), before the operation's
+/// lock released and installed in a hold of their own (``DirectoryLoad``), before the operation's
 /// own hold. What a hold reaches without naming it (an entry known by id alone, a hard
 /// link's other directory) throws a ``NamespaceMiss``: the hold ends, what it missed is
 /// loaded outside, and the hold runs again.

@@ -79,9 +79,11 @@ final class Names: Sendable {
         if !effects.poolsToEnforce.isEmpty { evictor.requestEnforcement(of: Array(effects.poolsToEnforce)) }
     }
 
-    /// The newest copy of an entry (memory, loading its directory if needed).
+    /// The newest copy of an entry (memory, loading its directory if needed). GETATTR's
+    /// path: an entry the kernel holds is in memory, so one plain hold answers it.
     func record(_ id: EntryID) throws -> EntryRecord {
-        try withLoaded([]) { try $0.record(id) }
+        if let inMemory = namespace.withLock({ $0.inodes[id]?.record }) { return inMemory }
+        return try withLoaded([]) { try $0.record(id) }
     }
 
     /// Changes an entry in memory (atomically, so a concurrent write's growth is never lost)

@@ -5,7 +5,7 @@ import Synchronization
 /// once, on the ``BlockingPool``. A fetch not admitted waits in a queue, holding no thread,
 /// and starts when a running one ends or a limit goes up.
 ///
-/// Its lock is taken before `policies` (`limit` reads them), never the other way round.
+/// Its place in the lock order: docs/ARCHITECTURE.md, "Threads and locks".
 final class FetchLimiter: Sendable {
     private struct Waiting {
         let pool: EntryID
