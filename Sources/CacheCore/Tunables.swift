@@ -91,6 +91,10 @@ public enum Tunables {
     /// pages (`malloc_trim`): growing the tables to a big directory freed their smaller
     /// copies, and a trim after a small load costs more than it returns.
     static let trimAfterLoadingEntries = 16_384
+    /// How many names of a directory read from the index one hold of the namespace lock
+    /// installs: a few milliseconds of work, so a request never waits long behind the load of a
+    /// directory of 100,000 files (docs/benchmarks.md, the eviction-latency rows).
+    static let installNamesPerHold = 4_096
     /// How many loads one operation may wait for before it gives up: each load settles a
     /// directory or an entry for good, so only a walk of that many unloaded ones meets it.
     static let loadsPerOperation = 1_000

@@ -12,7 +12,7 @@ protocol DirectorySource: Sendable {
 extension IndexStore: DirectorySource {}
 
 /// A directory's names as the index has them, read without the namespace lock and installed
-/// under it (``NamespaceState/install(_:)``). While a directory is not loaded nothing in
+/// under it (``NamespaceState/install(_:from:)``). While a directory is not loaded nothing in
 /// memory changes its names (see the namespace's invariants), so what was read is still
 /// current when it is installed, unless another request loaded the directory meanwhile:
 /// then the load is dropped, and memory, which may have changed since, stays the truth.
@@ -38,6 +38,9 @@ struct DirectoryLoad: Sendable {
         for (_, row) in names where row.kind != .directory && row.linkCount > 1 && links[row.entryID] == nil {
             links[row.entryID] = try source.links(of: row.entryID)
         }
+        // In id order, the order a directory keeps its children in, so the install's last
+        // hold finds them sorted; sorting here costs the lock nothing.
+        names.sort { $0.row.entryID < $1.row.entryID }
         self.names = names
     }
 }

@@ -125,7 +125,8 @@ extension Names {
     }
 
     /// Reads `directory` (and the ancestors memory lacks) from the index without the
-    /// namespace lock and installs each in a short hold.
+    /// namespace lock and installs each in holds of a bounded number of names. One loader a
+    /// directory: another that needs it meanwhile waits for that one's install to end.
     func load(_ directory: EntryID) throws {
         var chain: [(id: EntryID, row: EntryRecord?)] = [(directory, nil)]
         // Ancestors first: a directory installs only where its own entry is in memory.
@@ -137,11 +138,18 @@ extension Names {
             chain.append((parent, nil))
         }
         for (next, row) in chain.reversed() where !namespace.withLock({ $0.isLoaded(next) }) {
-            let load = try DirectoryLoad(next, ownEntry: row, from: directorySource)
-            let installed = namespace.withLock { $0.install(load) }
-            // Growing the tables to a big directory freed their smaller copies; hand
-            // those pages back rather than keep them resident.
-            if installed >= Tunables.trimAfterLoadingEntries { malloc_trim(0) }
+            try loadsInFlight.whileClaiming(next) {
+                // Another loader may have installed it while this one waited for its claim.
+                guard !namespace.withLock({ $0.isLoaded(next) }) else { return }
+                let load = try DirectoryLoad(next, ownEntry: row, from: directorySource)
+                var position: Int? = 0
+                while let start = position {
+                    position = namespace.withLock { $0.install(load, from: start) }
+                }
+                // Growing the tables to a big directory freed their smaller copies; hand
+                // those pages back rather than keep them resident.
+                if load.names.count >= Tunables.trimAfterLoadingEntries { malloc_trim(0) }
+            }
         }
         do {
             try namespace.withLock { try $0.requireLoaded(directory) }

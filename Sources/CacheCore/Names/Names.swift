@@ -33,6 +33,8 @@ final class Names: Sendable {
     let poolChanges = Mutex(())
     /// Directories whose contents are evicted together (`user.cache.unit`).
     let units: UnitRoots
+    /// Directories being loaded now, one loader each (``LoadsInFlight``).
+    let loadsInFlight = LoadsInFlight()
 
     /// Where directories not loaded yet are read, outside the lock (``Names/withLoaded``).
     let directorySource: any DirectorySource

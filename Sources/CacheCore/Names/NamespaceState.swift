@@ -34,6 +34,9 @@ struct NamespaceState: Sendable {
     /// count. Dropped, to be walked again, when membership changes wholesale: a directory
     /// moves, a unit is marked or unmarked, a hard-linked file's first name changes.
     private(set) var unitBytes: [EntryID: Int64] = [:]
+    /// Directories whose install has begun but not ended (``install(_:from:)``): their names
+    /// so far, not yet visible to lookups.
+    private var installing: [EntryID: PartialInstall] = [:]
 
     init() {}
 
@@ -344,46 +347,59 @@ struct NamespaceState: Sendable {
         inodes[id]?.names.map(\.parent).filter { directories[$0] == nil } ?? []
     }
 
-    /// Puts a directory read from the index in memory, unless it was loaded meanwhile or
-    /// its own entry is not in memory (its parent is not loaded). A directory without a
-    /// parent (the root) brings its own entry. Returns how many names it added; 0 when it
-    /// installed nothing.
-    @discardableResult
-    mutating func install(_ load: DirectoryLoad) -> Int {
+    /// Puts the names of a directory read from the index in memory, `Tunables.installNamesPerHold`
+    /// a hold, so no hold of a large directory's install is long. Call with `from` 0 first,
+    /// then with each position returned until it returns nil; the directory counts as loaded
+    /// only after the last part, and until then every operation on its names misses and waits
+    /// for the loader (``LoadsInFlight``). Entries put in memory by an earlier part are the
+    /// truth from then on, as after a whole install: a change by id between parts is kept.
+    ///
+    /// Nothing is installed when the directory was loaded meanwhile or its own entry is not in
+    /// memory (its parent is not loaded); a directory without a parent (the root) brings its
+    /// own entry.
+    mutating func install(_ load: DirectoryLoad, from start: Int) -> Int? {
         let directory = load.directory
-        if inodes[directory] == nil, let own = load.ownEntry, own.parent == 0 || own.parent == nil {
-            inodes[directory] = Inode(record: own)
+        if start == 0 {
+            if inodes[directory] == nil, let own = load.ownEntry, own.parent == 0 || own.parent == nil {
+                inodes[directory] = Inode(record: own)
+            }
+            guard directories[directory] == nil, installing[directory] == nil,
+                  inodes[directory]?.isDirectory == true else { return nil }
+            installing[directory] = PartialInstall()
         }
-        guard directories[directory] == nil, inodes[directory]?.isDirectory == true else { return 0 }
-        directories[directory] = DirectoryChildren()
-        var readNow: Set<EntryID> = []
-        var linked: [EntryID] = []
-        for (name, row) in load.names {
-            addLoadedName(name, of: row, in: directory, readNow: &readNow, linked: &linked)
+        guard var partial = installing.removeValue(forKey: directory) else { return nil }
+        let end = min(load.names.count, start + Tunables.installNamesPerHold)
+        for (name, row) in load.names[start..<end] {
+            addLoadedName(name, of: row, into: &partial, of: directory)
         }
-        directories[directory]?.restoreOrder()
-        for id in linked {
+        guard end == load.names.count else {
+            installing[directory] = partial
+            return end
+        }
+        partial.children.restoreOrder()
+        directories[directory] = partial.children
+        for id in partial.linked {
             if let links = load.links[id] { inodes.modify(id) { $0.links = links } }
         }
-        return directories[directory]?.count ?? 0
+        return nil
     }
 
     /// A name read from the index while loading `directory`. An entry memory already had is
     /// the truth: a name it no longer has there (moved or removed by a change the index writer
     /// has not committed yet) stays gone, or it would come back as a ghost.
-    private mutating func addLoadedName(_ name: Data, of row: EntryRecord, in directory: EntryID,
-                                        readNow: inout Set<EntryID>, linked: inout [EntryID]) {
-        if !readNow.contains(row.entryID), let known = inodes[row.entryID] {
+    private mutating func addLoadedName(_ name: Data, of row: EntryRecord, into partial: inout PartialInstall,
+                                        of directory: EntryID) {
+        if !partial.readNow.contains(row.entryID), let known = inodes[row.entryID] {
             guard known.isNamed(name, in: directory) else { return }
         } else if remember(row) {
-            readNow.insert(row.entryID)
-            linked.append(row.entryID)
+            partial.readNow.insert(row.entryID)
+            partial.linked.append(row.entryID)
         } else {
-            readNow.insert(row.entryID)
+            partial.readNow.insert(row.entryID)
         }
-        insertName(name, of: row.entryID, in: directory, ordered: false)
+        guard let slot = inodes.slot(of: row.entryID) else { return }
+        partial.children.insert(row.entryID, slot: slot, named: name, ordered: false)
     }
-
     /// Puts an entry read from the index in memory, unless memory already has it (and is then
     /// the truth). Returns whether the caller must read its hard links.
     private mutating func remember(_ row: EntryRecord) -> Bool {
@@ -391,4 +407,13 @@ struct NamespaceState: Sendable {
         inodes[row.entryID] = Inode(record: row)
         return row.kind != .directory && row.linkCount > 1
     }
+}
+
+/// What a directory's install has put in memory so far.
+private struct PartialInstall {
+    var children = DirectoryChildren()
+    /// Entries this install put in memory (memory's copy of any other is the truth).
+    var readNow: Set<EntryID> = []
+    /// Those with hard links, whose names are set once the install ends.
+    var linked: [EntryID] = []
 }

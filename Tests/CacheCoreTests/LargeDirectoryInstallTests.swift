@@ -1,0 +1,128 @@
+@testable import CacheCore
+import Foundation
+import Synchronization
+import Testing
+
+/// A large directory read from the index goes into memory in holds of a bounded number of
+/// names, so a request never waits behind the whole install; until the last part it is not
+/// loaded for anyone, and it has one loader at a time.
+@Suite struct LargeDirectoryInstallTests {
+    @Test func aDirectoryInstallsInBoundedPartsAndIsLoadedOnlyAfterTheLast() throws {
+        let perHold = Tunables.installNamesPerHold
+        let count = 2 * perHold + 17
+        let source = SyntheticDirectory(directory: 1, files: count)
+        let load = try DirectoryLoad(1, ownEntry: source.ownEntry, from: source)
+        var state = NamespaceState()
+        var parts: [Int] = []
+        var position: Int? = 0
+        while let start = position {
+            position = state.install(load, from: start)
+            if let next = position {
+                parts.append(next - start)
+                #expect(!state.isLoaded(1), "half a directory is not loaded for anyone")
+                #expect(throws: NamespaceMiss.self) { try state.child(of: 1, named: Data("f0".utf8)) }
+                if parts.count == 1 {
+                    // A change by id between parts: memory is the truth once an entry is in it.
+                    state.modify(source.firstChild) { $0.record.size = 4242 }
+                }
+            }
+        }
+        #expect(parts == [perHold, perHold], "each hold but the last installs \(perHold) names")
+        #expect(state.isLoaded(1))
+        #expect(try state.child(of: 1, named: Data("f\(count - 1)".utf8))?.entryID == source.firstChild + Int64(count) - 1)
+        #expect(try state.child(of: 1, named: Data("f0".utf8))?.size == 4242, "the change between parts is kept")
+        let listed = try state.children(of: 1, after: ListingCursor(id: 0, namesListed: 0), limit: .max)
+        #expect(listed.count == count)
+        #expect(listed.map(\.record.entryID) == listed.map(\.record.entryID).sorted())
+        #expect(state.install(load, from: 0) == nil, "a loaded directory is not installed twice")
+    }
+
+    /// Several requests reach a large directory after a remount at once: one reads it from
+    /// the index and installs it, the others wait for that install, and each finds its name.
+    @Test func requestsThatNeedADirectoryBeingLoadedWaitForItsOneLoader() throws {
+        let store = try TestStore()
+        let files = Tunables.installNamesPerHold * 2 + 5
+        let big: EntryID
+        do {
+            let engine = try store.open()
+            defer { engine.shutdown() }
+            big = try engine.mkdir(parent: try engine.pool("data"), name: Array("big".utf8), mode: 0o755,
+                                   caller: tester).id
+            for number in 0..<files {
+                _ = try engine.writeFile("f\(number)", in: big, content: [])
+            }
+            engine.waitForIndex()
+        }
+        let reads = ChildReads()
+        let engine = try store.open(directorySource: { reads.counting($0) })
+        defer { engine.shutdown() }
+        _ = try engine.lookup(parent: try engine.pool("data"), name: Array("big".utf8))
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { request in
+            let name = "f\(request * (files / 8))"
+            do {
+                _ = try engine.lookup(parent: big, name: Array(name.utf8))
+            } catch {
+                failures.withLock { $0.append("\(name): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "every request finds its name")
+        #expect(reads.reads(of: big) == 1, "one loader read the directory; \(reads.reads(of: big)) reads")
+    }
+}
+
+/// A directory of `files` entries, each named `fN`, as the index would hand it over.
+private struct SyntheticDirectory: DirectorySource {
+    let directory: EntryID
+    let files: Int
+    var firstChild: EntryID { directory + 1 }
+
+    var ownEntry: EntryRecord { Self.record(id: directory, parent: nil, name: "", kind: .directory) }
+
+    func entry(_ id: EntryID) throws -> EntryRecord? { nil }
+
+    func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
+        guard parent == directory else { return }
+        // Name order, as the index reads it: not the id order a directory keeps.
+        for number in (0..<files).sorted(by: { "f\($0)" < "f\($1)" }) {
+            try body(Self.record(id: firstChild + Int64(number), parent: directory, name: "f\(number)", kind: .file))
+        }
+    }
+
+    func allLinks(in parent: EntryID) throws -> [(name: Data, record: EntryRecord)] { [] }
+
+    func links(of entry: EntryID) throws -> [LinkName] { [] }
+
+    static func record(id: EntryID, parent: EntryID?, name: String, kind: EntryKind) -> EntryRecord {
+        EntryRecord(id: id, parent: parent, name: Data(name.utf8), pool: 1, kind: kind, mode: 0o644, uid: 0, gid: 0,
+                    size: 0, atime: 0, mtime: 0, ctime: 0, lastAccess: 0, persistent: false, pinnedUntil: 0,
+                    expiration: 0, writing: false, durable: true)
+    }
+}
+
+/// The real index, counting how many times each directory's children are read.
+private final class ChildReads: Sendable {
+    private let counts = Mutex<[EntryID: Int]>([:])
+
+    func reads(of directory: EntryID) -> Int { counts.withLock { $0[directory, default: 0] } }
+
+    func counting(_ index: IndexStore) -> any DirectorySource { Source(index: index, reads: self) }
+
+    private struct Source: DirectorySource {
+        let index: IndexStore
+        let reads: ChildReads
+
+        func entry(_ id: EntryID) throws -> EntryRecord? { try index.entry(id) }
+
+        func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
+            reads.counts.withLock { $0[parent, default: 0] += 1 }
+            try index.forEachChild(of: parent, body)
+        }
+
+        func allLinks(in parent: EntryID) throws -> [(name: Data, record: EntryRecord)] {
+            try index.allLinks(in: parent)
+        }
+
+        func links(of entry: EntryID) throws -> [LinkName] { try index.links(of: entry) }
+    }
+}
