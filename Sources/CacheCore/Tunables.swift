@@ -56,15 +56,15 @@ public enum Tunables {
     /// lock briefly.
     static let victimBatch = 256
     /// Files one hold of the namespace removes (a unit goes whole): a request waiting for
-    /// the lock waits for one such hold, a few milliseconds, never for a whole pass.
-    static let removalsPerHold = 256
+    /// the lock waits for one such hold, about a millisecond, never for a whole pass.
+    static let removalsPerHold = 64
     /// How many of a policy's candidates not in memory a hold sets aside before their
     /// directories load outside the lock (more may come in the policy's last step: it skips
     /// past every candidate it cannot take).
     static let victimsSetAsidePerHold = 64
     /// Candidates a policy may pass over (pinned, or not loaded yet) in one hold before the
     /// hold ends and the search goes on in the next: a millisecond or so of the namespace lock.
-    static let policyStepsPerHold = 4_096
+    static let policyStepsPerHold = 1_024
     /// Candidates read from the index at once when looking for a pool's oldest access
     /// (`oldest_access`): the walk stops at the first one not read since the last access
     /// flush, which is usually among the first few.
@@ -92,9 +92,9 @@ public enum Tunables {
     /// copies, and a trim after a small load costs more than it returns.
     static let trimAfterLoadingEntries = 16_384
     /// How many names of a directory read from the index one hold of the namespace lock
-    /// installs: a few milliseconds of work, so a request never waits long behind the load of a
+    /// installs: about a millisecond of work, so a request never waits long behind the load of a
     /// directory of 100,000 files (docs/benchmarks.md, the eviction-latency rows).
-    static let installNamesPerHold = 4_096
+    static let installNamesPerHold = 1_024
     /// How many loads one operation may wait for before it gives up: each load settles a
     /// directory or an entry for good, so only a walk of that many unloaded ones meets it.
     static let loadsPerOperation = 1_000
