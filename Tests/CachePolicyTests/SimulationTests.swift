@@ -39,11 +39,26 @@ import Testing
         #expect(throws: TraceReader.Problem(line: 3, reason: "size x is not a number of bytes")) {
             try TraceReader.parse("a,1\nb,2\nc,x\n")
         }
-        #expect(throws: TraceReader.Problem(line: 1, reason: "expected KEY,SIZE or KEY,SIZE,OPERATION")) {
+        #expect(throws: TraceReader.Problem(line: 1, reason: "expected KEY,SIZE[,OPERATION[,COST]]")) {
             try TraceReader.parse("just-a-key\n")
         }
         #expect(throws: TraceReader.Problem(line: 2, reason: "operation put is not get, set or delete")) {
             try TraceReader.parse("a,1\nb,2,put\n")
+        }
+    }
+
+    @Test func aTraceReadsItsCostColumnAndRejectsABadCost() throws {
+        let requests = try TraceReader.parse("key,size,op,cost\nthumb,2048,,300\nthumb,2048,get,12.5\nplain,10\nnew,7,set,\n")
+        #expect(requests.map(\.cost) == [300, 12.5, 0, 0])
+        #expect(requests.map(\.operation) == [.get, .get, .get, .set])
+        #expect(throws: TraceReader.Problem(line: 2, reason: "cost 300ms is not a number of milliseconds (0 or more)")) {
+            try TraceReader.parse("a,1,get,5\nb,2,get,300ms\n")
+        }
+        #expect(throws: TraceReader.Problem(line: 1, reason: "cost -1 is not a number of milliseconds (0 or more)")) {
+            try TraceReader.parse("a,1,get,-1\n")
+        }
+        #expect(throws: TraceReader.Problem(line: 1, reason: "expected KEY,SIZE[,OPERATION[,COST]]")) {
+            try TraceReader.parse("a,1,get,5,extra\n")
         }
     }
 

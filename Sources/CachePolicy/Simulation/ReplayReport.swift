@@ -66,8 +66,8 @@ public struct ReplayReport: Sendable {
         for (index, request) in trace.enumerated() {
             if index == warmup { cache.resetFigures() }
             switch request.operation {
-            case .get: cache.get(request.key, size: request.size)
-            case .set: cache.set(request.key, size: request.size)
+            case .get: cache.get(request.key, size: request.size, cost: request.cost)
+            case .set: cache.set(request.key, size: request.size, cost: request.cost)
             case .delete: cache.delete(request.key)
             }
         }
@@ -80,8 +80,8 @@ public struct ReplayReport: Sendable {
 /// What a trace can be replayed into: a simulated cache of one policy, or of `auto`.
 protocol TraceCache {
     @discardableResult
-    mutating func get(_ key: CacheKey, size: Int64) -> Bool
-    mutating func set(_ key: CacheKey, size: Int64)
+    mutating func get(_ key: CacheKey, size: Int64, cost: Double) -> Bool
+    mutating func set(_ key: CacheKey, size: Int64, cost: Double)
     mutating func delete(_ key: CacheKey)
     mutating func resetFigures()
     var figures: HitFigures { get }
