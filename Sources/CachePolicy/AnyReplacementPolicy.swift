@@ -10,6 +10,7 @@ public struct AnyReplacementPolicy: Sendable {
     private var s3fifo: S3FIFOPolicy?
     private var sieve: SIEVEPolicy?
     private var tinylfu: WTinyLFUPolicy?
+    private var gdsf: GDSFPolicy?
 
     public init(kind: PolicyKind) {
         self.kind = kind
@@ -18,6 +19,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: s3fifo = S3FIFOPolicy()
         case .sieve: sieve = SIEVEPolicy()
         case .tinylfu: tinylfu = WTinyLFUPolicy()
+        case .gdsf: gdsf = GDSFPolicy()
         }
     }
 
@@ -27,6 +29,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: return s3fifo!
         case .sieve: return sieve!
         case .tinylfu: return tinylfu!
+        case .gdsf: return gdsf!
         }
     }
 
@@ -36,8 +39,11 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: return s3fifo!.count
         case .sieve: return sieve!.count
         case .tinylfu: return tinylfu!.count
+        case .gdsf: return gdsf!.count
         }
     }
+
+    public var residentBytes: Int64 { policy.residentBytes }
 
     public func contains(_ key: CacheKey) -> Bool {
         switch kind {
@@ -45,26 +51,41 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: return s3fifo!.contains(key)
         case .sieve: return sieve!.contains(key)
         case .tinylfu: return tinylfu!.contains(key)
+        case .gdsf: return gdsf!.contains(key)
         }
     }
 
     public func fingerprint(of key: CacheKey) -> UInt64? { policy.fingerprint(of: key) }
 
-    public mutating func insert(_ key: CacheKey, fingerprint: UInt64) {
+    public func size(of key: CacheKey) -> Int64? { policy.size(of: key) }
+
+    public mutating func insert(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
         switch kind {
-        case .lru: lru!.insert(key, fingerprint: fingerprint)
-        case .s3fifo: s3fifo!.insert(key, fingerprint: fingerprint)
-        case .sieve: sieve!.insert(key, fingerprint: fingerprint)
-        case .tinylfu: tinylfu!.insert(key, fingerprint: fingerprint)
+        case .lru: lru!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .s3fifo: s3fifo!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .sieve: sieve!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .tinylfu: tinylfu!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .gdsf: gdsf!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
         }
     }
 
-    public mutating func restore(_ key: CacheKey, fingerprint: UInt64) {
+    public mutating func restore(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
         switch kind {
-        case .lru: lru!.restore(key, fingerprint: fingerprint)
-        case .s3fifo: s3fifo!.restore(key, fingerprint: fingerprint)
-        case .sieve: sieve!.restore(key, fingerprint: fingerprint)
-        case .tinylfu: tinylfu!.restore(key, fingerprint: fingerprint)
+        case .lru: lru!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .s3fifo: s3fifo!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .sieve: sieve!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .tinylfu: tinylfu!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .gdsf: gdsf!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
+        }
+    }
+
+    public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
+        switch kind {
+        case .lru: lru!.resize(key, size: size, cost: cost)
+        case .s3fifo: s3fifo!.resize(key, size: size, cost: cost)
+        case .sieve: sieve!.resize(key, size: size, cost: cost)
+        case .tinylfu: tinylfu!.resize(key, size: size, cost: cost)
+        case .gdsf: gdsf!.resize(key, size: size, cost: cost)
         }
     }
 
@@ -74,6 +95,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: s3fifo!.access(key)
         case .sieve: sieve!.access(key)
         case .tinylfu: tinylfu!.access(key)
+        case .gdsf: gdsf!.access(key)
         }
     }
 
@@ -83,6 +105,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: s3fifo!.remove(key)
         case .sieve: sieve!.remove(key)
         case .tinylfu: tinylfu!.remove(key)
+        case .gdsf: gdsf!.remove(key)
         }
     }
 
@@ -92,22 +115,29 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: return s3fifo!.evict(isEligible: isEligible)
         case .sieve: return sieve!.evict(isEligible: isEligible)
         case .tinylfu: return tinylfu!.evict(isEligible: isEligible)
+        case .gdsf: return gdsf!.evict(isEligible: isEligible)
         }
     }
 
     public mutating func evict() -> CacheKey? { evict(isEligible: { _ in true }) }
 
     /// The same residents under another policy, restored in this policy's eviction order
-    /// (the next victim first), so what would have gone first still goes first.
-    public func converted(to kind: PolicyKind) -> AnyReplacementPolicy {
+    /// (the next victim first), so what would have gone first still goes first (GDSF orders
+    /// them by its priorities instead, the earlier first among equals). `cost` gives each
+    /// resident's miss cost from its key and size (no policy but GDSF keeps it).
+    public func converted(to kind: PolicyKind,
+                          cost: (CacheKey, Int64) -> Double = { _, _ in 1 }) -> AnyReplacementPolicy {
         var draining = self
         var converted = AnyReplacementPolicy(kind: kind)
-        var order: [(CacheKey, UInt64)] = []
+        var order: [(key: CacheKey, fingerprint: UInt64, size: Int64)] = []
         order.reserveCapacity(count)
         while let key = draining.evict() {
-            order.append((key, fingerprint(of: key) ?? UInt64(bitPattern: key)))
+            order.append((key, fingerprint(of: key) ?? UInt64(bitPattern: key), size(of: key) ?? 0))
         }
-        for (key, fingerprint) in order { converted.restore(key, fingerprint: fingerprint) }
+        for resident in order {
+            converted.restore(resident.key, fingerprint: resident.fingerprint, size: resident.size,
+                              cost: cost(resident.key, resident.size))
+        }
         return converted
     }
 }

@@ -9,17 +9,23 @@ public enum PolicyKind: String, CaseIterable, Sendable, Codable {
     case s3fifo
     case sieve
     case tinylfu
+    case gdsf
 }
 
 /// A replacement policy: which resident object goes next.
 ///
 /// Policies are value types: a copy is a snapshot (the preview and the miniature
-/// simulations run copies), and they do no I/O. Every operation is O(1) amortized, except
-/// that `evict` skips ineligible objects one by one.
+/// simulations run copies), and they do no I/O. Every operation is O(1) amortized (GDSF's
+/// O(log n)), except that `evict` skips ineligible objects one by one.
 ///
-/// Queue proportions (S3-FIFO's small queue, W-TinyLFU's window) are counted in objects,
-/// not bytes; the caller decides how many bytes or files must go and calls `evict` until
-/// enough has.
+/// Every object comes with its size: the bytes it takes of the limit that evicts (1 in a
+/// cache that counts objects). Queue proportions (S3-FIFO's small queue, W-TinyLFU's window
+/// and protected segment) are shares of the resident bytes, which is the capacity once the
+/// cache is full, as libCacheSim sizes them; with equal sizes that is a share of the objects.
+/// The caller decides how many bytes or files must go and calls `evict` until enough has.
+///
+/// `cost` is what a miss of the object would cost, in the unit of the cache's goal (see
+/// ``CacheGoal/cost(size:measured:)``); only size- and cost-aware policies (GDSF) use it.
 public protocol ReplacementPolicy: Sendable {
     static var kind: PolicyKind { get }
 
@@ -28,23 +34,34 @@ public protocol ReplacementPolicy: Sendable {
     /// Resident objects.
     var count: Int { get }
 
+    /// The sizes of the resident objects, added up.
+    var residentBytes: Int64 { get }
+
     func contains(_ key: CacheKey) -> Bool
 
     /// The fingerprint a resident object was inserted with (kept so a policy can be
     /// converted into another with its residents); nil for an unknown key.
     func fingerprint(of key: CacheKey) -> UInt64?
 
+    /// A resident object's size as the policy knows it; nil for an unknown key.
+    func size(of key: CacheKey) -> Int64?
+
     /// A new object enters the cache (a create, an origin fetch, a file that stops being
-    /// persistent). `fingerprint` names the object across evictions: a ghost entry or a
-    /// frequency count is kept under it, so a name that comes back is recognised although
-    /// its key is new. Inserting a resident key counts as an access.
-    mutating func insert(_ key: CacheKey, fingerprint: UInt64)
+    /// persistent), `size` bytes large, whose miss costs `cost`. `fingerprint` names the
+    /// object across evictions: a ghost entry or a frequency count is kept under it, so a
+    /// name that comes back is recognised although its key is new. Inserting a resident key
+    /// counts as an access (its size is not updated: see `resize`).
+    mutating func insert(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double)
 
     /// An object that was resident before this policy existed (a remount, a switch of policy),
     /// given oldest first. It is placed where a long-resident object would be (S3-FIFO: the
     /// main queue with no reads counted; W-TinyLFU: probation), so a rebuild loses only the
     /// frequency history.
-    mutating func restore(_ key: CacheKey, fingerprint: UInt64)
+    mutating func restore(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double)
+
+    /// A resident object's size (and so, for the `bytes` goal, its cost) changed: a file
+    /// that grew or was truncated. Not an access. Unknown keys are ignored.
+    mutating func resize(_ key: CacheKey, size: Int64, cost: Double)
 
     /// A hit: the object was read. Unknown keys are ignored.
     mutating func access(_ key: CacheKey)

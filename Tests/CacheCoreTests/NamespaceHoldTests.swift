@@ -7,7 +7,7 @@ import Testing
 /// loaded is loaded outside it. The index here is a double that counts every read made
 /// while the reading thread holds the namespace lock.
 @Suite struct NamespaceHoldTests {
-    @Test(arguments: ["s3fifo", "sieve", "tinylfu"])
+    @Test(arguments: ["s3fifo", "sieve", "tinylfu", "gdsf"])
     func anEvictionPassAfterARemountNeverReadsTheIndexInsideTheHold(policy: String) throws {
         let store = try TestStore()
         var created: [EntryID] = []

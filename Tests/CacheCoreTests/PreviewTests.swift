@@ -35,7 +35,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["lru", "s3fifo", "sieve", "tinylfu"])
+    @Test(arguments: ["lru", "s3fifo", "sieve", "tinylfu", "gdsf"])
     func evictingToTheSizeRemovesExactlyWhatThePreviewListed(policy: String) throws {
         try withPassesOnDemand { engine, data, store, clock in
             try engine.setxattr(data, name: "user.cache.eviction", value: Array(policy.utf8), flags: 0)

@@ -143,7 +143,7 @@ import Testing
             let key = CacheKey.random(in: 0..<40, using: &generator)
             switch Int.random(in: 0..<10, using: &generator) {
             case 0...3:
-                policy.insert(key, fingerprint: UInt64(key))
+                policy.insert(key, fingerprint: UInt64(key), size: 1, cost: 1)
                 model.insert(key)
             case 4...5:
                 policy.access(key)

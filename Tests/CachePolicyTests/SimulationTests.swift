@@ -39,11 +39,26 @@ import Testing
         #expect(throws: TraceReader.Problem(line: 3, reason: "size x is not a number of bytes")) {
             try TraceReader.parse("a,1\nb,2\nc,x\n")
         }
-        #expect(throws: TraceReader.Problem(line: 1, reason: "expected KEY,SIZE or KEY,SIZE,OPERATION")) {
+        #expect(throws: TraceReader.Problem(line: 1, reason: "expected KEY,SIZE[,OPERATION[,COST]]")) {
             try TraceReader.parse("just-a-key\n")
         }
         #expect(throws: TraceReader.Problem(line: 2, reason: "operation put is not get, set or delete")) {
             try TraceReader.parse("a,1\nb,2,put\n")
+        }
+    }
+
+    @Test func aTraceReadsItsCostColumnAndRejectsABadCost() throws {
+        let requests = try TraceReader.parse("key,size,op,cost\nthumb,2048,,300\nthumb,2048,get,12.5\nplain,10\nnew,7,set,\n")
+        #expect(requests.map(\.cost) == [300, 12.5, 0, 0])
+        #expect(requests.map(\.operation) == [.get, .get, .get, .set])
+        #expect(throws: TraceReader.Problem(line: 2, reason: "cost 300ms is not a number of milliseconds (0 or more)")) {
+            try TraceReader.parse("a,1,get,5\nb,2,get,300ms\n")
+        }
+        #expect(throws: TraceReader.Problem(line: 1, reason: "cost -1 is not a number of milliseconds (0 or more)")) {
+            try TraceReader.parse("a,1,get,-1\n")
+        }
+        #expect(throws: TraceReader.Problem(line: 1, reason: "expected KEY,SIZE[,OPERATION[,COST]]")) {
+            try TraceReader.parse("a,1,get,5,extra\n")
         }
     }
 
@@ -98,5 +113,69 @@ import Testing
         #expect(ratio("auto") >= bestFixed - 0.01, "auto \(ratio("auto")), best fixed \(bestFixed)")
         #expect(ratio("s3fifo") > ratio("lru"))
         #expect(ratio("belady") >= bestFixed)
+    }
+}
+
+/// The upper bound of mixed sizes, and Belady where it is exact.
+@Suite struct OptimumBoundTests {
+    /// Zipf reads over keys with sizes from 1 to 1,000 and costs from 1 to 100.
+    func mixedTrace(seed: UInt64) -> [TraceRequest] {
+        var generator = SeededGenerator(seed: seed)
+        let zipf = ZipfKeys(objects: 300, alpha: 0.8)
+        let sizes = (0..<300).map { _ in Int64.random(in: 1...1_000, using: &generator) }
+        let costs = (0..<300).map { _ in Double(Int.random(in: 1...100, using: &generator)) }
+        return (0..<4_000).map { _ in
+            let key = zipf.next(&generator)
+            return TraceRequest(key: CacheKey(key), size: sizes[key], cost: costs[key])
+        }
+    }
+
+    @Test(arguments: 1...6 as ClosedRange<UInt64>)
+    func noPolicyBeatsTheUpperBoundOnMixedSizes(seed: UInt64) throws {
+        let trace = mixedTrace(seed: seed)
+        for goal in CacheGoal.allCases {
+            for capacity: Int64 in [2_000, 15_000, 40_000] {
+                let report = ReplayReport(trace: trace, capacities: [capacity], goal: goal, warmup: 500)
+                #expect(!report.beladyIsExact)
+                let bound = try #require(report.rows.first { $0.policy == ReplayReport.upperBoundRow }?.bound)
+                for row in report.rows where row.bound == nil {
+                    #expect(row.objectHitRatio <= bound.objectHitRatio + 1e-12, "\(row.policy) \(goal) \(capacity)")
+                    #expect(row.byteHitRatio <= bound.byteHitRatio + 1e-12, "\(row.policy) \(goal) \(capacity)")
+                    #expect(row.costSavedRatio <= bound.costSavedRatio + 1e-12, "\(row.policy) \(goal) \(capacity)")
+                }
+            }
+        }
+    }
+
+    /// Equal sizes: Belady is the reference (exact) and the bound, looser, is never below it.
+    @Test(arguments: 1...4 as ClosedRange<UInt64>)
+    func withEqualSizesBeladyIsTheReference(seed: UInt64) throws {
+        var generator = SeededGenerator(seed: seed)
+        let zipf = ZipfKeys(objects: 400, alpha: 0.9)
+        let requests = trace((0..<5_000).map { _ in zipf.next(&generator) })
+        let report = ReplayReport(trace: requests, capacities: [40 * 4096])
+        #expect(report.beladyIsExact && report.referenceRow == ReplayReport.beladyRow)
+        #expect(!report.rows.contains { $0.policy == ReplayReport.upperBoundRow })
+        let belady = try #require(report.rows.first { $0.policy == ReplayReport.beladyRow }).objectHitRatio
+        for row in report.rows { #expect(row.objectHitRatio <= belady + 1e-12, "\(row.policy)") }
+        let bound = OptimumBound.run(requests, capacity: 40 * 4096)
+        #expect(bound.objectHitRatio >= belady - 1e-12)
+        #expect(abs(bound.objectHitRatio - bound.byteHitRatio) < 1e-9)
+    }
+
+    /// a b c a b c a with room for two (T = 7, budget 14): four reuse intervals of length 3
+    /// (space-time 3 each) fit in 12, so the bound is 4 of 7 where Belady's optimum is 3.
+    /// Sizes 1, 2, 1 instead (budget 2 × 7): intervals a 3, b 6, c 3, a 3; by files the
+    /// three of 3 fit (9) and b in part (5/6): 3.833 hits. By bytes (shortest first, the
+    /// same order): 1 + 1 + 1 + 2 × 5/6 of 1 + 2 + 1 + 1 + 2 + 1 + 1 requested bytes.
+    @Test func theBoundOnTinyTracesMatchesTheHandCount() {
+        let unit = trace([1, 2, 3, 1, 2, 3, 1]).map { TraceRequest(key: $0.key, size: 1) }
+        #expect(abs(OptimumBound.run(unit, capacity: 2).objectHitRatio - 4.0 / 7) < 1e-12)
+        #expect(BeladyOptimum.run(unit, capacity: 2).hits == 3)
+        let sizes: [CacheKey: Int64] = [1: 1, 2: 2, 3: 1]
+        let mixed = unit.map { TraceRequest(key: $0.key, size: sizes[$0.key]!) }
+        let bound = OptimumBound.run(mixed, capacity: 2)
+        #expect(abs(bound.objectHitRatio - (3 + 5.0 / 6) / 7) < 1e-12)
+        #expect(abs(bound.byteHitRatio - (3 + 2 * 5.0 / 6) / 9) < 1e-12)
     }
 }

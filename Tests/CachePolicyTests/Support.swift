@@ -40,7 +40,7 @@ struct ZipfKeys {
 extension ReplacementPolicy {
     /// Inserts keys whose fingerprint is the key itself.
     mutating func insert(_ keys: CacheKey...) {
-        for key in keys { insert(key, fingerprint: UInt64(key)) }
+        for key in keys { insert(key, fingerprint: UInt64(key), size: 1, cost: 1) }
     }
 
     /// Every victim until none is left.

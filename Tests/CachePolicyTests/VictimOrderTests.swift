@@ -34,7 +34,7 @@ import Testing
 
     @Test func s3fifoMainGivesAReadObjectAnotherRound() {
         var policy = S3FIFOPolicy()
-        for key in CacheKey(1)...3 { policy.restore(key, fingerprint: UInt64(key)) }
+        for key in CacheKey(1)...3 { policy.restore(key, fingerprint: UInt64(key), size: 1, cost: 1) }
         policy.access(1)
         // Main holds 1, 2, 3 (restored: no reads counted). 1 was read since: it goes round
         // again with its count down by one, so 2 and 3 go first.
@@ -107,7 +107,7 @@ import Testing
 
     @Test func aConvertedPolicyKeepsEveryResidentInTheOldVictimOrder() {
         var lru = AnyReplacementPolicy(kind: .lru)
-        for key in CacheKey(1)...5 { lru.insert(key, fingerprint: UInt64(key)) }
+        for key in CacheKey(1)...5 { lru.insert(key, fingerprint: UInt64(key), size: 1, cost: 1) }
         lru.access(2)
         var converted = lru.converted(to: .s3fifo)
         #expect(converted.kind == .s3fifo && converted.count == 5)

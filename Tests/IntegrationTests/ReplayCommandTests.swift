@@ -16,7 +16,9 @@ import Testing
     /// hits. Belady keeps a and b (c is read again later than both): a, b and the last a hit,
     /// 3 of 7. S3-FIFO and SIEVE: nothing is read again before it has to go, so like LRU.
     /// W-TinyLFU: at the second a, newcomer c ties b in frequency and a tie keeps main's b,
-    /// so b's second read hits; later newcomers tie b again and go: 1 hit.
+    /// so b's second read hits; later newcomers tie b again and go: 1 hit. GDSF (cost 1, one
+    /// room each): every newcomer enters at the clock plus 1 and the oldest of equal
+    /// priority goes, as LRU: 0 hits.
     @Test func aTinyTracePrintsTheHandCountedHitRatios() throws {
         let result = try replay("key,size\na,10\nb,10\nc,10\na,10\nb,10\nc,10\na,10\n",
                                 "--objects", "--size", "2", "--json", "--no-auto")
@@ -25,7 +27,7 @@ import Testing
         #expect(report["requests"] as? Int == 7 && report["distinct_keys"] as? Int == 3)
         let rows = report["rows"] as? [[String: Any]] ?? []
         let hits = Dictionary(uniqueKeysWithValues: rows.map { ($0["policy"] as? String ?? "", $0["hits"] as? Int ?? -1) })
-        #expect(hits == ["lru": 0, "s3fifo": 0, "sieve": 0, "tinylfu": 1, "belady": 3], "\(rows)")
+        #expect(hits == ["lru": 0, "s3fifo": 0, "sieve": 0, "tinylfu": 1, "gdsf": 0, "belady": 3], "\(rows)")
         let belady = try #require(rows.first { $0["policy"] as? String == "belady" })
         #expect(abs((belady["object_hit_ratio"] as? Double ?? 0) - 3.0 / 7) < 1e-9)
     }
@@ -53,6 +55,11 @@ import Testing
         #expect(!badSize.succeeded && badSize.error.contains("bad size lots"), "\(badSize)")
         let missing = try Shell.run([MountedStore.executable, "replay", "/nonexistent/trace.csv"])
         #expect(!missing.succeeded && missing.error.contains("cannot read /nonexistent/trace.csv"), "\(missing)")
+        let badCost = try replay("a,1,get,5\nb,2,get,300ms\n")
+        #expect(!badCost.succeeded && badCost.error.contains("line 2: cost 300ms is not a number of milliseconds"),
+                "\(badCost)")
+        let badGoal = try replay("a,1\n", "--goal", "money")
+        #expect(!badGoal.succeeded && badGoal.error.contains("bad goal money"), "\(badGoal)")
         let empty = try replay("key,size\n")
         #expect(!empty.succeeded && empty.error.contains("no requests to replay"), "\(empty)")
     }
@@ -62,9 +69,39 @@ import Testing
         for round in 0..<50 { for key in 0..<10 { lines += "k\((key * 7 + round) % 12),100\n" } }
         let result = try replay(lines, "--size", "50%", "--size", "1K")
         #expect(result.succeeded, "\(result.error)")
-        for policy in ["lru", "s3fifo", "sieve", "tinylfu", "auto", "belady"] {
+        for policy in ["lru", "s3fifo", "sieve", "tinylfu", "gdsf", "auto", "belady"] {
             #expect(result.output.components(separatedBy: "  \(policy) ").count - 1 == 2, "\(policy): \(result.output)")
         }
         #expect(result.output.contains("600 B") && result.output.contains("1.0 KiB"), "\(result.output)")
+    }
+
+    /// Room for two files; reads a b c a b a, a costing 100 ms, b and c 1 ms (303 in all).
+    /// LRU: c evicts a, a evicts b, b evicts c; the last a hits: 100 saved. GDSF by cost: a
+    /// enters at 100, b at 1; c (1) evicts b, the clock rises to 1; a's hit sets it to
+    /// 1 + 2 × 100; b (2) evicts c; a hits again: 200 saved. Costs differ, so Belady is a
+    /// heuristic (it keeps a and b: 201) and the reference is the upper bound: intervals a
+    /// 0-3, b 1-4 and a 3-5 take 8 of the 2 × 6 budget, all of them: 201 of 303.
+    @Test func theCostGoalPrintsTheCostSavedComputedByHand() throws {
+        let result = try replay("key,size,op,cost\na,10,get,100\nb,10,get,1\nc,10,get,1\na,10,get,100\nb,10,get,1\na,10,get,100\n",
+                                "--objects", "--size", "2", "--goal", "cost", "--json", "--no-auto",
+                                "--policy", "lru", "--policy", "gdsf")
+        #expect(result.succeeded, "\(result.error)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        #expect(report["goal"] as? String == "cost" && report["reference"] as? String == "upper-bound")
+        let rows = report["rows"] as? [[String: Any]] ?? []
+        let saved = Dictionary(uniqueKeysWithValues: rows.map {
+            ($0["policy"] as? String ?? "", $0["cost_saved_ms"] as? Double ?? -1)
+        })
+        #expect(saved.count == 4, "\(rows)")
+        #expect(abs((saved["lru"] ?? 0) - 100) < 1e-9 && abs((saved["gdsf"] ?? 0) - 200) < 1e-9, "\(saved)")
+        #expect(abs((saved["belady-heuristic"] ?? 0) - 201) < 1e-9 && abs((saved["upper-bound"] ?? 0) - 201) < 1e-9,
+                "\(saved)")
+        let gdsf = try #require(rows.first { $0["policy"] as? String == "gdsf" })
+        #expect(abs((gdsf["cost_saved_ratio"] as? Double ?? 0) - 200.0 / 303) < 1e-9)
+        #expect(abs((gdsf["of_reference"] as? Double ?? 0) - 200.0 / 201) < 1e-9)
+        let table = try replay("a,10,get,100\nb,10,get,1\nc,10,get,1\na,10,get,100\nb,10,get,1\na,10,get,100\n",
+                               "--objects", "--size", "2", "--goal", "cost", "--no-auto")
+        #expect(table.output.contains("COST SAVED") && table.output.contains("upper-bound")
+                && table.output.contains("no cache of this size beats it"), "\(table.output)")
     }
 }

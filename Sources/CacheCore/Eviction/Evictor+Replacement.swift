@@ -28,7 +28,7 @@ extension Evictor {
         do {
             let rows = try host.victimQueries.cachedFilesByAccess(pool: pool)
             replacement.finishBuild(of: pool, residents: rows.map {
-                (id: $0.id, fingerprint: host.fingerprint(parent: $0.parent, name: $0.name))
+                (id: $0.id, fingerprint: host.fingerprint(parent: $0.parent, name: $0.name), size: $0.size)
             })
             host.logger.debug("pool \(pool): \(kind.rawValue) policy built from \(rows.count) cached files")
         } catch {
@@ -78,10 +78,10 @@ extension Evictor {
                             if host.isEvictable(record, at: time) && !remaining.isMet {
                                 take(record)
                             } else {
-                                policy.restore(id, fingerprint: host.fingerprint(of: record))
+                                policy.restore(id, fingerprint: host.fingerprint(of: record), size: record.size, cost: 1)
                             }
                         } else if unreadable.contains(id) || !loaded.contains(id) && inMemory(id) == nil {
-                            policy.restore(id, fingerprint: 0)
+                            policy.restore(id, fingerprint: 0, size: 0, cost: 1)
                         }
                     }
                     func mayGo(_ id: EntryID) -> Bool {
@@ -144,7 +144,9 @@ extension Evictor {
                 return current
             }
             replacement.withPolicy(of: pool) { policy in
-                for record in stillCached { policy.restore(record.entryID, fingerprint: host.fingerprint(of: record)) }
+                for record in stillCached {
+                    policy.restore(record.entryID, fingerprint: host.fingerprint(of: record), size: record.size, cost: 1)
+                }
             }
         }
     }
@@ -188,6 +190,7 @@ extension PolicyKind {
         case .s3fifo: return "s3fifo: not read again since it entered its queue"
         case .sieve: return "sieve: not read since the hand last passed"
         case .tinylfu: return "tinylfu: least frequently read of the candidates"
+        case .gdsf: return "gdsf: lowest frequency × cost / size, aged by the clock"
         }
     }
 }

@@ -83,6 +83,7 @@ extension IndexStore {
         public var id: EntryID
         public var parent: EntryID
         public var name: Data
+        public var size: Int64
     }
 
     /// Every cached (named, not persistent) file of a pool, least recently used first:
@@ -90,12 +91,13 @@ extension IndexStore {
     public func cachedFilesByAccess(pool poolID: EntryID) throws -> [ResidentRow] {
         try pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT id, parent, name FROM entry
+                SELECT id, parent, name, size FROM entry
                 WHERE pool = ? AND kind = 2 AND persistent = 0 AND parent IS NOT NULL
                 ORDER BY last_access, id
                 """, arguments: [poolID])
         }.map { row in
-            ResidentRow(id: row["id"], parent: row["parent"], name: try plainName(row["name"], in: row["parent"]))
+            ResidentRow(id: row["id"], parent: row["parent"], name: try plainName(row["name"], in: row["parent"]),
+                        size: row["size"])
         }
     }
 }

@@ -10,20 +10,28 @@ public struct LRUPolicy: ReplacementPolicy {
 
     public var count: Int { list.count }
 
+    public var residentBytes: Int64 { list.bytes }
+
     public func contains(_ key: CacheKey) -> Bool { list.slot(of: key) != nil }
 
     public func fingerprint(of key: CacheKey) -> UInt64? { list.slot(of: key).map { list[$0].fingerprint } }
 
-    public mutating func insert(_ key: CacheKey, fingerprint: UInt64) {
+    public func size(of key: CacheKey) -> Int64? { list.slot(of: key).map { list[$0].size } }
+
+    public mutating func insert(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
         if let slot = list.slot(of: key) {
             list.moveToNewest(slot)
         } else {
-            list.appendNewest(key, fingerprint: fingerprint)
+            list.appendNewest(key, fingerprint: fingerprint, size: size)
         }
     }
 
-    public mutating func restore(_ key: CacheKey, fingerprint: UInt64) {
-        insert(key, fingerprint: fingerprint)
+    public mutating func restore(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
+        insert(key, fingerprint: fingerprint, size: size, cost: cost)
+    }
+
+    public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
+        if let slot = list.slot(of: key) { list.resize(slot, to: size) }
     }
 
     public mutating func access(_ key: CacheKey) {

@@ -2,14 +2,16 @@
 /// its own open-addressing index from key to slot: the building block of every policy here.
 /// Value semantics: a copy is a snapshot.
 ///
-/// Memory per object: a 24-byte node (key, a 32-bit fingerprint, two 32-bit links, a mark)
-/// and a 4-byte bucket in the index, which stays between three eighths and three quarters
-/// full: about 30 bytes. The index holds slots only; a lookup compares the key in the node.
+/// Memory per object: a 32-byte node (key, size, a 32-bit fingerprint, two 32-bit links, a
+/// mark) and a 4-byte bucket in the index, which stays between three eighths and three
+/// quarters full: about 38 bytes. The index holds slots only; a lookup compares the key in the node.
 struct ResidentList: Sendable {
     static let none: Int32 = -1
 
     struct Node: Sendable {
         var key: CacheKey
+        /// Bytes (or 1 in a cache that counts objects): see `ReplacementPolicy`.
+        var size: Int64
         var compactFingerprint: UInt32
         var previous: Int32
         var next: Int32
@@ -35,6 +37,8 @@ struct ResidentList: Sendable {
     private(set) var oldest: Int32 = none
     private(set) var newest: Int32 = none
     private(set) var count = 0
+    /// The sizes of the listed objects, added up.
+    private(set) var bytes: Int64 = 0
 
     private var mask: Int { index.count - 1 }
 
@@ -53,17 +57,26 @@ struct ResidentList: Sendable {
         return nil
     }
 
+    /// A node by slot. Its size changes through `resize` only, so `bytes` stays right.
     subscript(slot: Int32) -> Node {
         get { nodes[Int(slot)] }
-        set { nodes[Int(slot)] = newValue }
+        set {
+            precondition(newValue.size == nodes[Int(slot)].size, "a node's size changes through resize")
+            nodes[Int(slot)] = newValue
+        }
+    }
+
+    mutating func resize(_ slot: Int32, to size: Int64) {
+        bytes += size - nodes[Int(slot)].size
+        nodes[Int(slot)].size = size
     }
 
     /// Adds a key at the newest end; returns its slot.
     @discardableResult
-    mutating func appendNewest(_ key: CacheKey, fingerprint: UInt64, mark: UInt8 = 0) -> Int32 {
+    mutating func appendNewest(_ key: CacheKey, fingerprint: UInt64, size: Int64, mark: UInt8 = 0) -> Int32 {
         if (count + 1) * 4 > index.count * 3 { growIndex() }
-        let node = Node(key: key, compactFingerprint: Self.compact(fingerprint), previous: newest, next: Self.none,
-                        mark: mark)
+        let node = Node(key: key, size: size, compactFingerprint: Self.compact(fingerprint), previous: newest,
+                        next: Self.none, mark: mark)
         let slot: Int32
         if let reused = free.popLast() {
             slot = reused
@@ -76,6 +89,7 @@ struct ResidentList: Sendable {
         newest = slot
         insertIntoIndex(slot)
         count += 1
+        bytes += size
         return slot
     }
 
@@ -94,6 +108,7 @@ struct ResidentList: Sendable {
         removeFromIndex(slot)
         free.append(slot)
         count -= 1
+        bytes -= node.size
         return node
     }
 

@@ -9,7 +9,7 @@ import DequeModule
 public struct S3FIFOPolicy: ReplacementPolicy {
     public static let kind = PolicyKind.s3fifo
 
-    /// The small queue's share of the resident objects (the paper's 10 %).
+    /// The small queue's share of the resident bytes (the paper's 10 % of the cache).
     static let smallShare = 0.10
     /// Reads that move an object from small to main: one, as MODELS.md and the paper's text
     /// put it ("accessed since it entered"); libCacheSim's default asks for two (see the
@@ -26,6 +26,8 @@ public struct S3FIFOPolicy: ReplacementPolicy {
 
     public var count: Int { small.count + main.count }
 
+    public var residentBytes: Int64 { small.bytes + main.bytes }
+
     public func contains(_ key: CacheKey) -> Bool {
         small.slot(of: key) != nil || main.slot(of: key) != nil
     }
@@ -36,21 +38,35 @@ public struct S3FIFOPolicy: ReplacementPolicy {
         return nil
     }
 
-    public mutating func insert(_ key: CacheKey, fingerprint: UInt64) {
+    public func size(of key: CacheKey) -> Int64? {
+        if let slot = small.slot(of: key) { return small[slot].size }
+        if let slot = main.slot(of: key) { return main[slot].size }
+        return nil
+    }
+
+    public mutating func insert(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
         if contains(key) {
             access(key)
             return
         }
         if ghost.remove(ResidentList.canonical(fingerprint)) {
-            main.appendNewest(key, fingerprint: fingerprint)
+            main.appendNewest(key, fingerprint: fingerprint, size: size)
         } else {
-            small.appendNewest(key, fingerprint: fingerprint)
+            small.appendNewest(key, fingerprint: fingerprint, size: size)
         }
     }
 
-    public mutating func restore(_ key: CacheKey, fingerprint: UInt64) {
+    public mutating func restore(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
         guard !contains(key) else { return }
-        main.appendNewest(key, fingerprint: fingerprint)
+        main.appendNewest(key, fingerprint: fingerprint, size: size)
+    }
+
+    public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
+        if let slot = small.slot(of: key) {
+            small.resize(slot, to: size)
+        } else if let slot = main.slot(of: key) {
+            main.resize(slot, to: size)
+        }
     }
 
     public mutating func access(_ key: CacheKey) {
@@ -75,8 +91,8 @@ public struct S3FIFOPolicy: ReplacementPolicy {
         var budget = 5 * count + 5
         while budget > 0, count > 0 {
             budget -= 1
-            let smallTarget = max(1, Int((Double(count) * Self.smallShare).rounded(.up)))
-            if small.count > 0 && (small.count >= smallTarget || main.count == 0) {
+            let smallTarget = max(1, Int64((Double(residentBytes) * Self.smallShare).rounded(.up)))
+            if small.count > 0 && (small.bytes >= smallTarget || main.count == 0) {
                 if let victim = evictFromSmall(isEligible: isEligible) { return victim }
             } else if let victim = evictFromMain(isEligible: isEligible) {
                 return victim
@@ -95,7 +111,7 @@ public struct S3FIFOPolicy: ReplacementPolicy {
         }
         small.remove(slot)
         if node.mark >= Self.moveToMainReads {
-            main.appendNewest(node.key, fingerprint: node.fingerprint)
+            main.appendNewest(node.key, fingerprint: node.fingerprint, size: node.size)
             return nil
         }
         ghost.insert(node.fingerprint, capacity: max(count, 1))

@@ -1,8 +1,8 @@
 import DequeModule
 
 /// W-TinyLFU (Einziger et al., ACM TOS 2017; Caffeine's policy): new objects enter a small
-/// LRU window (1 % of the objects); main is a segmented LRU, probation (20 %) and protected
-/// (80 %). When the window is over its share, its least recent object competes with
+/// LRU window (1 % of the resident bytes); main is a segmented LRU, probation (20 %) and
+/// protected (80 % of main's bytes). When the window is over its share, its least recent object competes with
 /// probation's: the one read less often recently (by a `FrequencySketch` of the names'
 /// requests, which remembers names no longer cached) is evicted, the other stays in
 /// probation. A read in probation promotes to protected; protected's overflow goes back to
@@ -10,9 +10,9 @@ import DequeModule
 public struct WTinyLFUPolicy: ReplacementPolicy {
     public static let kind = PolicyKind.tinylfu
 
-    /// The window's share of the objects (Caffeine's initial 1 %).
+    /// The window's share of the resident bytes (Caffeine's initial 1 % of the cache).
     static let windowShare = 0.01
-    /// Protected's share of main (80 %; probation holds the rest).
+    /// Protected's share of main's bytes (80 %; probation holds the rest).
     static let protectedShare = 0.80
     /// Marks a probation object that came from the window and has not competed yet.
     static let candidateMark: UInt8 = 1
@@ -28,6 +28,8 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
 
     public var count: Int { window.count + probation.count + protected.count }
 
+    public var residentBytes: Int64 { window.bytes + probation.bytes + protected.bytes }
+
     public func contains(_ key: CacheKey) -> Bool {
         window.slot(of: key) != nil || probation.slot(of: key) != nil || protected.slot(of: key) != nil
     }
@@ -39,31 +41,49 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         return nil
     }
 
-    public mutating func insert(_ key: CacheKey, fingerprint: UInt64) {
+    public func size(of key: CacheKey) -> Int64? {
+        if let slot = window.slot(of: key) { return window[slot].size }
+        if let slot = probation.slot(of: key) { return probation[slot].size }
+        if let slot = protected.slot(of: key) { return protected[slot].size }
+        return nil
+    }
+
+    public mutating func insert(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
         if contains(key) {
             access(key)
             return
         }
         sketch.ensureWidth(for: count + 1)
         sketch.increment(ResidentList.canonical(fingerprint))
-        window.appendNewest(key, fingerprint: fingerprint)
+        window.appendNewest(key, fingerprint: fingerprint, size: size)
         // The window's overflow moves to probation as candidates (marked), as Caffeine's
         // maintenance after a write does; they compete when something must be evicted.
-        let windowTarget = max(1, Int(Double(count) * Self.windowShare))
-        while window.count > windowTarget {
+        let windowTarget = max(1, Int64(Double(residentBytes) * Self.windowShare))
+        while window.bytes > windowTarget {
             let moved = window.remove(window.oldest)
-            probation.appendNewest(moved.key, fingerprint: moved.fingerprint, mark: Self.candidateMark)
+            probation.appendNewest(moved.key, fingerprint: moved.fingerprint, size: moved.size,
+                                   mark: Self.candidateMark)
             candidates.append(moved.key)
         }
     }
 
-    public mutating func restore(_ key: CacheKey, fingerprint: UInt64) {
+    public mutating func restore(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
         guard !contains(key) else { return }
         sketch.ensureWidth(for: count + 1)
         // Counted once, as its insert was: a newcomer must then be read more than it to
         // displace it, rather than flush a whole restored cache on a cold sketch.
         sketch.increment(ResidentList.canonical(fingerprint))
-        probation.appendNewest(key, fingerprint: fingerprint)
+        probation.appendNewest(key, fingerprint: fingerprint, size: size)
+    }
+
+    public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
+        if let slot = window.slot(of: key) {
+            window.resize(slot, to: size)
+        } else if let slot = probation.slot(of: key) {
+            probation.resize(slot, to: size)
+        } else if let slot = protected.slot(of: key) {
+            protected.resize(slot, to: size)
+        }
     }
 
     public mutating func access(_ key: CacheKey) {
@@ -73,11 +93,12 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         } else if let slot = probation.slot(of: key) {
             let node = probation.remove(slot)
             sketch.increment(node.fingerprint)
-            protected.appendNewest(node.key, fingerprint: node.fingerprint)
-            let protectedLimit = max(1, Int(Double(probation.count + protected.count) * Self.protectedShare))
-            while protected.count > protectedLimit {
+            protected.appendNewest(node.key, fingerprint: node.fingerprint, size: node.size)
+            let protectedLimit = max(1, Int64(Double(probation.bytes + protected.bytes) * Self.protectedShare))
+            // The object just promoted stays, however large.
+            while protected.count > 1 && protected.bytes > protectedLimit {
                 let demoted = protected.remove(protected.oldest)
-                probation.appendNewest(demoted.key, fingerprint: demoted.fingerprint)
+                probation.appendNewest(demoted.key, fingerprint: demoted.fingerprint, size: demoted.size)
             }
         } else if let slot = protected.slot(of: key) {
             sketch.increment(protected[slot].fingerprint)
@@ -113,7 +134,7 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
             }
             if victimSlot == nil, let demoted = oldestEligible(in: protected, isEligible: isEligible) {
                 let node = protected.remove(demoted)
-                victimSlot = probation.appendNewest(node.key, fingerprint: node.fingerprint)
+                victimSlot = probation.appendNewest(node.key, fingerprint: node.fingerprint, size: node.size)
             }
             guard let victimSlot else {
                 establishCandidates()

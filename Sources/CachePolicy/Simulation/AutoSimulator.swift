@@ -9,16 +9,17 @@ public struct AutoSimulator: Sendable {
     private var sinceCheck = 0
     public private(set) var switches: [(afterRequests: Int64, to: PolicyKind)] = []
 
-    public init(capacity: Int64, countsObjects: Bool = false, startingWith kind: PolicyKind = PolicyAdvisor.autoStart) {
-        cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects)
+    public init(capacity: Int64, countsObjects: Bool = false, goal: CacheGoal = .files,
+                startingWith kind: PolicyKind = PolicyAdvisor.autoStart) {
+        cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects, goal: goal)
         advisor = PolicyAdvisor(current: kind, capacityBytes: countsObjects ? 0 : capacity,
                                 capacityFiles: countsObjects ? capacity : 0)
     }
 
     @discardableResult
-    public mutating func get(_ key: CacheKey, size: Int64) -> Bool {
+    public mutating func get(_ key: CacheKey, size: Int64, cost: Double = 0) -> Bool {
         advisor.record(fingerprint: UInt64(bitPattern: key), size: size)
-        let hit = cache.get(key, size: size)
+        let hit = cache.get(key, size: size, cost: cost)
         sinceCheck += 1
         if sinceCheck >= Self.checkEvery {
             sinceCheck = 0
@@ -31,7 +32,7 @@ public struct AutoSimulator: Sendable {
         return hit
     }
 
-    public mutating func set(_ key: CacheKey, size: Int64) { cache.set(key, size: size) }
+    public mutating func set(_ key: CacheKey, size: Int64, cost: Double = 0) { cache.set(key, size: size, cost: cost) }
     public mutating func resetFigures() { cache.resetFigures() }
     public mutating func delete(_ key: CacheKey) { cache.delete(key) }
 }

@@ -3,30 +3,39 @@ import CacheCore
 import CachePolicy
 import Foundation
 
-/// `cachefs replay TRACE`: offline, the hit ratios each policy, `auto` and Belady's optimum
-/// would have on a trace at several sizes, with the engine's own policy code.
+/// `cachefs replay TRACE`: offline, the hit ratios each policy and `auto` would have on a
+/// trace at several sizes, with the engine's own policy code, beside the optimum (Belady's
+/// MIN where it is exact, an upper bound elsewhere).
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay", abstract: "Hit ratios of each eviction policy on a trace, beside the offline optimum.",
         discussion: """
-            The trace is CSV, one request per line: KEY,SIZE[,OPERATION] (operation get, the default, \
-            set or delete; a header line is skipped). A pool records its own with \
+            The trace is CSV, one request per line: KEY,SIZE[,OPERATION[,COST]] (operation get, the \
+            default, set or delete; COST the milliseconds a miss of it costs, such as the time its \
+            fetch took, 0 when left out; a header line is skipped). A pool records its own with \
             `setfattr -n user.cache.trace -v 1 MOUNT/POOL` (STORE/traces/POOL.csv). Sizes are bytes \
             (25M, 1G) or a percentage of the trace's working set (5%); with --objects they count files. \
-            Each row shows a policy's object and byte hit ratios, and its object hit ratio as a \
-            fraction of Belady's (the best any cache of that size can do; with sizes that differ, \
-            a strong approximation of it). Nothing is mounted or changed.
+            Each row shows a policy's object and byte hit ratios (with --goal cost, the share of the \
+            cost its hits saved, and how much), and its measure of the goal as a fraction of the \
+            reference's. The reference is Belady's MIN (`belady`) where it is the optimum: every \
+            file takes the same room and the goal counts every hit alike. Elsewhere Belady's rule \
+            is a heuristic an online policy can beat (`belady-heuristic`), and the reference is \
+            `upper-bound`: no cache of that size beats it (the space-time relaxation of \
+            Berger et al.'s PFOO-U), though none may reach it either. Nothing is mounted or changed.
             Examples:
               cachefs replay trace.csv
               cachefs replay ~/.cache/cachefs-store/traces/thumbnails.csv --size 5M --size 20M
               cachefs replay trace.csv --objects --size 1000 --policy lru --policy s3fifo --json
+              cachefs replay fetches.csv --goal cost --size 10%
             """)
 
-    @Argument(help: "The trace file (CSV: KEY,SIZE[,OPERATION]).") var trace: String
+    @Argument(help: "The trace file (CSV: KEY,SIZE[,OPERATION[,COST]]).") var trace: String
     @Option(name: .customLong("size"), help: "A cache size: bytes, 25M, or 5% of the working set (repeatable; default 1%, 5%, 10%, 25%).")
     var sizes: [String] = []
-    @Option(name: .customLong("policy"), help: "A policy to replay: lru, s3fifo, sieve, tinylfu (repeatable; default all).")
+    @Option(name: .customLong("policy"), help: "A policy to replay: lru, s3fifo, sieve, tinylfu, gdsf (repeatable; default all).")
     var policies: [String] = []
+    @Option(help: "What a miss counts: files (the object hit ratio), bytes (the byte hit ratio) or cost (the COST column). Size- and cost-aware policies weigh files by it.")
+    var goal: String = CacheGoal.files.rawValue
     @Flag(help: "Sizes count files, not bytes (a pool limited by max_files).") var objects = false
     @Option(help: "Requests that fill the caches before counting starts: a number, or a percentage of the trace (50%).")
     var warmup: String = "0"
@@ -39,6 +48,9 @@ struct ReplayCommand: ParsableCommand {
         }
         guard Self.warmupRequests(warmup, of: 1) != nil else {
             throw ValidationError("bad warmup \(warmup): expected a number of requests or a percentage such as 50%")
+        }
+        guard CacheGoal(rawValue: goal) != nil else {
+            throw ValidationError("bad goal \(goal): expected one of \(CacheGoal.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         for size in sizes where ReplaySize(size) == nil {
             throw ValidationError("bad size \(size): expected bytes, a size such as 25M, or a percentage such as 5%")
@@ -69,7 +81,7 @@ struct ReplayCommand: ParsableCommand {
             .map { max(1, $0.capacity(workingSet: workingSet)) }
         let kinds = policies.isEmpty ? PolicyKind.allCases : policies.compactMap(PolicyKind.init)
         let report = ReplayReport(trace: requests, capacities: capacities, policies: kinds, includingAuto: !noAuto,
-                                  countsObjects: objects,
+                                  countsObjects: objects, goal: CacheGoal(rawValue: goal) ?? .files,
                                   warmup: Self.warmupRequests(warmup, of: requests.count) ?? 0)
         if json {
             print(try ReplayOutput.json(report))
@@ -129,20 +141,29 @@ struct ReplaySize {
 /// How `cachefs replay` prints a report.
 enum ReplayOutput {
     static func table(_ report: ReplayReport) -> String {
-        var lines = ["\(report.requests) requests of \(report.distinctKeys) keys (\(Format.bytes(report.workingSetBytes)))"]
-        let header = ["SIZE", "POLICY", "OBJECT HIT", "BYTE HIT", "OF BELADY", ""]
+        var lines = ["\(report.requests) requests of \(report.distinctKeys) keys (\(Format.bytes(report.workingSetBytes))); goal: \(report.goal.rawValue)"]
+        let showsCost = report.goal == .cost
+        let ofReference = report.beladyIsExact ? "OF OPTIMUM" : "OF BOUND"
+        let header = ["SIZE", "POLICY", "OBJECT HIT", "BYTE HIT"] + (showsCost ? ["COST SAVED", "SAVED"] : [])
+            + [ofReference, ""]
         var rows = [header]
         for (capacity, group) in grouped(report) {
-            let belady = group.first { $0.policy == "belady" }?.figures.objectHitRatio ?? 0
+            let reference = referenceRatio(in: group, of: report)
+            let requestedCost = group.first { $0.bound == nil }?.figures.requestedCost ?? 0
             for row in group {
-                rows.append([
-                    report.countsObjects ? "\(capacity) files" : Format.bytes(capacity), row.policy,
-                    String(format: "%.3f", row.figures.objectHitRatio), String(format: "%.3f", row.figures.byteHitRatio),
-                    belady > 0 ? String(format: "%.2fx", row.figures.objectHitRatio / belady) : "-",
+                var cells = [report.countsObjects ? "\(capacity) files" : Format.bytes(capacity), row.policy,
+                             String(format: "%.3f", row.objectHitRatio), String(format: "%.3f", row.byteHitRatio)]
+                if showsCost {
+                    cells += [String(format: "%.3f", row.costSavedRatio),
+                              milliseconds(row.costSavedRatio * requestedCost)]
+                }
+                cells += [
+                    reference > 0 ? String(format: "%.2fx", row.ratio(for: report.goal) / reference) : "-",
                     row.switches.isEmpty ? "" : "switched to " + row.switches.map {
                         "\($0.to.rawValue) at request \($0.afterRequests)"
                     }.joined(separator: ", "),
-                ])
+                ]
+                rows.append(cells)
             }
         }
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
@@ -150,7 +171,28 @@ enum ReplayOutput {
             lines.append(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
         }
+        if report.beladyIsExact {
+            lines.append("belady: the optimum (Belady's MIN; every file takes the same room).")
+        } else {
+            lines.append("upper-bound: no cache of this size beats it (each measure bounded on its own; none may reach it).")
+            lines.append("belady-heuristic: evicts the file read again farthest ahead; with sizes or costs that differ, not an optimum.")
+        }
         return lines.joined(separator: "\n")
+    }
+
+    /// A cost in milliseconds, in the unit that reads best.
+    static func milliseconds(_ value: Double) -> String {
+        switch value {
+        case ..<1_000: return String(format: "%.0f ms", value)
+        case ..<60_000: return String(format: "%.1f s", value / 1_000)
+        case ..<3_600_000: return String(format: "%.1f min", value / 60_000)
+        default: return String(format: "%.1f h", value / 3_600_000)
+        }
+    }
+
+    /// The goal's measure of the size's reference row (Belady or the upper bound).
+    private static func referenceRatio(in group: [ReplayReport.Row], of report: ReplayReport) -> Double {
+        group.first { $0.policy == report.referenceRow }?.ratio(for: report.goal) ?? 0
     }
 
     struct JSONReport: Encodable {
@@ -158,10 +200,15 @@ enum ReplayOutput {
             var policy: String
             var size: Int64
             var requests: Int64
-            var hits: Int64
+            /// Nil for the upper bound, whose hits are fractional (its ratios say it all).
+            var hits: Int64?
             var objectHitRatio: Double
             var byteHitRatio: Double
-            var ofBelady: Double?
+            var costSavedRatio: Double
+            /// The milliseconds of cost the hits saved.
+            var costSaved: Double
+            /// The goal's measure as a fraction of the reference row's.
+            var ofReference: Double?
             /// `auto`'s switches: "POLICY@REQUESTS".
             var switches: [String]?
             var nanosecondsPerRequest: Double
@@ -169,7 +216,8 @@ enum ReplayOutput {
             enum CodingKeys: String, CodingKey {
                 case policy, size, requests, hits, switches
                 case nanosecondsPerRequest = "nanoseconds_per_request"
-                case objectHitRatio = "object_hit_ratio", byteHitRatio = "byte_hit_ratio", ofBelady = "of_belady"
+                case objectHitRatio = "object_hit_ratio", byteHitRatio = "byte_hit_ratio"
+                case costSavedRatio = "cost_saved_ratio", costSaved = "cost_saved_ms", ofReference = "of_reference"
             }
         }
 
@@ -177,10 +225,13 @@ enum ReplayOutput {
         var distinctKeys: Int
         var workingSetBytes: Int64
         var sizeUnit: String
+        var goal: String
+        /// `belady` where Belady's MIN is exact, else `upper-bound`.
+        var reference: String
         var rows: [Row]
 
         enum CodingKeys: String, CodingKey {
-            case requests, rows
+            case requests, rows, goal, reference
             case distinctKeys = "distinct_keys", workingSetBytes = "working_set_bytes", sizeUnit = "size_unit"
         }
     }
@@ -188,12 +239,15 @@ enum ReplayOutput {
     static func json(_ report: ReplayReport) throws -> String {
         var rows: [JSONReport.Row] = []
         for (capacity, group) in grouped(report) {
-            let belady = group.first { $0.policy == "belady" }?.figures.objectHitRatio ?? 0
+            let reference = referenceRatio(in: group, of: report)
+            let first = group.first { $0.bound == nil }?.figures ?? HitFigures()
             for row in group {
                 rows.append(JSONReport.Row(
-                    policy: row.policy, size: capacity, requests: row.figures.requests, hits: row.figures.hits,
-                    objectHitRatio: row.figures.objectHitRatio, byteHitRatio: row.figures.byteHitRatio,
-                    ofBelady: belady > 0 ? row.figures.objectHitRatio / belady : nil,
+                    policy: row.policy, size: capacity, requests: row.bound == nil ? row.figures.requests : first.requests,
+                    hits: row.bound == nil ? row.figures.hits : nil,
+                    objectHitRatio: row.objectHitRatio, byteHitRatio: row.byteHitRatio,
+                    costSavedRatio: row.costSavedRatio, costSaved: row.costSavedRatio * first.requestedCost,
+                    ofReference: reference > 0 ? row.ratio(for: report.goal) / reference : nil,
                     switches: row.policy == "auto" ? row.switches.map { "\($0.to.rawValue)@\($0.afterRequests)" } : nil,
                     nanosecondsPerRequest: row.nanosecondsPerRequest))
             }
@@ -202,7 +256,8 @@ enum ReplayOutput {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let value = JSONReport(requests: report.requests, distinctKeys: report.distinctKeys,
                                workingSetBytes: report.workingSetBytes,
-                               sizeUnit: report.countsObjects ? "files" : "bytes", rows: rows)
+                               sizeUnit: report.countsObjects ? "files" : "bytes", goal: report.goal.rawValue,
+                               reference: report.referenceRow, rows: rows)
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 

@@ -17,7 +17,7 @@ struct PoolReplacement: Sendable {
 
     /// A change heard while the policy was being built.
     enum ResidentChange: Sendable {
-        case inserted(EntryID, fingerprint: UInt64)
+        case inserted(EntryID, fingerprint: UInt64, size: Int64)
         case accessed(EntryID)
         case removed(EntryID)
     }
@@ -87,7 +87,7 @@ struct PoolReplacement: Sendable {
     /// Replays a change heard while building: what the index already showed is not inserted
     /// twice (an insert of a resident would count as a read).
     mutating func replay(_ change: ResidentChange) {
-        if case .inserted(let id, _) = change, case .built(let policy) = residents, policy.contains(id) { return }
+        if case .inserted(let id, _, _) = change, case .built(let policy) = residents, policy.contains(id) { return }
         hear(change)
     }
 
@@ -103,7 +103,7 @@ struct PoolReplacement: Sendable {
         case .built(var policy):
             residents = .index
             switch change {
-            case .inserted(let id, let fingerprint): policy.insert(id, fingerprint: fingerprint)
+            case .inserted(let id, let fingerprint, let size): policy.insert(id, fingerprint: fingerprint, size: size, cost: 1)
             case .accessed(let id): policy.access(id)
             case .removed(let id): policy.remove(id)
             }

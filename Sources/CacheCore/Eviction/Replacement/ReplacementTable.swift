@@ -48,7 +48,7 @@ final class ReplacementTable: Sendable {
     /// be an estimate (a create's file is empty yet).
     func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
-            state.hear(.inserted(id, fingerprint: fingerprint))
+            state.hear(.inserted(id, fingerprint: fingerprint, size: size))
             state.advisor?.record(fingerprint: fingerprint, size: size)
             state.trace?.append(fingerprint: fingerprint, size: size)
         }
@@ -102,11 +102,13 @@ final class ReplacementTable: Sendable {
 
     /// Installs a policy built from the index's cached files, oldest access first, and
     /// replays what happened since the build began.
-    func finishBuild(of pool: EntryID, residents: [(id: EntryID, fingerprint: UInt64)]) {
+    func finishBuild(of pool: EntryID, residents: [(id: EntryID, fingerprint: UInt64, size: Int64)]) {
         self.pool(pool)?.state.withLock { state in
             guard case .building(let kind, let pending) = state.residents else { return }
             var policy = AnyReplacementPolicy(kind: kind)
-            for resident in residents { policy.restore(resident.id, fingerprint: resident.fingerprint) }
+            for resident in residents {
+                policy.restore(resident.id, fingerprint: resident.fingerprint, size: resident.size, cost: 1)
+            }
             state.residents = .built(policy)
             for change in pending { state.replay(change) }
         }

@@ -1,0 +1,211 @@
+/// GreedyDual-Size-Frequency (Cao and Irani '97; Cherkasova '98; Squid's `heap GDSF`): each
+/// resident object has a priority H = L + frequency × cost / size, and the victim is the
+/// object of lowest H (of equal ones, the one whose H was set first). The clock L rises to
+/// each victim's H, so an object not read for a while falls behind newcomers: aging without
+/// a sweep. A read adds one to the frequency and sets H again from the current L.
+///
+/// Cost comes from the cache's goal (``CacheGoal/cost(size:measured:)``): with 1 per object
+/// GDSF keeps many small files (object hits); with the size, every object gains the same per
+/// read and it is LFU with aging (byte hits); with the measured cost it keeps what was slow
+/// to fetch per byte it takes.
+///
+/// An indexed binary min-heap: O(log n) per insert, read, removal and eviction; an ineligible
+/// object met by `evict` is set aside and put back with its priority unchanged. Memory per
+/// object: a 56-byte entry, a 4-byte heap slot and the key map's bucket (about 24 bytes).
+public struct GDSFPolicy: ReplacementPolicy {
+    public static let kind = PolicyKind.gdsf
+
+    struct Entry: Sendable {
+        var key: CacheKey
+        var size: Int64
+        /// Cost per byte: what each read is worth in the priority.
+        var density: Double
+        var priority: Double
+        /// When the priority was set: the tie-break, oldest first.
+        var sequence: UInt64
+        var frequency: UInt32
+        var compactFingerprint: UInt32
+        var heapPosition: Int32
+    }
+
+    private var entries: [Entry] = []
+    private var freeSlots: [Int32] = []
+    private var slots = KeyMap<Int32>()
+    /// Slots in heap order: the lowest priority at 0.
+    private var heap: [Int32] = []
+    /// L: the priority of the last victim (never lower than before).
+    public private(set) var clock: Double = 0
+    private var nextSequence: UInt64 = 0
+    public private(set) var residentBytes: Int64 = 0
+
+    public init() {}
+
+    public var count: Int { heap.count }
+
+    public func contains(_ key: CacheKey) -> Bool { slots[key] != nil }
+
+    public func fingerprint(of key: CacheKey) -> UInt64? {
+        slots[key].map { UInt64(entries[Int($0)].compactFingerprint) }
+    }
+
+    public func size(of key: CacheKey) -> Int64? { slots[key].map { entries[Int($0)].size } }
+
+    /// A resident object's priority (for tests and previews).
+    public func priority(of key: CacheKey) -> Double? { slots[key].map { entries[Int($0)].priority } }
+
+    /// A resident object's read count since it entered.
+    public func frequency(of key: CacheKey) -> Int? { slots[key].map { Int(entries[Int($0)].frequency) } }
+
+    private static func density(cost: Double, size: Int64) -> Double { cost / Double(max(size, 1)) }
+
+    private mutating func takeSequence() -> UInt64 {
+        nextSequence += 1
+        return nextSequence
+    }
+
+    public mutating func insert(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
+        if slots[key] != nil {
+            access(key)
+            return
+        }
+        let density = Self.density(cost: cost, size: size)
+        let entry = Entry(key: key, size: size, density: density, priority: clock + density,
+                          sequence: takeSequence(), frequency: 1,
+                          compactFingerprint: ResidentList.compact(fingerprint), heapPosition: Int32(heap.count))
+        let slot: Int32
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            entries[Int(slot)] = entry
+        } else {
+            slot = Int32(entries.count)
+            entries.append(entry)
+        }
+        slots[key] = slot
+        heap.append(slot)
+        residentBytes += size
+        siftUp(heap.count - 1)
+    }
+
+    /// Placed as a newcomer read once: the read counts of before the rebuild are lost.
+    public mutating func restore(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
+        guard slots[key] == nil else { return }
+        insert(key, fingerprint: fingerprint, size: size, cost: cost)
+    }
+
+    /// The priority keeps the clock it was set at; only its frequency × cost / size part
+    /// changes with the new size and cost.
+    public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
+        guard let slot = slots[key] else { return }
+        var entry = entries[Int(slot)]
+        let base = entry.priority - Double(entry.frequency) * entry.density
+        residentBytes += size - entry.size
+        entry.size = size
+        entry.density = Self.density(cost: cost, size: size)
+        entry.priority = base + Double(entry.frequency) * entry.density
+        entries[Int(slot)] = entry
+        restoreHeapOrder(at: Int(entry.heapPosition))
+    }
+
+    public mutating func access(_ key: CacheKey) {
+        guard let slot = slots[key] else { return }
+        let sequence = takeSequence()
+        var entry = entries[Int(slot)]
+        if entry.frequency < UInt32.max { entry.frequency += 1 }
+        entry.priority = clock + Double(entry.frequency) * entry.density
+        entry.sequence = sequence
+        entries[Int(slot)] = entry
+        restoreHeapOrder(at: Int(entry.heapPosition))
+    }
+
+    public mutating func remove(_ key: CacheKey) {
+        guard let slot = slots[key] else { return }
+        removeFromHeap(at: Int(entries[Int(slot)].heapPosition))
+        forget(slot)
+    }
+
+    /// The lowest priority that may go; ineligible objects met first keep their priority.
+    public mutating func evict(isEligible: (CacheKey) -> Bool) -> CacheKey? {
+        var setAside: [Int32] = []
+        var victim: Int32?
+        while let top = heap.first {
+            removeFromHeap(at: 0)
+            if isEligible(entries[Int(top)].key) {
+                victim = top
+                break
+            }
+            setAside.append(top)
+        }
+        for slot in setAside {
+            entries[Int(slot)].heapPosition = Int32(heap.count)
+            heap.append(slot)
+            siftUp(heap.count - 1)
+        }
+        guard let victim else { return nil }
+        let entry = entries[Int(victim)]
+        clock = max(clock, entry.priority)
+        forget(victim)
+        return entry.key
+    }
+
+    private mutating func forget(_ slot: Int32) {
+        let entry = entries[Int(slot)]
+        slots[entry.key] = nil
+        residentBytes -= entry.size
+        freeSlots.append(slot)
+    }
+
+    // MARK: - The heap
+
+    private func isBelow(_ first: Int32, _ second: Int32) -> Bool {
+        let left = entries[Int(first)]
+        let right = entries[Int(second)]
+        return left.priority < right.priority || left.priority == right.priority && left.sequence < right.sequence
+    }
+
+    private mutating func place(_ slot: Int32, at position: Int) {
+        heap[position] = slot
+        entries[Int(slot)].heapPosition = Int32(position)
+    }
+
+    private mutating func removeFromHeap(at position: Int) {
+        let last = heap.removeLast()
+        guard position < heap.count else { return }
+        place(last, at: position)
+        restoreHeapOrder(at: position)
+    }
+
+    private mutating func restoreHeapOrder(at position: Int) {
+        if position > 0 && isBelow(heap[position], heap[(position - 1) / 2]) {
+            siftUp(position)
+        } else {
+            siftDown(position)
+        }
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var position = start
+        let slot = heap[position]
+        while position > 0 {
+            let parent = (position - 1) / 2
+            guard isBelow(slot, heap[parent]) else { break }
+            place(heap[parent], at: position)
+            position = parent
+        }
+        place(slot, at: position)
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var position = start
+        let slot = heap[position]
+        while true {
+            let left = 2 * position + 1
+            guard left < heap.count else { break }
+            let right = left + 1
+            let lower = right < heap.count && isBelow(heap[right], heap[left]) ? right : left
+            guard isBelow(heap[lower], slot) else { break }
+            place(heap[lower], at: position)
+            position = lower
+        }
+        place(slot, at: position)
+    }
+}

@@ -1,0 +1,234 @@
+@testable import CachePolicy
+import Testing
+
+/// GDSF on hand-computed sequences, against a plain transcription, and the byte-measured
+/// queue shares of S3-FIFO and W-TinyLFU.
+@Suite struct SizeAwareTests {
+    @Test func gdsfEvictsALargeOnceReadFileBeforeSmallHotOnes() {
+        var policy = GDSFPolicy()
+        // Files goal: cost 1 each. H = 0 + 1/size: the video 1/1,000,000, the avatars 1/2,000.
+        policy.insert(1, fingerprint: 1, size: 2_000, cost: 1)
+        policy.insert(2, fingerprint: 2, size: 1_000_000, cost: 1)
+        policy.insert(3, fingerprint: 3, size: 2_000, cost: 1)
+        policy.access(1)
+        policy.access(3)
+        #expect(policy.residentBytes == 1_004_000)
+        #expect(policy.evict() == 2)
+        #expect(policy.residentBytes == 4_000)
+        // The clock rose to the video's priority.
+        #expect(policy.clock == 1.0 / 1_000_000)
+    }
+
+    /// Sizes 1, 2 and 4, cost 1. H: a 1, b 0.5, c 0.25. c goes, L = 0.25. d (size 4) enters
+    /// at 0.25 + 0.25 = 0.5, equal to b: b was set first and goes, L = 0.5. a is read: its
+    /// frequency is 2, H = 0.5 + 2/1 = 2.5. Then d (0.5), L stays 0.5, then a.
+    @Test func gdsfClockRisesToEachVictimAndAReadSetsThePriorityFromIt() {
+        var policy = GDSFPolicy()
+        policy.insert(1, fingerprint: 1, size: 1, cost: 1)
+        policy.insert(2, fingerprint: 2, size: 2, cost: 1)
+        policy.insert(3, fingerprint: 3, size: 4, cost: 1)
+        #expect(policy.evict() == 3)
+        #expect(policy.clock == 0.25)
+        policy.insert(4, fingerprint: 4, size: 4, cost: 1)
+        #expect(policy.priority(of: 4) == 0.5)
+        #expect(policy.evict() == 2)
+        #expect(policy.clock == 0.5)
+        policy.access(1)
+        #expect(policy.frequency(of: 1) == 2)
+        #expect(policy.priority(of: 1) == 2.5)
+        #expect(policy.evict() == 4)
+        #expect(policy.clock == 0.5)
+        #expect(policy.evict() == 1)
+        #expect(policy.clock == 2.5)
+        #expect(policy.count == 0 && policy.residentBytes == 0)
+    }
+
+    /// Costs in milliseconds, sizes equal: a file slow to make outlives one fast to make that
+    /// was read more often, until that one's reads add up (H = L + frequency × cost / size).
+    @Test func gdsfWeighsCostAgainstFrequency() {
+        var policy = GDSFPolicy()
+        policy.insert(1, fingerprint: 1, size: 100, cost: 300) // H = 3
+        policy.insert(2, fingerprint: 2, size: 100, cost: 10) // H = 0.1
+        policy.access(2)
+        policy.access(2) // H = 0.3
+        #expect(policy.evict() == 2)
+    }
+
+    @Test func gdsfSkipsPinnedObjectsAndKeepsTheirPriority() {
+        var policy = GDSFPolicy()
+        policy.insert(1, fingerprint: 1, size: 8, cost: 1) // 0.125
+        policy.insert(2, fingerprint: 2, size: 4, cost: 1) // 0.25
+        policy.insert(3, fingerprint: 3, size: 2, cost: 1) // 0.5
+        #expect(policy.evict(isEligible: { $0 != 1 }) == 2)
+        #expect(policy.contains(1) && policy.priority(of: 1) == 0.125)
+        #expect(policy.clock == 0.25)
+        #expect(policy.evict(isEligible: { $0 == 2 }) == nil)
+        #expect(policy.count == 2)
+        // Unpinned, it goes first, and the clock does not fall back.
+        #expect(policy.evict() == 1)
+        #expect(policy.clock == 0.25)
+        #expect(policy.drain() == [3])
+    }
+
+    /// A file that grows keeps the clock its priority was set at; only the frequency ×
+    /// cost / size part changes.
+    @Test func gdsfResizeChangesOnlyTheSizePartOfThePriority() {
+        var policy = GDSFPolicy()
+        policy.insert(1, fingerprint: 1, size: 1, cost: 1)
+        policy.insert(2, fingerprint: 2, size: 4, cost: 1)
+        #expect(policy.evict() == 2) // L = 0.25
+        policy.insert(3, fingerprint: 3, size: 1, cost: 1) // 1.25
+        policy.resize(3, size: 4, cost: 1) // 0.25 + 0.25
+        #expect(policy.priority(of: 3) == 0.5)
+        #expect(policy.residentBytes == 5)
+        #expect(policy.evict() == 3)
+    }
+
+    /// GDSF as its definition reads, with arrays: the lowest (priority, set order) goes.
+    struct ReferenceGDSF {
+        struct Resident {
+            var key: CacheKey
+            var size: Int64
+            var cost: Double
+            var frequency: Int
+            var priority: Double
+            var order: Int
+        }
+        var residents: [Resident] = []
+        var clock = 0.0
+        var order = 0
+
+        mutating func nextOrder() -> Int {
+            order += 1
+            return order
+        }
+
+        mutating func insert(_ key: CacheKey, size: Int64, cost: Double) {
+            if residents.contains(where: { $0.key == key }) { return access(key) }
+            residents.append(Resident(key: key, size: size, cost: cost, frequency: 1,
+                                      priority: clock + cost / Double(max(size, 1)), order: nextOrder()))
+        }
+
+        mutating func access(_ key: CacheKey) {
+            guard let index = residents.firstIndex(where: { $0.key == key }) else { return }
+            residents[index].frequency += 1
+            let resident = residents[index]
+            residents[index].priority = clock + Double(resident.frequency) * resident.cost / Double(max(resident.size, 1))
+            residents[index].order = nextOrder()
+        }
+
+        mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
+            guard let index = residents.firstIndex(where: { $0.key == key }) else { return }
+            let old = residents[index]
+            let base = old.priority - Double(old.frequency) * old.cost / Double(max(old.size, 1))
+            residents[index].size = size
+            residents[index].cost = cost
+            residents[index].priority = base + Double(old.frequency) * cost / Double(max(size, 1))
+        }
+
+        mutating func remove(_ key: CacheKey) { residents.removeAll { $0.key == key } }
+
+        mutating func evict(isEligible: (CacheKey) -> Bool) -> CacheKey? {
+            let eligible = residents.filter { isEligible($0.key) }
+            guard let victim = eligible.min(by: { ($0.priority, $0.order) < ($1.priority, $1.order) }) else { return nil }
+            clock = max(clock, victim.priority)
+            remove(victim.key)
+            return victim.key
+        }
+    }
+
+    @Test(arguments: 1...40 as ClosedRange<UInt64>)
+    func gdsfAgreesWithItsReference(seed: UInt64) {
+        var policy = GDSFPolicy()
+        var model = ReferenceGDSF()
+        var generator = SeededGenerator(seed: seed)
+        var pinned: Set<CacheKey> = []
+        let sizes: [Int64] = [1, 2, 4, 8, 1000]
+        let costs: [Double] = [1, 3, 300]
+        for step in 0..<500 {
+            let key = CacheKey.random(in: 0..<30, using: &generator)
+            let size = sizes.randomElement(using: &generator)!
+            let cost = costs.randomElement(using: &generator)!
+            switch Int.random(in: 0..<12, using: &generator) {
+            case 0...3:
+                policy.insert(key, fingerprint: UInt64(key), size: size, cost: cost)
+                model.insert(key, size: size, cost: cost)
+            case 4...5:
+                policy.access(key)
+                model.access(key)
+            case 6:
+                policy.remove(key)
+                model.remove(key)
+            case 7:
+                policy.resize(key, size: size, cost: cost)
+                model.resize(key, size: size, cost: cost)
+            case 8:
+                if pinned.contains(key) { pinned.remove(key) } else { pinned.insert(key) }
+            default:
+                let eligible = { (candidate: CacheKey) in !pinned.contains(candidate) }
+                let expected = model.evict(isEligible: eligible)
+                let victim = policy.evict(isEligible: eligible)
+                #expect(victim == expected, "seed \(seed), step \(step)")
+                if victim != expected { return }
+                #expect(policy.clock == model.clock, "seed \(seed), step \(step)")
+            }
+            #expect(policy.count == model.residents.count, "seed \(seed), step \(step)")
+            #expect(policy.residentBytes == model.residents.reduce(0) { $0 + $1.size }, "seed \(seed), step \(step)")
+        }
+    }
+
+    /// Every policy keeps the sum of its residents' sizes through inserts, resizes,
+    /// removals and evictions.
+    @Test(arguments: PolicyKind.allCases)
+    func everyPolicyKeepsItsResidentBytes(kind: PolicyKind) {
+        var policy = AnyReplacementPolicy(kind: kind)
+        var sizes: [CacheKey: Int64] = [:]
+        var generator = SeededGenerator(seed: 3)
+        for _ in 0..<2_000 {
+            let key = CacheKey.random(in: 0..<50, using: &generator)
+            let size = Int64.random(in: 1...10_000, using: &generator)
+            switch Int.random(in: 0..<5, using: &generator) {
+            case 0, 1:
+                if sizes[key] == nil { sizes[key] = size }
+                policy.insert(key, fingerprint: UInt64(key), size: size, cost: 1)
+            case 2:
+                if sizes[key] != nil { sizes[key] = size }
+                policy.resize(key, size: size, cost: 1)
+            case 3:
+                sizes[key] = nil
+                policy.remove(key)
+            default:
+                if let victim = policy.evict() { sizes[victim] = nil }
+            }
+            #expect(policy.residentBytes == sizes.values.reduce(0, +), "\(kind)")
+            #expect(policy.count == sizes.count, "\(kind)")
+        }
+    }
+
+    /// Main holds eight restored objects of 100 bytes, the small queue two of 1 byte. By
+    /// objects the small queue is over its 10 % (2 of 10) and its tail would go; by bytes it
+    /// holds 2 of 802, under its 81, so main's oldest goes.
+    @Test func s3fifoMeasuresItsSmallQueueInBytes() {
+        var policy = S3FIFOPolicy()
+        for key in CacheKey(1)...8 { policy.restore(key, fingerprint: UInt64(key), size: 100, cost: 1) }
+        policy.insert(20, fingerprint: 20, size: 1, cost: 1)
+        policy.insert(21, fingerprint: 21, size: 1, cost: 1)
+        #expect(policy.evict() == 1)
+        // Main keeps going first while the small queue holds under 10 % of the bytes: all
+        // of it, then the small queue's tail.
+        for key in CacheKey(2)...8 { #expect(policy.evict() == key) }
+        #expect(policy.evict() == 20)
+    }
+
+    /// A window of 1 % of the bytes: a newcomer of 50 bytes beside 9 of 10 bytes overflows
+    /// it (50 of 140, over 1) and competes as a candidate (tied with probation's oldest, it
+    /// loses). By objects (1 of 10) it would have stayed in the window and probation's
+    /// oldest gone.
+    @Test func tinylfuMeasuresItsWindowInBytes() {
+        var policy = WTinyLFUPolicy()
+        for key in CacheKey(1)...9 { policy.restore(key, fingerprint: UInt64(key), size: 10, cost: 1) }
+        policy.insert(500, fingerprint: 500, size: 50, cost: 1)
+        #expect(policy.evict() == 500)
+        #expect(policy.residentBytes == 90)
+    }
+}
