@@ -3,7 +3,7 @@
 ///
 /// It relaxes "at most C bytes resident at every moment" to "at most C × T byte-requests in
 /// total" over the trace's T requests (MODELS.md 9.2; Berger, Beckmann and Harchol-Balter's
-/// PFOO-U, SIGMETRICS '18). A hit needs its object kept from the request before (a read or a
+/// PFOO-L, SIGMETRICS '18). A hit needs its object kept from the request before (a read or a
 /// write of it) to this one: a reuse interval, which takes size × length of the budget. The
 /// best use of the budget is a fractional knapsack: take intervals by value per byte-request,
 /// highest first, the last one in part.

@@ -21,7 +21,7 @@ struct ReplayCommand: ParsableCommand {
             file takes the same room and the goal counts every hit alike. Elsewhere Belady's rule \
             is a heuristic an online policy can beat (`belady-heuristic`), and the reference is \
             `upper-bound`: no cache of that size beats it (the space-time relaxation of \
-            Berger et al.'s PFOO-U), though none may reach it either. Nothing is mounted or changed.
+            Berger et al.'s PFOO-L), though none may reach it either. Nothing is mounted or changed.
             Examples:
               cachefs replay trace.csv
               cachefs replay ~/.cache/cachefs-store/traces/thumbnails.csv --size 5M --size 20M
