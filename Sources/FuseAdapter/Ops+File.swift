@@ -25,7 +25,8 @@ func cachefsOpen(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMuta
     let reply = Reply(request!)
     do {
         let handle = try context.engine.open(EntryID(inode), flags: info!.pointee.flags)
-        reply.opened(handle: handle, bypassingPageCache: context.bypassesPageCache(handle), info: info!)
+        reply.opened(handle: handle, bypassingPageCache: context.bypassesPageCache(handle),
+                     onlyToRead: info!.pointee.flags & O_ACCMODE == O_RDONLY, info: info!)
     } catch {
         reply.failure(error, operation: "open", context: context)
     }

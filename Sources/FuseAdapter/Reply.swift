@@ -56,8 +56,14 @@ struct Reply: ~Copyable {
         discard self
     }
 
-    consuming func opened(handle: UInt64, bypassingPageCache: Bool, info: UnsafeMutablePointer<fuse_file_info>) {
+    /// A handle opened only to read asks the kernel for no FLUSH at its close (`noflush`):
+    /// FLUSH finishes writes and reports their errors, so for a reader it is a round trip that
+    /// does nothing, and on ext4 a reader's close reports no write errors either. (With the
+    /// writeback cache on, the kernel sends it anyway.)
+    consuming func opened(handle: UInt64, bypassingPageCache: Bool, onlyToRead: Bool,
+                          info: UnsafeMutablePointer<fuse_file_info>) {
         Self.setCaching(of: info, handle: handle, bypassingPageCache: bypassingPageCache)
+        info.pointee.noflush = onlyToRead ? 1 : 0
         fuse_reply_open(request, info)
         discard self
     }
