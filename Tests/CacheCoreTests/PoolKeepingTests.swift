@@ -89,5 +89,5 @@ import Testing
 }
 
 extension CacheEngine {
-    func policyCount() throws -> Int { try index.poolPolicies().count }
+    func policyCount() throws -> Int { try index.poolSettings().count }
 }

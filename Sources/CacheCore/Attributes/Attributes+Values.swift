@@ -24,17 +24,17 @@ extension Attributes {
         case .lastAccess: return ValueParsing.formatRFC3339(Timestamp(nanoseconds: names.lastAccess(of: record)))
         case .state: return state(of: record, at: time).rawValue
         case .expiresAt: return names.expiry(of: record).map(ValueParsing.formatRFC3339) ?? ""
-        case .maxSize: return String(names.policy(of: record).maxSize)
-        case .minSize: return String(names.policy(of: record).minSize)
-        case .maxAge: return String(names.policy(of: record).maxAgeSeconds)
-        case .ageBasis: return names.policy(of: record).ageBasis.rawValue
-        case .maxFiles: return String(names.policy(of: record).maxFiles)
-        case .lowWatermark: return String(names.policy(of: record).lowWatermarkPercent)
-        case .origin: return names.policy(of: record).origin
-        case .negativeTTL: return String(names.policy(of: record).negativeTTLSeconds)
-        case .maxFetches: return String(names.policy(of: record).maxFetches)
-        case .eviction: return names.policy(of: record).eviction.rawValue
-        case .trace: return names.policy(of: record).recordsTrace ? "1" : "0"
+        case .maxSize: return String(names.settings(of: record).maxSize)
+        case .minSize: return String(names.settings(of: record).minSize)
+        case .maxAge: return String(names.settings(of: record).maxAgeSeconds)
+        case .ageBasis: return names.settings(of: record).ageBasis.rawValue
+        case .maxFiles: return String(names.settings(of: record).maxFiles)
+        case .lowWatermark: return String(names.settings(of: record).lowWatermarkPercent)
+        case .origin: return names.settings(of: record).origin
+        case .negativeTTL: return String(names.settings(of: record).negativeTTLSeconds)
+        case .maxFetches: return String(names.settings(of: record).maxFetches)
+        case .eviction: return names.settings(of: record).eviction.rawValue
+        case .trace: return names.settings(of: record).recordsTrace ? "1" : "0"
         case .evictionActive: return (names.evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
         case .hitRatio: return names.counters.recentHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
         case .hitRatioCurve: return names.evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
@@ -149,7 +149,7 @@ extension Attributes {
 
     /// Every pool's figures, in name order.
     func poolFigures() -> [PoolFigures] {
-        let limits = names.policies.withLock { $0.mapValues(\.maxSize) }
+        let limits = names.poolSettings.withLock { $0.mapValues(\.maxSize) }
         return names.poolNames().map { id, name in
             let pools = [id]
             var figures = PoolFigures(
@@ -178,7 +178,7 @@ extension Attributes {
     func statfs(of id: EntryID) throws -> FilesystemStats {
         let disk = try files.bytes.filesystemStats()
         let pool = try names.record(id).pool
-        guard pool != 0, let policy = names.policies.withLock({ $0[pool] }), policy.maxSize > 0 else { return disk }
+        guard pool != 0, let policy = names.poolSettings.withLock({ $0[pool] }), policy.maxSize > 0 else { return disk }
         let unit = max(disk.fragmentSize, 1)
         let used = names.usage.usage(of: pool)
         // A pool cannot hold more than its filesystem has free, whatever its budget says.

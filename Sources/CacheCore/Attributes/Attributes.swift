@@ -115,7 +115,7 @@ final class Attributes: Sendable {
         if let text = defaults[attribute] {
             try setCacheAttribute(id, name: name, text: text)
         } else if place(of: current) == .pool, CacheAttribute.writable(at: .pool).contains(attribute) {
-            try resetPoolPolicy(current, attribute: attribute)
+            try resetPoolSettings(current, attribute: attribute)
         } else {
             throw CacheError.readOnlyAttribute(name)
         }

@@ -56,13 +56,13 @@ public final class CacheEngine: Sendable {
         evictor = Evictor(timing: Evictor.Timing(accessFlushSeconds: configuration.accessFlushSeconds,
                                                  sweepSeconds: configuration.sweepSeconds,
                                                  pressureCheckSeconds: configuration.pressureCheckSeconds),
-                          policies: opened.policies)
+                          settings: opened.poolSettings)
         notifications = KernelNotifications(notifier: configuration.notifier)
         let fetches = FetchTable(), access = AccessTracker(), handles = HandleTable()
         bytes = ByteStore(layout: layout, disk: disk, spares: opened.spares, writer: writer, fetches: fetches,
                           access: access, threads: threads, logger: logger)
         names = Names(namespace: Namespace(writer: writer), usage: UsageLedger(opened.usage),
-                      policies: opened.policies, ids: opened.ids, access: access,
+                      poolSettings: opened.poolSettings, ids: opened.ids, access: access,
                       directorySource: configuration.directorySource(index), writer: writer, bytes: bytes,
                       fetches: fetches, evictor: evictor, counters: CounterBook(opened.counters), events: events,
                       notifications: notifications, units: UnitRoots(opened.unitRoots),

@@ -26,7 +26,7 @@ final class StoreEvictionHost: EvictionHost, Sendable {
 
     var now: Timestamp { names.now }
 
-    func poolPolicies() -> [EntryID: PoolPolicy] { names.policies.withLock { $0 } }
+    func poolSettings() -> [EntryID: PoolSettings] { names.poolSettings.withLock { $0 } }
 
     func poolNames() -> [EntryID: String] { names.poolNames() }
 
@@ -118,9 +118,9 @@ final class StoreEvictionHost: EvictionHost, Sendable {
         names.poolChanges.withLock { _ in body() }
     }
 
-    func savePolicy(_ policy: PoolPolicy, of pool: EntryID) {
-        names.policies.withLock { $0[pool] = policy }
-        names.writer.enqueue([.action { [index] db in try index.savePolicy(policy, for: pool, in: db) }])
+    func saveSettings(_ settings: PoolSettings, of pool: EntryID) {
+        names.poolSettings.withLock { $0[pool] = settings }
+        names.writer.enqueue([.action { [index] db in try index.saveSettings(settings, for: pool, in: db) }])
     }
 
     func record(_ events: [CacheEvent]) { names.events.record(events) }

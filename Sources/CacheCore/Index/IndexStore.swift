@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// The SQLite index of a store (GRDB, WAL mode): entries, user xattrs, pool policies, settings.
+/// The SQLite index of a store (GRDB, WAL mode): entries, user xattrs, pool settings, store settings.
 ///
 /// Rule: one `IndexStore` per store per process, opened for the life of the mount. GRDB
 /// serialises writes and lets reads run in parallel, so any libfuse thread may call in.

@@ -24,7 +24,7 @@ extension Names {
         }
     }
 
-    /// A pool is a directory with a policy. Both commit before MKDIR answers (rare), and the
+    /// A pool is a directory with settings. Both commit before MKDIR answers (rare), and the
     /// pool appears in memory once committed: the commit waits outside the namespace hold,
     /// and `poolChanges` keeps another pool change from slipping in between.
     private func makePool(name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
@@ -43,10 +43,10 @@ extension Names {
             created.pool = id
             let record = created
             let index = writer.index
-            try writer.perform { db in try index.insertPool(record, policy: PoolPolicy(), in: db) }
+            try writer.perform { db in try index.insertPool(record, settings: PoolSettings(), in: db) }
             return namespace.withLock { namespace in
-                policies.withLock { $0[created.entryID] = PoolPolicy() }
-                evictor.replacement.apply(PoolPolicy(), to: created.entryID)
+                poolSettings.withLock { $0[created.entryID] = PoolSettings() }
+                evictor.replacement.apply(PoolSettings(), to: created.entryID)
                 namespace.add(created)
                 touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: 1)
                 namespace.modify(created.entryID) { $0.lookups += 1 }
@@ -55,7 +55,7 @@ extension Names {
         }
     }
 
-    /// Removes the empty pool `name` and its policy; ENOTEMPTY while it holds anything,
+    /// Removes the empty pool `name` and its settings; ENOTEMPTY while it holds anything,
     /// ENOENT when there is no such pool. Returns once the removal is committed.
     func removePool(named text: String) throws {
         let name = Data(text.utf8)
@@ -68,7 +68,7 @@ extension Names {
                 let time = now.nanoseconds
                 namespace.removeName(LinkName(parent: WellKnownEntry.root, name: pool.name), of: pool.entryID, at: time)
                 namespace.log(.delete(pool.entryID))
-                policies.withLock { $0[pool.entryID] = nil }
+                poolSettings.withLock { $0[pool.entryID] = nil }
                 evictor.replacement.removePool(pool.entryID)
                 usage.removePool(pool.entryID)
                 touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: -1)
@@ -132,7 +132,7 @@ extension Names {
             guard let child = try namespace.child(of: parent, named: Data(name)) else { throw CacheError.notFound }
             guard child.kind == .directory else { throw CacheError.notDirectory }
             guard try !namespace.hasChildren(child.entryID) else { throw CacheError.notEmpty }
-            // Emptying a pool (even `rm -rf MOUNT/POOL`) keeps it and its policy: only
+            // Emptying a pool (even `rm -rf MOUNT/POOL`) keeps it and its settings: only
             // `user.cache.remove_pool` on the root removes one (`removePool`).
             guard !child.isPool else { throw CacheError.io(EBUSY) }
             let time = now.nanoseconds

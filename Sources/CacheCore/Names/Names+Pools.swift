@@ -1,14 +1,14 @@
 import Foundation
 
-/// Pools as the namespace sees them: their names, policies and limits, and what the policy
+/// Pools as the namespace sees them: their names and settings, and what the settings
 /// says of one file (its size limit, whether it may be evicted, when it expires).
 extension Names {
-    func policy(of record: EntryRecord) -> PoolPolicy {
-        policies.withLock { $0[record.pool] } ?? PoolPolicy()
+    func settings(of record: EntryRecord) -> PoolSettings {
+        poolSettings.withLock { $0[record.pool] } ?? PoolSettings()
     }
 
     func poolIDs() -> [EntryID] {
-        policies.withLock { Array($0.keys) }
+        poolSettings.withLock { Array($0.keys) }
     }
 
     func poolNames() -> [EntryID: String] {
@@ -30,7 +30,7 @@ extension Names {
     /// Cached files may not outgrow their pool's max_size (EFBIG); persistent ones may.
     func sizeLimit(for record: EntryRecord) -> Int64? {
         guard !record.persistent else { return nil }
-        let maxSize = policies.withLock { $0[record.pool]?.maxSize ?? 0 }
+        let maxSize = poolSettings.withLock { $0[record.pool]?.maxSize ?? 0 }
         return maxSize > 0 ? maxSize : nil
     }
 
@@ -66,10 +66,10 @@ extension Names {
     }
 
     func isOverLimit(_ pool: EntryID) -> Bool {
-        guard let policy = policies.withLock({ $0[pool] }) else { return false }
+        guard let settings = poolSettings.withLock({ $0[pool] }) else { return false }
         let current = usage.usage(of: pool)
-        return (policy.maxSize > 0 && current.cachedBytes > policy.maxSize)
-            || (policy.maxFiles > 0 && current.cachedFiles > policy.maxFiles)
+        return (settings.maxSize > 0 && current.cachedBytes > settings.maxSize)
+            || (settings.maxFiles > 0 && current.cachedFiles > settings.maxFiles)
     }
 
     /// Asks the evictor to look at a pool once a write in it has ended, since the size pass
@@ -84,20 +84,20 @@ extension Names {
         !record.persistent && !record.writing && !PinState(storedValue: record.pinnedUntil).isActive(at: time)
     }
 
-    /// Whether age policy says the file is gone.
+    /// Whether max_age says the file is gone.
     func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool {
         guard isEvictable(record, at: time), let expiry = expiry(of: record) else { return false }
         return expiry <= time
     }
 
-    /// When age policy removes the file if it is not read again; nil if never. A pin that
+    /// When max_age removes the file if it is not read again; nil if never. A pin that
     /// ends by itself holds the file until its end; a pin for good, never.
     func expiry(of record: EntryRecord) -> Timestamp? {
         guard record.kind == .file, !record.persistent else { return nil }
-        let poolPolicy = policy(of: record)
-        let maxAge = record.expiration > 0 ? record.expiration : poolPolicy.maxAgeSeconds
+        let poolSettings = settings(of: record)
+        let maxAge = record.expiration > 0 ? record.expiration : poolSettings.maxAgeSeconds
         guard maxAge > 0 else { return nil }
-        let basis = poolPolicy.ageBasis == .access ? lastAccess(of: record) : record.mtime
+        let basis = poolSettings.ageBasis == .access ? lastAccess(of: record) : record.mtime
         let byAge = basis + maxAge * 1_000_000_000
         switch PinState(storedValue: record.pinnedUntil) {
         case .unpinned: return Timestamp(nanoseconds: byAge)

@@ -4,7 +4,7 @@ import Logging
 import Synchronization
 
 /// The owner of names and metadata: the namespace (entries, names, kernel references),
-/// each pool's usage and policy, entry ids and gathered access times. A change is decided
+/// each pool's usage and settings, entry ids and gathered access times. A change is decided
 /// under the namespace lock, where memory changes and the matching index changes go to the
 /// ``IndexWriter`` in the same hold; what it leaves to do (bytes to discard, events, kernel
 /// notifications, enforcement) comes back as ``NameEffects`` and is carried out after the
@@ -17,10 +17,10 @@ final class Names: Sendable {
     let namespace: Namespace
     /// Cached, persistent and pending bytes and files per pool.
     let usage: UsageLedger
-    /// Each pool's policy. A pool's creation and removal change it inside the namespace hold,
-    /// so a pool and its policy appear and go together; every change of a pool's policy
+    /// Each pool's settings (limits, origin, eviction choice). A pool's creation and removal change it inside the namespace hold,
+    /// so a pool and its settings appear and go together; every change of a pool's settings
     /// (setfattr, `auto`'s switch) is made under `poolChanges`, committed first.
-    let policies: Mutex<[EntryID: PoolPolicy]>
+    let poolSettings: Mutex<[EntryID: PoolSettings]>
     /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
     let ids: Mutex<IDReservation>
     /// Read times gathered without the namespace lock, moved into the inodes by `flushAccessTimes`.
@@ -28,8 +28,8 @@ final class Names: Sendable {
     /// Makes a flush of access times complete before another flush returns, so a pass that
     /// flushed sees every earlier read in the index when it picks victims.
     private let accessFlush = Mutex(())
-    /// Serializes changes of pools and their policies (creation, removal, setfattr, `auto`'s
-    /// switch): each reads a policy and writes it back whole; commits wait outside the namespace hold.
+    /// Serializes changes of pools and their settings (creation, removal, setfattr, `auto`'s
+    /// switch): each reads a pool's settings and writes them back whole; commits wait outside the namespace hold.
     let poolChanges = Mutex(())
     /// Directories whose contents are evicted together (`user.cache.unit`).
     let units: UnitRoots
@@ -47,14 +47,14 @@ final class Names: Sendable {
     let logger: Logger
     let fingerprints: NameFingerprints
 
-    init(namespace: Namespace, usage: UsageLedger, policies: [EntryID: PoolPolicy], ids: IDReservation,
+    init(namespace: Namespace, usage: UsageLedger, poolSettings: [EntryID: PoolSettings], ids: IDReservation,
          access: AccessTracker, directorySource: any DirectorySource, writer: IndexWriter, bytes: ByteStore, fetches: FetchTable, evictor: Evictor,
          counters: CounterBook, events: EventLog, notifications: KernelNotifications, units: UnitRoots,
          fingerprints: NameFingerprints, clock: any WallClock, logger: Logger) {
         self.fingerprints = fingerprints
         self.namespace = namespace
         self.usage = usage
-        self.policies = Mutex(policies)
+        self.poolSettings = Mutex(poolSettings)
         self.ids = Mutex(ids)
         self.access = access
         self.directorySource = directorySource

@@ -9,7 +9,7 @@ import Glibc
 extension ReadThrough {
     /// The origin of `pool`, if it has one.
     func origin(ofPool pool: EntryID) -> (any Origin)? {
-        guard let url = names.policies.withLock({ $0[pool]?.origin }), !url.isEmpty else { return nil }
+        guard let url = names.poolSettings.withLock({ $0[pool]?.origin }), !url.isEmpty else { return nil }
         switch OriginURL.origin(for: url, context: originContext) {
         case .success(let origin): return origin
         case .failure(let reason):
@@ -37,7 +37,7 @@ extension ReadThrough {
         }
         switch found {
         case .missing:
-            negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: names.policies.withLock { $0[pool]?.negativeTTLSeconds } ?? PoolPolicy.defaultNegativeTTLSeconds)
+            negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: names.poolSettings.withLock { $0[pool]?.negativeTTLSeconds } ?? PoolSettings.defaultNegativeTTLSeconds)
             throw CacheError.notFound
         case .directory:
             return try addOriginEntry(parent: parent, name: name, kind: .directory, size: 0, source: nil).attributes

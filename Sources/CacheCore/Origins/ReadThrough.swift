@@ -24,7 +24,7 @@ final class ReadThrough: Sendable {
          names: Names, bytes: ByteStore, eviction: StoreEvictionHost, logger: Logger) {
         self.fetches = fetches
         fetchLimiter = FetchLimiter(threads: threads) { [names] pool in
-            Int(names.policies.withLock { $0[pool]?.maxFetches } ?? PoolPolicy.defaultMaxFetches)
+            Int(names.poolSettings.withLock { $0[pool]?.maxFetches } ?? PoolSettings.defaultMaxFetches)
         }
         self.originContext = originContext
         self.originSettings = originSettings

@@ -13,7 +13,7 @@ struct StoreOpening {
     let originContext: OriginContext
     let ids: IDReservation
     let usage: [EntryID: PoolUsage]
-    let policies: [EntryID: PoolPolicy]
+    let poolSettings: [EntryID: PoolSettings]
     let counters: PoolCounters
     let unitRoots: Set<EntryID>
 
@@ -54,7 +54,7 @@ struct StoreOpening {
         try index.setSetting(BootIdentity.bootKey, boot)
         try index.setSetting(BootIdentity.cleanKey, "0")
         usage = try index.usageTotals()
-        policies = try index.poolPolicies()
+        poolSettings = try index.poolSettings()
         counters = try PoolCounters.load(from: index, logger: logger)
         unitRoots = try index.unitRoots()
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", disk: disk, logger: logger,

@@ -6,8 +6,9 @@ public enum AgeBasis: String, Sendable, Codable, CaseIterable {
     case modification
 }
 
-/// The limits of one pool. Zero means unlimited (or never, for ages).
-public struct PoolPolicy: Sendable, Equatable, Codable {
+/// A pool's settings: its limits, origin, eviction choice and trace switch (the replacement
+/// policy that `eviction` chooses is a ``PolicyKind``). Zero means unlimited (or never, for ages).
+public struct PoolSettings: Sendable, Equatable, Codable {
     public var maxSize: Int64
     public var maxAgeSeconds: Int64
     public var ageBasis: AgeBasis
@@ -59,10 +60,10 @@ public struct PoolPolicy: Sendable, Equatable, Codable {
         self.lowWatermarkPercent = lowWatermarkPercent
     }
 
-    public static let defaultPools: [(name: String, policy: PoolPolicy)] = [
-        ("data", PoolPolicy(maxSize: 25 << 20)),
-        ("thumbnails", PoolPolicy(maxSize: 5 << 20)),
-        ("avatars", PoolPolicy(maxSize: 5 << 20, maxAgeSeconds: 7 * 86400)),
+    public static let defaultPools: [(name: String, settings: PoolSettings)] = [
+        ("data", PoolSettings(maxSize: 25 << 20)),
+        ("thumbnails", PoolSettings(maxSize: 5 << 20)),
+        ("avatars", PoolSettings(maxSize: 5 << 20, maxAgeSeconds: 7 * 86400)),
     ]
 }
 
