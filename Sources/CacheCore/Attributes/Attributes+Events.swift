@@ -14,7 +14,7 @@ extension Attributes {
         }
         let page: (next: Int64, lines: [UInt8])
         do {
-            page = try names.events.page(from: offset, limit: Self.eventsPageLimit)
+            page = try events.page(from: offset, limit: Self.eventsPageLimit)
         } catch CacheError.notFound {
             page = (0, [])
         }

@@ -87,18 +87,11 @@ extension Attributes {
         if let problem = AttributeValueCheck.problem(with: text, for: attribute, now: names.now) {
             throw CacheError.invalidXattrValue(name: attribute.fullName, reason: problem)
         }
-        try names.poolChanges.withLock { _ in
-            let current = names.settings(of: pool)
-            let updated = try Self.settings(current, changing: attribute, to: text)
-            let poolID = pool.entryID
-            try names.writer.perform { [index] db in try index.saveSettings(updated, for: poolID, in: db) }
-            names.poolSettings.withLock { $0[poolID] = updated }
-            names.evictor.replacement.apply(updated, to: poolID)
-        }
+        try names.changeSettings(of: pool) { current in try Self.settings(current, changing: attribute, to: text) }
         if attribute == .origin || attribute == .negativeTTL { readThrough.originChanged() }
         if attribute == .maxFetches { readThrough.fetchLimiter.limitsChanged() }
         if attribute == .minSize { checkFloors() }
-        names.evictor.requestEnforcement(of: [pool.entryID])
+        evictor.requestEnforcement(of: [pool.entryID])
     }
 
     /// `current` with one attribute set from its text (already checked).
@@ -155,9 +148,9 @@ extension Attributes {
             throw CacheError.invalidXattrValue(name: attribute.fullName,
                                                reason: "expected a size such as 1G or a percentage such as 5%")
         }
-        names.writer.enqueue(.setting(key: MinFree.settingKey, value: normalized))
-        names.writer.flush()
-        names.evictor.requestPressureCheck()
+        writer.enqueue(.setting(key: MinFree.settingKey, value: normalized))
+        writer.flush()
+        evictor.requestPressureCheck()
         checkFloors()
     }
 

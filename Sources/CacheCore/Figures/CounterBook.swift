@@ -97,3 +97,5 @@ final class CounterBook: Sendable {
         counts.withLock { $0.totals.fetchErrors[pool, default: 0] += 1 }
     }
 }
+
+extension CounterBook: NameCounters {}

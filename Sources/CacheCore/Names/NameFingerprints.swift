@@ -23,3 +23,5 @@ struct NameFingerprints: Sendable {
         return Data(mac.finalize()).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
     }
 }
+
+extension NameFingerprints: NameFingerprinting {}

@@ -9,7 +9,7 @@ extension Names {
         usage.addFile(1, bytes: record.size, pool: record.pool, persistent: record.persistent)
         guard !record.persistent else { return }
         addUnitBytes(record.size, of: record, in: &namespace)
-        evictor.replacement.inserted(record.entryID, fingerprint: fingerprint(of: record),
+        replacement.inserted(record.entryID, fingerprint: fingerprint(of: record),
                                      size: policySize ?? record.size, pool: record.pool)
     }
 
@@ -19,7 +19,7 @@ extension Names {
         usage.addFile(-1, bytes: -record.size, pool: record.pool, persistent: record.persistent)
         if !record.persistent {
             addUnitBytes(-record.size, of: record, in: &namespace)
-            evictor.replacement.removed(record.entryID, pool: record.pool)
+            replacement.removed(record.entryID, pool: record.pool)
         }
         if kept { usage.addPending(record.size, pool: record.pool) }
     }
@@ -45,9 +45,9 @@ extension Names {
         usage.moveFile(bytes: after.size, pool: after.pool, toPersistent: after.persistent)
         addUnitBytes(after.persistent ? -after.size : after.size, of: after, in: &namespace)
         if after.persistent {
-            evictor.replacement.removed(after.entryID, pool: after.pool)
+            replacement.removed(after.entryID, pool: after.pool)
         } else {
-            evictor.replacement.inserted(after.entryID, fingerprint: fingerprint(of: after), size: after.size,
+            replacement.inserted(after.entryID, fingerprint: fingerprint(of: after), size: after.size,
                                          pool: after.pool)
         }
     }
@@ -88,6 +88,18 @@ extension Names {
         changeInMemory { namespace, _ in
             units.set(directory, isRoot: isRoot)
             namespace.forgetUnitBytes()
+        }
+    }
+}
+
+extension Names {
+    /// An open for reading that is a hit: counted in its pool, and an access for its pool's
+    /// replacement policy when the file is named and cached.
+    func countHit(of opened: EntryRecord) {
+        counters.countHit(pool: opened.pool)
+        if opened.parent != nil && !opened.persistent {
+            replacement.accessed(opened.entryID, fingerprint: fingerprint(of: opened), size: opened.size,
+                                 pool: opened.pool)
         }
     }
 }

@@ -41,12 +41,10 @@ extension Names {
                                                 mode: mode & 0o7777, uid: caller.uid, gid: caller.gid, now: time)
             created.id = id
             created.pool = id
-            let record = created
-            let index = writer.index
-            try writer.perform { db in try index.insertPool(record, settings: PoolSettings(), in: db) }
+            try index.commitNewPool(created, settings: PoolSettings())
             return namespace.withLock { namespace in
                 poolSettings.withLock { $0[created.entryID] = PoolSettings() }
-                evictor.replacement.apply(PoolSettings(), to: created.entryID)
+                replacement.apply(PoolSettings(), to: created.entryID)
                 namespace.add(created)
                 touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: 1)
                 namespace.modify(created.entryID) { $0.lookups += 1 }
@@ -69,13 +67,13 @@ extension Names {
                 namespace.removeName(LinkName(parent: WellKnownEntry.root, name: pool.name), of: pool.entryID, at: time)
                 namespace.log(.delete(pool.entryID))
                 poolSettings.withLock { $0[pool.entryID] = nil }
-                evictor.replacement.removePool(pool.entryID)
+                replacement.removePool(pool.entryID)
                 usage.removePool(pool.entryID)
                 touch(WellKnownEntry.root, at: time, in: &namespace, subdirectories: -1)
                 effects.notifications.append(
                     .deleted(parent: WellKnownEntry.root, child: pool.entryID, name: Array(pool.name)))
             }
-            writer.flush()
+            index.waitForCommit()
         }
         logger.info("removed pool \(text) and its policy")
     }

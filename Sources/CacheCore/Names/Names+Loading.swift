@@ -71,7 +71,7 @@ extension Names {
             }
         case .entry(let id):
             do {
-                guard let row = try directorySource.entry(id), let parent = row.parent else {
+                guard let row = try directories.entry(id), let parent = row.parent else {
                     unloadable[id] = CacheError.notFound
                     return
                 }
@@ -130,14 +130,14 @@ extension Names {
         var chain: [(id: EntryID, row: EntryRecord?)] = [(directory, nil)]
         // Ancestors first: a directory installs only where its own entry is in memory.
         while let last = chain.last, !namespace.withLock({ $0.inodes[last.id] != nil }) {
-            guard let row = try directorySource.entry(last.id) else { throw CacheError.notFound }
+            guard let row = try directories.entry(last.id) else { throw CacheError.notFound }
             guard row.kind == .directory else { throw CacheError.notDirectory }
             chain[chain.count - 1].row = row
             guard let parent = row.parent, parent != 0 else { break }
             chain.append((parent, nil))
         }
         for (next, row) in chain.reversed() where !namespace.withLock({ $0.isLoaded(next) }) {
-            let load = try DirectoryLoad(next, ownEntry: row, from: directorySource)
+            let load = try DirectoryLoad(next, ownEntry: row, from: directories)
             let installed = namespace.withLock { $0.install(load) }
             // Growing the tables to a big directory freed their smaller copies; hand
             // those pages back rather than keep them resident.

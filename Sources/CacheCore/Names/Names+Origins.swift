@@ -23,10 +23,11 @@ extension Names {
 
     /// An origin's entry named in `parent` (counting one kernel reference), unless another
     /// lookup or a create added the name meanwhile: then that one, not new. A file is
-    /// incomplete until its fetch (`source`) ends, and counts against its pool only from its
-    /// start; EFBIG for one larger than its pool may hold.
+    /// incomplete until its fetch ends, and counts against its pool only from its start;
+    /// EFBIG for one larger than its pool may hold. `addPendingFetch` runs in the hold that
+    /// adds a new file, so its fetch is pending before anything can open it.
     func addOriginEntry(_ id: EntryID, parent: EntryID, name: [UInt8], kind: EntryKind, size: Int64,
-                        source: FetchSource?) throws -> (attributes: FileAttributes, isNew: Bool) {
+                        addPendingFetch: ((EntryID) -> Void)?) throws -> (attributes: FileAttributes, isNew: Bool) {
         try withLoaded([parent]) { namespace in
             let parentRecord = try directory(parent, in: &namespace)
             if let existing = try namespace.child(of: parent, named: Data(name)) {
@@ -53,7 +54,7 @@ extension Names {
             touch(parent, at: time, in: &namespace, subdirectories: kind == .directory ? 1 : 0)
             namespace.modify(id) { $0.lookups += 1 }
             // Not counted against the pool until its fetch starts: a lookup stores nothing.
-            if let source { fetches.addPending(id, source: source) }
+            addPendingFetch?(id)
             return (created.attributes, true)
         }
     }
@@ -108,10 +109,7 @@ extension Names {
                 record.lastAccess = time
                 if becomesPersistent { record.persistent = true }
             }
-            let index = writer.index
-            writer.enqueue([.action { db in
-                try index.setOriginVersion(id, etag: version.etag, lastModified: version.lastModified, in: db)
-            }])
+            index.enqueueOriginVersion(of: id, etag: version.etag, lastModified: version.lastModified)
         }
     }
 

@@ -72,10 +72,10 @@ extension Names {
             || (settings.maxFiles > 0 && current.cachedFiles > settings.maxFiles)
     }
 
-    /// Asks the evictor to look at a pool once a write in it has ended, since the size pass
-    /// left that file out while it was being written.
-    func enforceLimitsAfterWrite(in pool: EntryID) {
-        if isOverLimit(pool) { evictor.requestEnforcement(of: [pool]) }
+    /// Asks the evictor to look at a pool that is over a limit: once a write in it has ended
+    /// (the size pass left that file out while it was being written), or a fetch started.
+    func enforceLimitsIfOver(in pool: EntryID) {
+        if isOverLimit(pool) { effects.requestEnforcement(of: [pool]) }
     }
 
     /// Whether a file may be chosen by size, age, pressure or clear: cached, unpinned and
@@ -104,5 +104,41 @@ extension Names {
         case .forever: return nil
         case .until(let end): return Timestamp(nanoseconds: max(byAge, end.nanoseconds))
         }
+    }
+}
+
+/// A pool's settings as other owners read and change them: each change under `poolChanges`,
+/// so a settings value read and written back whole loses no concurrent change.
+extension Names {
+    func allPoolSettings() -> [EntryID: PoolSettings] {
+        poolSettings.withLock { $0 }
+    }
+
+    /// The settings of pool `pool`, or nil when there is no such pool.
+    func settings(ofPool pool: EntryID) -> PoolSettings? {
+        poolSettings.withLock { $0[pool] }
+    }
+
+    /// Runs `body` while no other change of a pool or its settings can run.
+    func withPoolChanges<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try poolChanges.withLock { _ in try body() }
+    }
+
+    /// Changes the settings of `pool` (its record): the new settings commit first, then
+    /// memory and the pool's replacement policy take them.
+    func changeSettings(of pool: EntryRecord, _ change: (PoolSettings) throws -> PoolSettings) throws {
+        try withPoolChanges {
+            let updated = try change(settings(of: pool))
+            let poolID = pool.entryID
+            try index.commitSettings(updated, of: poolID)
+            poolSettings.withLock { $0[poolID] = updated }
+            replacement.apply(updated, to: poolID)
+        }
+    }
+
+    /// Puts a pool's settings in memory and queues their commit; call within `withPoolChanges`.
+    func queueSettings(_ settings: PoolSettings, of pool: EntryID) {
+        poolSettings.withLock { $0[pool] = settings }
+        index.enqueueSettings(settings, of: pool)
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// The owner of names and metadata: the namespace (entries, names, kernel references),
 /// each pool's usage and settings, entry ids and gathered access times. A change is decided
 /// under the namespace lock, where memory changes and the matching index changes go to the
-/// ``IndexWriter`` in the same hold; what it leaves to do (bytes to discard, events, kernel
+/// index writer (``IndexLog``) in the same hold; what it leaves to do (bytes to discard, events, kernel
 /// notifications, enforcement) comes back as ``NameEffects`` and is carried out after the
 /// lock is released (`change`).
 ///
@@ -34,49 +34,46 @@ final class Names: Sendable {
     /// Directories whose contents are evicted together (`user.cache.unit`).
     let units: UnitRoots
 
+    /// Where changes go, in the order memory made them (the index writer).
+    let index: any IndexLog
     /// Where directories not loaded yet are read, outside the lock (``Names/withLoaded``).
-    let directorySource: any DirectorySource
-    let writer: IndexWriter
-    let bytes: ByteStore
-    let fetches: FetchTable
-    let evictor: Evictor
-    let counters: CounterBook
-    let events: EventLog
-    let notifications: KernelNotifications
+    let directories: any DirectorySource
+    let fetches: any FetchState
+    /// Each pool's replacement policy, told of files counted in and out inside the hold.
+    let replacement: any ReplacementNotes
+    let counters: any NameCounters
+    /// Carries out ``NameEffects`` once the lock is released.
+    let effects: any NameEffectsSink
     let clock: any WallClock
     let logger: Logger
-    let fingerprints: NameFingerprints
+    let fingerprints: any NameFingerprinting
 
-    init(namespace: Namespace, usage: UsageLedger, poolSettings: [EntryID: PoolSettings], ids: IDReservation,
-         access: AccessTracker, directorySource: any DirectorySource, writer: IndexWriter, bytes: ByteStore, fetches: FetchTable, evictor: Evictor,
-         counters: CounterBook, events: EventLog, notifications: KernelNotifications, units: UnitRoots,
-         fingerprints: NameFingerprints, clock: any WallClock, logger: Logger) {
-        self.fingerprints = fingerprints
-        self.namespace = namespace
-        self.usage = usage
-        self.poolSettings = Mutex(poolSettings)
-        self.ids = Mutex(ids)
-        self.access = access
-        self.directorySource = directorySource
-        self.writer = writer
-        self.bytes = bytes
+    init(setup: NamesSetup, index: any IndexLog, directories: any DirectorySource, fetches: any FetchState,
+         replacement: any ReplacementNotes, counters: any NameCounters, effects: any NameEffectsSink) {
+        namespace = Namespace(log: index)
+        usage = UsageLedger(setup.usage)
+        poolSettings = Mutex(setup.poolSettings)
+        ids = Mutex(setup.ids)
+        access = setup.access
+        units = UnitRoots(setup.unitRoots)
+        fingerprints = setup.fingerprints
+        clock = setup.clock
+        logger = setup.logger
+        self.index = index
+        self.directories = directories
         self.fetches = fetches
-        self.evictor = evictor
+        self.replacement = replacement
         self.counters = counters
-        self.events = events
-        self.notifications = notifications
-        self.units = units
-        self.clock = clock
-        self.logger = logger
+        self.effects = effects
     }
 
     var now: Timestamp { clock.now() }
 
-    func carryOut(_ effects: NameEffects) {
-        bytes.discard(effects.bytesToDiscard)
-        if !effects.events.isEmpty { events.record(effects.events) }
-        if !effects.notifications.isEmpty { notifications.enqueue(effects.notifications) }
-        if !effects.poolsToEnforce.isEmpty { evictor.requestEnforcement(of: Array(effects.poolsToEnforce)) }
+    func carryOut(_ done: NameEffects) {
+        effects.discardBytes(of: done.bytesToDiscard)
+        if !done.events.isEmpty { effects.record(done.events) }
+        if !done.notifications.isEmpty { effects.enqueue(done.notifications) }
+        if !done.poolsToEnforce.isEmpty { effects.requestEnforcement(of: Array(done.poolsToEnforce)) }
     }
 
     /// The newest copy of an entry (memory, loading its directory if needed). GETATTR's
@@ -112,8 +109,8 @@ final class Names: Sendable {
     func takeID() throws -> EntryID {
         let taken = ids.withLock { $0.take() }
         if let bound = taken.newBound {
-            writer.enqueue(.setting(key: IDReservation.settingKey, value: String(bound)))
-            writer.flush()
+            index.enqueue([.setting(key: IDReservation.settingKey, value: String(bound))])
+            index.waitForCommit()
         }
         return taken.id
     }
@@ -141,7 +138,7 @@ final class Names: Sendable {
                     namespace.log(.accessTimes(times))
                 }
             }
-            writer.flush()
+            index.waitForCommit()
         }
     }
 
@@ -177,4 +174,27 @@ extension Names {
         }
         return leftovers
     }
+}
+
+/// Figures other owners read from the leaves `Names` keeps (each its own short lock, never
+/// the namespace's).
+extension Names {
+    func usage(of pool: EntryID) -> PoolUsage { usage.usage(of: pool) }
+
+    func pendingBytes(of pool: EntryID) -> Int64 { usage.pendingBytes(of: pool) }
+
+    /// A read of `id` now, gathered without the namespace lock.
+    func noteAccess(_ id: EntryID) { access.touch(id, at: now.nanoseconds) }
+
+    /// The read time of `id` gathered since the last flush, if any.
+    func pendingAccessTime(of id: EntryID) -> Int64? { access.pendingTime(id) }
+
+    /// Every read time gathered since the last flush.
+    func pendingAccessTimes() -> [EntryID: Int64] { access.snapshot() }
+
+    func unitRoots() -> Set<EntryID> { units.all }
+
+    func isUnitRoot(_ directory: EntryID) -> Bool { units.contains(directory) }
+
+    func fingerprint(parent: EntryID, name: Data) -> UInt64 { fingerprints.of(parent: parent, name: name) }
 }

@@ -3,7 +3,7 @@ import Synchronization
 
 /// The one owner of names and metadata. Its state is reachable only inside `withLock`,
 /// which holds the lock for memory work only: the state holds nothing that can read the
-/// index (loads happen outside, see ``NamespaceMiss``), commits go to the ``IndexWriter``,
+/// index (loads happen outside, see ``NamespaceMiss``), commits go to the index writer (``IndexLog``),
 /// and file bytes are read and written elsewhere.
 ///
 /// Every hold hands the index changes it logged to the writer as one group, before the
@@ -11,21 +11,21 @@ import Synchronization
 /// commits half of an operation.
 final class Namespace: Sendable {
     private let state: Mutex<NamespaceState>
-    private let writer: IndexWriter
+    private let log: any IndexLog
     /// The thread in a hold (0 when none), so a test double of the index can fail when it
     /// is read inside one.
     private let holder = Atomic<UInt>(0)
 
-    init(writer: IndexWriter) {
+    init(log: any IndexLog) {
         state = Mutex(NamespaceState())
-        self.writer = writer
+        self.log = log
     }
 
     func withLock<T>(_ body: (inout NamespaceState) throws -> T) rethrows -> T {
         try state.withLock { state in
             holder.store(UInt(pthread_self()), ordering: .relaxed)
             defer {
-                writer.enqueue(state.takeOutbox())
+                log.enqueue(state.takeOutbox())
                 state.endHold()
                 holder.store(0, ordering: .relaxed)
             }

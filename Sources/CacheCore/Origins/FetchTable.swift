@@ -139,3 +139,5 @@ final class FetchTable: Sendable {
         running.withLock(waitingUntil: { $0 == 0 }) { _ in }
     }
 }
+
+extension FetchTable: FetchState {}

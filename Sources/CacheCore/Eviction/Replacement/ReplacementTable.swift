@@ -198,3 +198,5 @@ public struct ReplacementReport: Sendable {
     public var curve: [CurvePoint]
     public var sampledRequests: Int
 }
+
+extension ReplacementTable: ReplacementNotes {}
