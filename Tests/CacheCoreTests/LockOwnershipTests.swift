@@ -1,3 +1,4 @@
+import CacheNames
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// `user.cache.events?from=N` on the root: the event log from byte N as `cachefs events`

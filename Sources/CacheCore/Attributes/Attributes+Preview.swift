@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// A preview listed as lines, with the request it answers.

@@ -1,3 +1,4 @@
+import CacheModel
 import CachePolicy
 import Foundation
 import Glibc

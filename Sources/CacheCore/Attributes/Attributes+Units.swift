@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// `user.cache.unit` on a directory: everything beneath it, now and later, is evicted

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import CachePolicy
 import Foundation
 import Logging

@@ -1,3 +1,6 @@
+import CacheModel
+import CacheNames
+
 /// Carries out what a namespace change leaves to do, after the namespace lock: the byte
 /// store discards, the event log records, the notification thread tells the kernel, the
 /// evictor looks at pools over a limit.

@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// The evictor's passes: size and file-count limits, age, disk pressure, and the purge and

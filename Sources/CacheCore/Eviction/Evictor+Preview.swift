@@ -1,3 +1,4 @@
+import CacheModel
 import CachePolicy
 
 /// The preview: which files a pass would remove, computed by the passes' own code from a

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Synchronization
 
 /// The one owner of the per-pool counters (``PoolCounters``): every count goes through a

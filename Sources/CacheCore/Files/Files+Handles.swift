@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Glibc
 
 /// Handles: create, open, flush, fsync and release.

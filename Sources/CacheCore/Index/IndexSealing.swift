@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// What an encrypted store's index keeps sealed, and how: entry and hard-link names

@@ -1,3 +1,6 @@
+import CacheModel
+import CacheNames
+
 /// The writer is where ``Names`` logs its changes; the pool and origin rows it cannot
 /// express as an ``IndexChange`` go as actions on the index.
 extension IndexWriter: IndexLog {

@@ -1,3 +1,4 @@
+import CacheModel
 import GRDB
 
 /// The index's tables, created and upgraded by GRDB migrations.

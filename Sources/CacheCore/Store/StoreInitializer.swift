@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 import Glibc
 
@@ -77,14 +78,5 @@ enum StoreInitializer {
                                                uid: getuid(), gid: getgid(), now: now)
             _ = try index.insertPool(record, settings: settings)
         }
-    }
-}
-
-extension EntryRecord {
-    static func directory(name: Data, parent: EntryID, pool: EntryID, mode: UInt32, uid: UInt32, gid: UInt32,
-                          now: Int64) -> EntryRecord {
-        EntryRecord(id: nil, parent: parent, name: name, pool: pool, kind: .directory, mode: mode, uid: uid,
-                    gid: gid, size: 0, atime: now, mtime: now, ctime: now, lastAccess: now, persistent: false,
-                    pinnedUntil: 0, expiration: 0, writing: false, durable: true, linkCount: 2)
     }
 }

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Foundation
 
 /// Opening a store, in the order that keeps it safe: its folders, the one-daemon lock, the

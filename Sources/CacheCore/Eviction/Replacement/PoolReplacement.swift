@@ -1,3 +1,4 @@
+import CacheModel
 import CachePolicy
 
 /// One pool's replacement state: where its victims come from, and what its own requests
