@@ -3,7 +3,7 @@ import Foundation
 import Logging
 
 /// Where ``Names`` hands the index changes it makes, in the order memory made them (the
-/// engine's ``IndexWriter``). `enqueue` and `waitForCommit` are all a hold needs; the pool changes
+/// engine's `IndexWriter`). `enqueue` and `waitForCommit` are all a hold needs; the pool changes
 /// commit whole before memory changes (`poolChanges` held).
 package protocol IndexLog: Sendable {
     func enqueue(_ changes: [IndexChange])

@@ -5,7 +5,7 @@ import CacheModel
 /// the evictor.
 struct NameEffects {
     /// Entries whose last name and last reference are gone: their bytes and rows go after
-    /// the commit that leaves the rows nameless (``ByteStore/discard(_:)``).
+    /// the commit that leaves the rows nameless (``NameEffectsSink/discardBytes(of:)``).
     var bytesToDiscard: [EntryID] = []
     var events: [CacheEvent] = []
     /// Names cachefs removed by itself; a user's own removals the kernel made itself.

@@ -3,7 +3,7 @@ import struct Foundation.Data
 
 /// What a read-through pool's lookups and fetches change in the namespace: an origin's
 /// entry added, a fetch counted and finished. Each is one hold; the fetch itself runs
-/// outside (``ReadThrough``).
+/// outside (CacheCore's `ReadThrough`).
 extension Names {
     /// The pool of a directory and its path below the pool, as the origin names it.
     package func originPath(of directory: EntryID) throws -> (pool: EntryID, path: [[UInt8]]) {

@@ -103,7 +103,7 @@ package final class Names: Sendable {
         return (result.0, result.1)
     }
 
-    /// What names a file across evictions for its pool's policy (see ``NameFingerprints``).
+    /// What names a file across evictions for its pool's policy (see ``NameFingerprinting``).
     package func fingerprint(of record: EntryRecord) -> UInt64 {
         fingerprints.of(parent: record.parent, name: record.name)
     }
@@ -118,7 +118,7 @@ package final class Names: Sendable {
         return taken.id
     }
 
-    /// Whether a file's size is in its pool's usage (see ``FetchTable``): any file but one of
+    /// Whether a file's size is in its pool's usage (see ``FetchState``): any file but one of
     /// an origin pool whose fetch has not started. Usage changes that depend on it are made
     /// inside the namespace hold, as the fetch's start is.
     package func countsInUsage(_ record: EntryRecord) -> Bool {
