@@ -33,10 +33,30 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // Values every layer shares: entries, errors, pool settings, events, tunables.
+        .target(
+            name: "CacheModel",
+            dependencies: [
+                "CachePolicy",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The namespace and its lock, which only `Names` takes; its collaborators are protocols.
+        .target(
+            name: "CacheNames",
+            dependencies: [
+                "CLinux",
+                "CacheModel",
+                "CachePolicy",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "CacheCore",
             dependencies: [
                 "CLinux",
+                "CacheModel",
+                "CacheNames",
                 "CachePolicy",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -53,6 +73,7 @@ let package = Package(
             dependencies: [
                 "CFuse3",
                 "CacheCore",
+                "CacheModel",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -61,6 +82,7 @@ let package = Package(
             name: "CacheMetrics",
             dependencies: [
                 "CacheCore",
+                "CacheModel",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -69,6 +91,7 @@ let package = Package(
             name: "cachefs",
             dependencies: [
                 "CacheCore",
+                "CacheModel",
                 "CachePolicy",
                 "CLinux",
                 "CacheMetrics",
@@ -90,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheCoreTests",
-            dependencies: ["CacheCore"]
+            dependencies: ["CacheCore", "CacheModel", "CacheNames"]
         ),
         .testTarget(
             name: "IntegrationTests",

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheModel
 import Prometheus
 
 /// The per-pool figures as Prometheus metrics, labelled `pool`. The same code serves the

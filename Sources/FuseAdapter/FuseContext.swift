@@ -1,3 +1,4 @@
+import CacheModel
 import CFuse3
 import CacheCore
 import Glibc

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheModel
 import Glibc
 
 /// Turns core attributes into the `struct stat` the kernel wants.

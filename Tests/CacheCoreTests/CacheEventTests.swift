@@ -1,4 +1,5 @@
 import CacheCore
+import CacheModel
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Foundation
 import Glibc
 import Synchronization

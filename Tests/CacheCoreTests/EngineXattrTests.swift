@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Glibc
 import Testing
 
@@ -85,7 +86,7 @@ import Testing
         #expect(throws: CacheError.noAttribute) { try engine.getxattr(id, name: "user.foo") }
     }
 
-    @Test func poolPolicyIsValidatedAndPersisted() throws {
+    @Test func poolSettingsAreValidatedAndPersisted() throws {
         let store = try TestStore()
         do {
             let engine = try store.open()

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheModel
 import Glibc
 import Testing
 

@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Foundation
 import Glibc
 import Synchronization
@@ -102,7 +103,7 @@ import Testing
         let data = try engine.pool("data")
         // The origin still lists the name, but the pool holds no entry for it.
         #expect(try engine.readdir(data, offset: 0, limit: 100).allSatisfy { $0.attributes == nil })
-        #expect(engine.names.usage.usage(of: data).cachedBytes == 0)
+        #expect(engine.names.usage(of: data).cachedBytes == 0)
     }
 
     @Test func aFileShownButNotFetchedIsNotKeptByACleanUnmount() throws {
@@ -114,6 +115,6 @@ import Testing
         let data = try engine.pool("data")
         try engine.setxattr(data, name: "user.cache.origin", value: [], flags: 0)
         #expect(try engine.readdir(data, offset: 0, limit: 100).count == 2)
-        #expect(engine.names.usage.usage(of: data).cachedBytes == 0)
+        #expect(engine.names.usage(of: data).cachedBytes == 0)
     }
 }

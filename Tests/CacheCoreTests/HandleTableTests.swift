@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Testing
 
 /// Which handles bypass the kernel's page cache (`HandleTable.add`).

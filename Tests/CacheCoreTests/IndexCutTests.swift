@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Foundation
 import Glibc
 import GRDB
@@ -151,7 +152,7 @@ import Testing
             defer { engine.shutdown() }
             let recovered = try state(of: engine)
             #expect(recovered == model.state, "\(cut): the recovered store is not the model at that commit")
-            #expect(engine.names.usage.usage(of: try engine.pool("data")) == model.usage, "\(cut): usage")
+            #expect(engine.names.usage(of: try engine.pool("data")) == model.usage, "\(cut): usage")
             engine.waitForIndex()
             engine.waitForIndex()
             #expect(store.objectFiles.count == model.fileCount, "\(cut): bytes without a name, or names without bytes")

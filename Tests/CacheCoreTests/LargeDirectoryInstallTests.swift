@@ -1,4 +1,6 @@
 @testable import CacheCore
+import CacheModel
+@testable import CacheNames
 import Foundation
 import Synchronization
 import Testing

@@ -1,4 +1,6 @@
 @testable import CacheCore
+@testable import CacheNames
+import CacheModel
 import CLinux
 import Foundation
 import Glibc
@@ -206,9 +208,9 @@ import Testing
         try engine.rename(parent: data, name: bytes("tmp"), newParent: data, newName: bytes("target"), flags: [])
         // The kernel resolved "target" to the old inode just before the rename: it opens.
         #expect(try engine.readAll(old) == bytes("old"))
-        #expect(engine.names.usage.pendingBytes(of: data) == 3)
+        #expect(engine.names.pendingBytes(of: data) == 3)
         engine.forget(old, count: 1)
-        #expect(engine.names.usage.pendingBytes(of: data) == 0)
+        #expect(engine.names.pendingBytes(of: data) == 0)
         #expect(throws: CacheError.stale) { try engine.open(old, flags: O_RDONLY) }
         engine.waitForIndex()
         engine.waitForIndex()

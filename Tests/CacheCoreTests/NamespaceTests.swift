@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Foundation
 import Glibc
 import Testing
@@ -63,8 +64,8 @@ import Testing
         try engine.rename(parent: data, name: Array("source".utf8), newParent: data, newName: Array("target".utf8), flags: [])
         #expect(try engine.lookup(parent: data, name: Array("target".utf8)).id == new)
         #expect(try engine.names(in: data) == ["target"])
-        #expect(engine.names.usage.usage(of: data) == PoolUsage(cachedBytes: 3, cachedFiles: 1))
-        #expect(engine.names.usage.pendingBytes(of: data) == 9)
+        #expect(engine.names.usage(of: data) == PoolUsage(cachedBytes: 3, cachedFiles: 1))
+        #expect(engine.names.pendingBytes(of: data) == 9)
         #expect(try engine.getattr(old).linkCount == 0, "the replaced file has no name left")
         engine.waitForIndex()
         #expect(try engine.read(handle, offset: 0, size: 100) == Array("old bytes".utf8))
@@ -72,7 +73,7 @@ import Testing
         engine.release(handle)
         engine.waitForIndex()
         #expect(!store.hasObject(old))
-        #expect(engine.names.usage.pendingBytes(of: data) == 0)
+        #expect(engine.names.pendingBytes(of: data) == 0)
         // The row goes in the commit after the unlink (see `discardBytes`): one more wait.
         engine.waitForIndex()
         #expect(try engine.index.entry(old) == nil)
@@ -85,7 +86,7 @@ import Testing
         let old = try engine.writeFile("target", in: data, content: Array("old bytes".utf8))
         let new = try engine.writeFile("source", in: data, content: Array("new".utf8))
         try engine.rename(parent: data, name: Array("source".utf8), newParent: data, newName: Array("target".utf8), flags: [])
-        #expect(engine.names.usage.pendingBytes(of: data) == 0)
+        #expect(engine.names.pendingBytes(of: data) == 0)
         #expect(throws: CacheError.stale) { try engine.open(old, flags: O_RDONLY) }
         engine.waitForIndex()
         #expect(!store.hasObject(old) && store.hasObject(new))
@@ -155,7 +156,7 @@ import Testing
         #expect(try engine.lookup(parent: data, name: Array("f".utf8)).id == file)
         #expect(try engine.lookup(parent: data, name: Array("d".utf8)).id == directory)
         #expect(try engine.tree(of: data) == ["f": "f:same", "d": "d", "d/g": "f:\u{9}"])
-        #expect(engine.names.usage.usage(of: data) == PoolUsage(cachedBytes: 5, cachedFiles: 2))
+        #expect(engine.names.usage(of: data) == PoolUsage(cachedBytes: 5, cachedFiles: 2))
         engine.waitForIndex()
         engine.waitForIndex()
         #expect(store.objectFiles.count == 2 && store.hasObject(file))
@@ -176,8 +177,8 @@ import Testing
         let third = try engine.open(id, flags: O_RDONLY)
         engine.release(third)
         #expect(try engine.getattr(id).linkCount == 0)
-        #expect(engine.names.usage.usage(of: data) == PoolUsage())
-        #expect(engine.names.usage.pendingBytes(of: data) == 10)
+        #expect(engine.names.usage(of: data) == PoolUsage())
+        #expect(engine.names.pendingBytes(of: data) == 10)
         #expect(try engine.read(first, offset: 0, size: 100) == Array("still here".utf8))
         engine.release(first)
         engine.waitForIndex()
@@ -187,7 +188,7 @@ import Testing
         engine.release(second)
         engine.waitForIndex()
         #expect(!store.hasObject(id))
-        #expect(engine.names.usage.pendingBytes(of: data) == 0)
+        #expect(engine.names.pendingBytes(of: data) == 0)
         // The kernel's reference from CREATE keeps the nameless inode until FORGET.
         engine.forget(id, count: engine.lookups(of: id))
         #expect(throws: CacheError.notFound) { try engine.getattr(id) }

@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Foundation
 import Glibc
 import Testing
@@ -66,9 +67,9 @@ import Testing
         try expectUsage(engine, data, PoolUsage(persistentBytes: 20, persistentFiles: 1))
         try engine.unlink(parent: sub, name: Array("h".utf8))
         try expectUsage(engine, data, PoolUsage())
-        #expect(engine.names.usage.pendingBytes(of: data) == 100, "g's bytes wait for the kernel to forget it")
+        #expect(engine.names.pendingBytes(of: data) == 100, "g's bytes wait for the kernel to forget it")
         engine.forget(id, count: engine.lookups(of: id))
-        #expect(engine.names.usage.pendingBytes(of: data) == 0)
+        #expect(engine.names.pendingBytes(of: data) == 0)
     }
 
     /// A flag set on a directory is copied to everything beneath it, and only that flag: a
@@ -108,13 +109,13 @@ import Testing
         _ = try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try engine.write(created.handle, offset: 0, bytes: $0) }
         try engine.unlink(parent: data, name: Array("f".utf8))
         _ = try [UInt8](repeating: 2, count: 15).withUnsafeBytes { try engine.write(created.handle, offset: 10, bytes: $0) }
-        #expect(engine.names.usage.usage(of: data) == PoolUsage())
-        #expect(engine.names.usage.pendingBytes(of: data) == 25)
+        #expect(engine.names.usage(of: data) == PoolUsage())
+        #expect(engine.names.pendingBytes(of: data) == 25)
         #expect(try engine.text(data, "user.cache.pending_usage") == "25")
         engine.release(created.handle)
-        #expect(engine.names.usage.pendingBytes(of: data) == 25, "the kernel still holds the inode from CREATE")
+        #expect(engine.names.pendingBytes(of: data) == 25, "the kernel still holds the inode from CREATE")
         engine.forget(created.attributes.id, count: 1)
-        #expect(engine.names.usage.pendingBytes(of: data) == 0)
+        #expect(engine.names.pendingBytes(of: data) == 0)
         engine.waitForIndex()
         #expect(store.objectFiles.isEmpty)
     }
@@ -123,7 +124,7 @@ import Testing
     /// handed to the writer), that the index sums the same after a commit.
     private func expectUsage(_ engine: CacheEngine, _ pool: EntryID, _ expected: PoolUsage, pinned: Int64 = 0,
                              closed: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        #expect(engine.names.usage.usage(of: pool) == expected, "ledger", sourceLocation: sourceLocation)
+        #expect(engine.names.usage(of: pool) == expected, "ledger", sourceLocation: sourceLocation)
         #expect(try engine.text(pool, "user.cache.usage") == String(expected.cachedBytes), sourceLocation: sourceLocation)
         #expect(try engine.text(pool, "user.cache.persistent_usage") == String(expected.persistentBytes),
                 sourceLocation: sourceLocation)

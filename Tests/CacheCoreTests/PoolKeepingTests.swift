@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Foundation
 import Glibc
 import Testing
@@ -89,5 +90,5 @@ import Testing
 }
 
 extension CacheEngine {
-    func policyCount() throws -> Int { try index.poolPolicies().count }
+    func policyCount() throws -> Int { try index.poolSettings().count }
 }

@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Testing
 
 /// The floor arithmetic of a disk-pressure pass, against answers worked out by hand.

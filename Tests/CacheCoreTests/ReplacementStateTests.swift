@@ -1,4 +1,6 @@
 @testable import CacheCore
+@testable import CacheNames
+import CacheModel
 import CachePolicy
 import Dispatch
 import Foundation
@@ -42,7 +44,7 @@ import Testing
             }
             let switchedTo = Mutex<PolicyKind?>(nil)
             let host = ForwardingEvictionHost(engine.eviction)
-            host.afterNextPoolPolicies.withLock {
+            host.afterNextPoolSettings.withLock {
                 $0 = {
                     switchedTo.withLock { $0 = engine.evictor.replacement.report(of: data)?.active }
                     if engine.names.poolChanges.withLockIfAvailable({ _ in true }) == true {
@@ -68,7 +70,7 @@ import Testing
 
             #expect(try engine.text(data, "user.cache.max_size") == "1000000")
             #expect(try engine.text(data, "user.cache.eviction_active") == switched.rawValue)
-            #expect(engine.eviction.poolPolicies()[data]?.activePolicy == switched)
+            #expect(engine.eviction.poolSettings()[data]?.activePolicy == switched)
             engine.shutdown()
         }
 

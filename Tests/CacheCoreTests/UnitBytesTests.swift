@@ -1,4 +1,6 @@
 @testable import CacheCore
+@testable import CacheNames
+import CacheModel
 import Foundation
 import Glibc
 import Testing

@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Foundation
 import GRDB
 import Glibc
@@ -13,12 +14,12 @@ import Testing
         // Rows that differ from the entries show which one a mount read, also after a crash.
         try setUsageRow(store, data, files: 1, bytes: 7)
         let engine = try store.open()
-        #expect(engine.names.usage.usage(of: data) == PoolUsage(cachedBytes: 7, cachedFiles: 1))
+        #expect(engine.names.usage(of: data) == PoolUsage(cachedBytes: 7, cachedFiles: 1))
         engine.simulateCrash()
         _ = Unmanaged.passRetained(engine)
         try store.releaseLockOfCrashedEngine()
         let again = try store.open()
-        #expect(again.names.usage.usage(of: data) == PoolUsage(cachedBytes: 7, cachedFiles: 1))
+        #expect(again.names.usage(of: data) == PoolUsage(cachedBytes: 7, cachedFiles: 1))
         again.shutdown()
     }
 
@@ -39,7 +40,7 @@ import Testing
         try store.releaseLockOfCrashedEngine()
         do {
             let engine = try store.open()
-            #expect(engine.names.usage.usage(of: data) == PoolUsage(cachedBytes: 500, cachedFiles: 2))
+            #expect(engine.names.usage(of: data) == PoolUsage(cachedBytes: 500, cachedFiles: 2))
             #expect(try engine.index.usageTotals()[data] == engine.index.usageByPool()[data])
             engine.shutdown()
         }
@@ -54,7 +55,7 @@ import Testing
         #expect(report.problems.count == 1 && report.repaired, "\(report.problems)")
         #expect(try index(store).usageTotals()[data] == PoolUsage(cachedBytes: 300, cachedFiles: 1))
         let engine = try store.open()
-        #expect(engine.names.usage.usage(of: data) == PoolUsage(cachedBytes: 300, cachedFiles: 1))
+        #expect(engine.names.usage(of: data) == PoolUsage(cachedBytes: 300, cachedFiles: 1))
         engine.shutdown()
     }
 

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheModel
 import Testing
 
 @Suite struct ValueParsingTests {

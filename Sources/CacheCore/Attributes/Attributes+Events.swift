@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// `user.cache.events?from=N` on the root: the event log from byte N as `cachefs events`
@@ -14,7 +15,7 @@ extension Attributes {
         }
         let page: (next: Int64, lines: [UInt8])
         do {
-            page = try names.events.page(from: offset, limit: Self.eventsPageLimit)
+            page = try events.page(from: offset, limit: Self.eventsPageLimit)
         } catch CacheError.notFound {
             page = (0, [])
         }

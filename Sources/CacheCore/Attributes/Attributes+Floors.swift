@@ -4,7 +4,7 @@ extension Attributes {
     /// allowed (a pool's floor is a wish, not a reservation) but cannot all hold under
     /// pressure: that is logged once and shown by `cachefs status` while it lasts.
     func checkFloors() {
-        let floors = names.policies.withLock { $0.values.reduce(Int64(0)) { $0 + $1.minSize } }
+        let floors = names.allPoolSettings().values.reduce(Int64(0)) { $0 + $1.minSize }
         let usable: Int64
         do {
             let space = try eviction.freeSpace()

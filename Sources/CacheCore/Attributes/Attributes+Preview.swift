@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// A preview listed as lines, with the request it answers.
@@ -47,7 +48,7 @@ extension Attributes {
     private func previewLines(of pool: EntryID, _ request: PreviewRequest) throws -> [String] {
         let victims: [PreviewVictim]
         do {
-            victims = try names.evictor.preview(of: pool, request, in: eviction)
+            victims = try evictor.preview(of: pool, request, in: eviction)
         } catch {
             logger.error("could not read the index for a preview of pool \(pool): \(error)")
             throw CacheError.io(EIO)

@@ -1,8 +1,9 @@
+import CacheModel
 import CachePolicy
 import Foundation
 import Glibc
 
-/// Writing `user.cache.*`: file and directory flags, pool policy, root settings, actions.
+/// Writing `user.cache.*`: file and directory flags, pool settings, root settings, actions.
 /// Every value is validated first; a bad one changes nothing.
 extension Attributes {
     func setCacheAttribute(_ id: EntryID, name: String, text: String) throws {
@@ -39,7 +40,7 @@ extension Attributes {
             names.loadSubtreeOutsideTheLock(id)
             try setEntryFlag(attribute, text: text, on: id)
         case .file: try setEntryFlag(attribute, text: text, on: id)
-        case .pool: try setPoolPolicy(attribute, text: text, on: current)
+        case .pool: try setPoolSettings(attribute, text: text, on: current)
         case .root: try setRootSetting(attribute, text: text)
         case .nameOnly: throw CacheError.unknownCacheAttribute(name)
         }
@@ -80,30 +81,23 @@ extension Attributes {
         }
     }
 
-    /// Commits the pool's new policy, then applies it; `poolChanges` keeps two changes of
+    /// Commits the pool's new settings, then applies it; `poolChanges` keeps two changes of
     /// one pool from losing each other's value, and no namespace hold waits for the commit.
-    func setPoolPolicy(_ attribute: CacheAttribute, text: String, on pool: EntryRecord) throws {
+    func setPoolSettings(_ attribute: CacheAttribute, text: String, on pool: EntryRecord) throws {
         // What a value may be is one rule, shared with the CLI, which checks before it writes.
         if let problem = AttributeValueCheck.problem(with: text, for: attribute, now: names.now) {
             throw CacheError.invalidXattrValue(name: attribute.fullName, reason: problem)
         }
-        try names.poolChanges.withLock { _ in
-            let current = names.policy(of: pool)
-            let updated = try Self.policy(current, changing: attribute, to: text)
-            let poolID = pool.entryID
-            try names.writer.perform { [index] db in try index.savePolicy(updated, for: poolID, in: db) }
-            names.policies.withLock { $0[poolID] = updated }
-            names.evictor.replacement.apply(updated, to: poolID)
-        }
+        try names.changeSettings(of: pool) { current in try Self.settings(current, changing: attribute, to: text) }
         if attribute == .origin || attribute == .negativeTTL { readThrough.originChanged() }
         if attribute == .maxFetches { readThrough.fetchLimiter.limitsChanged() }
         if attribute == .minSize { checkFloors() }
-        names.evictor.requestEnforcement(of: [pool.entryID])
+        evictor.requestEnforcement(of: [pool.entryID])
     }
 
     /// `current` with one attribute set from its text (already checked).
-    private static func policy(_ current: PoolPolicy, changing attribute: CacheAttribute, to text: String) throws
-        -> PoolPolicy
+    private static func settings(_ current: PoolSettings, changing attribute: CacheAttribute, to text: String) throws
+        -> PoolSettings
     {
         var updated = current
         let trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -135,9 +129,9 @@ extension Attributes {
         return updated
     }
 
-    func resetPoolPolicy(_ pool: EntryRecord, attribute: CacheAttribute) throws {
+    func resetPoolSettings(_ pool: EntryRecord, attribute: CacheAttribute) throws {
         let name = String(decoding: pool.name, as: UTF8.self)
-        let defaults = PoolPolicy.defaultPools.first { $0.name == name }?.policy ?? PoolPolicy()
+        let defaults = PoolSettings.defaultPools.first { $0.name == name }?.settings ?? PoolSettings()
         let values: [CacheAttribute: String] = [
             .maxSize: String(defaults.maxSize), .maxAge: String(defaults.maxAgeSeconds),
             .ageBasis: defaults.ageBasis.rawValue, .maxFiles: String(defaults.maxFiles),
@@ -146,7 +140,7 @@ extension Attributes {
             .eviction: defaults.eviction.rawValue, .trace: "0", .minSize: String(defaults.minSize),
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
-        try setPoolPolicy(attribute, text: text, on: pool)
+        try setPoolSettings(attribute, text: text, on: pool)
     }
 
     func setRootSetting(_ attribute: CacheAttribute, text: String) throws {
@@ -155,9 +149,9 @@ extension Attributes {
             throw CacheError.invalidXattrValue(name: attribute.fullName,
                                                reason: "expected a size such as 1G or a percentage such as 5%")
         }
-        names.writer.enqueue(.setting(key: MinFree.settingKey, value: normalized))
-        names.writer.flush()
-        names.evictor.requestPressureCheck()
+        writer.enqueue(.setting(key: MinFree.settingKey, value: normalized))
+        writer.flush()
+        evictor.requestPressureCheck()
         checkFloors()
     }
 

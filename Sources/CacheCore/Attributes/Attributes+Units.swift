@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// `user.cache.unit` on a directory: everything beneath it, now and later, is evicted
@@ -9,7 +10,7 @@ extension Attributes {
             throw CacheError.invalidXattrValue(name: CacheAttribute.unit.fullName, reason: "expected 0 or 1")
         }
         let name = IndexStore.unitAttributeName
-        try names.writer.perform { db in
+        try writer.perform { db in
             if isUnit {
                 // Nothing is written for a directory removed meanwhile.
                 try db.execute(sql: """
@@ -26,7 +27,7 @@ extension Attributes {
         let record = try names.record(id)
         // Files open for writing beneath it now see the unit's limit (or lose it).
         refreshWriteLimits(beneath: id, in: record.pool)
-        names.evictor.requestEnforcement(of: [record.pool])
+        evictor.requestEnforcement(of: [record.pool])
     }
 
     private func refreshWriteLimits(beneath directory: EntryID, in pool: EntryID) {
@@ -47,7 +48,7 @@ extension Attributes {
     /// `user.cache.unit`, `unit_files` and `unit_usage` of a directory: the figures of
     /// everything beneath a unit's root (0 for a directory that is not one).
     func unitValue(_ attribute: CacheAttribute, of directory: EntryRecord) throws -> String {
-        let isRoot = names.units.contains(directory.entryID)
+        let isRoot = names.isUnitRoot(directory.entryID)
         switch attribute {
         case .unit: return isRoot ? "1" : "0"
         case .unitFiles, .unitUsage:

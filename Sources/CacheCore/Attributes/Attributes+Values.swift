@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 import Glibc
 
@@ -24,20 +25,20 @@ extension Attributes {
         case .lastAccess: return ValueParsing.formatRFC3339(Timestamp(nanoseconds: names.lastAccess(of: record)))
         case .state: return state(of: record, at: time).rawValue
         case .expiresAt: return names.expiry(of: record).map(ValueParsing.formatRFC3339) ?? ""
-        case .maxSize: return String(names.policy(of: record).maxSize)
-        case .minSize: return String(names.policy(of: record).minSize)
-        case .maxAge: return String(names.policy(of: record).maxAgeSeconds)
-        case .ageBasis: return names.policy(of: record).ageBasis.rawValue
-        case .maxFiles: return String(names.policy(of: record).maxFiles)
-        case .lowWatermark: return String(names.policy(of: record).lowWatermarkPercent)
-        case .origin: return names.policy(of: record).origin
-        case .negativeTTL: return String(names.policy(of: record).negativeTTLSeconds)
-        case .maxFetches: return String(names.policy(of: record).maxFetches)
-        case .eviction: return names.policy(of: record).eviction.rawValue
-        case .trace: return names.policy(of: record).recordsTrace ? "1" : "0"
-        case .evictionActive: return (names.evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
-        case .hitRatio: return names.counters.recentHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
-        case .hitRatioCurve: return names.evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
+        case .maxSize: return String(names.settings(of: record).maxSize)
+        case .minSize: return String(names.settings(of: record).minSize)
+        case .maxAge: return String(names.settings(of: record).maxAgeSeconds)
+        case .ageBasis: return names.settings(of: record).ageBasis.rawValue
+        case .maxFiles: return String(names.settings(of: record).maxFiles)
+        case .lowWatermark: return String(names.settings(of: record).lowWatermarkPercent)
+        case .origin: return names.settings(of: record).origin
+        case .negativeTTL: return String(names.settings(of: record).negativeTTLSeconds)
+        case .maxFetches: return String(names.settings(of: record).maxFetches)
+        case .eviction: return names.settings(of: record).eviction.rawValue
+        case .trace: return names.settings(of: record).recordsTrace ? "1" : "0"
+        case .evictionActive: return (evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
+        case .hitRatio: return counters.recentHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
+        case .hitRatioCurve: return evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
         case .fetching: return readThrough.fetchingValue(of: record.entryID)
         case .etag, .lastModified:
             // Shown empty when the index cannot say: these two attributes are informational.
@@ -100,7 +101,7 @@ extension Attributes {
         do {
             try index.forEachLeastRecentlyUsed(pool: pool, batch: Tunables.oldestAccessBatch) { candidates in
                 for candidate in candidates {
-                    let pending = names.access.pendingTime(candidate.entryID)
+                    let pending = names.pendingAccessTime(of: candidate.entryID)
                     let time = pending ?? candidate.lastAccess
                     oldest = min(oldest ?? time, time)
                     if pending == nil { return false }
@@ -122,14 +123,14 @@ extension Attributes {
             return count == 0 ? 0 : figure(.fetchTTFBTotal, pools: pools) / count
         }
         let ids = pools ?? names.poolIDs()
-        let counts = names.counters.snapshot
+        let counts = counters.snapshot
         let time = names.now.nanoseconds
         return ids.reduce(0) { total, pool in
-            let poolUsage = names.usage.usage(of: pool)
+            let poolUsage = names.usage(of: pool)
             switch attribute {
             case .usage: return total + poolUsage.cachedBytes
             case .persistentUsage: return total + poolUsage.persistentBytes
-            case .pendingUsage: return total + names.usage.pendingBytes(of: pool)
+            case .pendingUsage: return total + names.pendingBytes(of: pool)
             case .files: return total + poolUsage.cachedFiles + poolUsage.persistentFiles
             // A figure for display; the evictor reads pins from memory and the index on its own.
             case .pinnedFiles: return total + ((try? index.pinnedCount(pool: pool, now: time)) ?? 0)
@@ -149,7 +150,7 @@ extension Attributes {
 
     /// Every pool's figures, in name order.
     func poolFigures() -> [PoolFigures] {
-        let limits = names.policies.withLock { $0.mapValues(\.maxSize) }
+        let limits = names.allPoolSettings().mapValues(\.maxSize)
         return names.poolNames().map { id, name in
             let pools = [id]
             var figures = PoolFigures(
@@ -161,8 +162,8 @@ extension Attributes {
                 fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools),
                 fetchTTFBMillisecondsTotal: figure(.fetchTTFBTotal, pools: pools),
                 fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
-            figures.recentHitRatio = names.counters.recentHitRatio(of: id)
-            if let report = names.evictor.replacement.report(of: id) {
+            figures.recentHitRatio = counters.recentHitRatio(of: id)
+            if let report = evictor.replacement.report(of: id) {
                 figures.estimatedHitRatios = report.curve.map {
                     PoolFigures.EstimatedHitRatio(size: $0.sizeBytes > 0 ? $0.sizeBytes : $0.sizeFiles,
                                                   inFiles: $0.sizeBytes == 0, hitRatio: $0.hitRatio)
@@ -178,19 +179,19 @@ extension Attributes {
     func statfs(of id: EntryID) throws -> FilesystemStats {
         let disk = try files.bytes.filesystemStats()
         let pool = try names.record(id).pool
-        guard pool != 0, let policy = names.policies.withLock({ $0[pool] }), policy.maxSize > 0 else { return disk }
+        guard pool != 0, let settings = names.settings(ofPool: pool), settings.maxSize > 0 else { return disk }
         let unit = max(disk.fragmentSize, 1)
-        let used = names.usage.usage(of: pool)
+        let used = names.usage(of: pool)
         // A pool cannot hold more than its filesystem has free, whatever its budget says.
-        let leftUnderLimit = UInt64(max(policy.maxSize - used.cachedBytes, 0)) / unit
+        let leftUnderLimit = UInt64(max(settings.maxSize - used.cachedBytes, 0)) / unit
         var stats = disk
-        stats.blocks = UInt64(policy.maxSize) / unit
+        stats.blocks = UInt64(settings.maxSize) / unit
         stats.freeBlocks = min(leftUnderLimit, disk.freeBlocks)
         stats.availableBlocks = min(leftUnderLimit, disk.availableBlocks)
-        if policy.maxFiles > 0 {
+        if settings.maxFiles > 0 {
             let files = UInt64(max(used.cachedFiles, 0))
-            stats.files = UInt64(policy.maxFiles)
-            stats.freeFiles = min(UInt64(policy.maxFiles) - min(files, UInt64(policy.maxFiles)), disk.freeFiles)
+            stats.files = UInt64(settings.maxFiles)
+            stats.freeFiles = min(UInt64(settings.maxFiles) - min(files, UInt64(settings.maxFiles)), disk.freeFiles)
         }
         return stats
     }

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Foundation
 import Glibc
 import Logging
@@ -14,6 +16,10 @@ final class Attributes: Sendable {
     let readThrough: ReadThrough
     let eviction: StoreEvictionHost
     let index: IndexStore
+    let writer: IndexWriter
+    let evictor: Evictor
+    let counters: CounterBook
+    let events: EventLog
     let layout: StoreLayout
     let warnings: StoreWarnings
     let logger: Logger
@@ -21,13 +27,18 @@ final class Attributes: Sendable {
     /// one snapshot.
     let lastPreview = Mutex<PreviewPages?>(nil)
 
-    init(names: Names, files: Files, readThrough: ReadThrough, eviction: StoreEvictionHost, index: IndexStore,
-         layout: StoreLayout, warnings: StoreWarnings, logger: Logger) {
+    init(names: Names, files: Files, readThrough: ReadThrough, eviction: StoreEvictionHost, writer: IndexWriter,
+         evictor: Evictor, counters: CounterBook, events: EventLog, layout: StoreLayout, warnings: StoreWarnings,
+         logger: Logger) {
         self.names = names
         self.files = files
         self.readThrough = readThrough
         self.eviction = eviction
-        self.index = index
+        self.index = writer.index
+        self.writer = writer
+        self.evictor = evictor
+        self.counters = counters
+        self.events = events
         self.layout = layout
         self.warnings = warnings
         self.logger = logger
@@ -71,7 +82,7 @@ final class Attributes: Sendable {
         guard name.hasPrefix(CacheAttribute.prefix) else {
             _ = try names.record(id)
             let (key, bytes) = (Data(name.utf8), Data(value))
-            try names.writer.perform { [index] db in
+            try writer.perform { [index] db in
                 try index.setXattr(id, name: key, value: bytes, mustExist: flags & XattrFlags.replace != 0,
                                         mustNotExist: flags & XattrFlags.create != 0, in: db)
             }
@@ -84,7 +95,7 @@ final class Attributes: Sendable {
             switch error {
             case .invalidXattrValue(let attribute, let reason):
                 // The value (an origin's URL, say) is sealed in an encrypted store's log.
-                logger.warning("refused \(attribute)=\(names.events.shown(String(decoding: value.prefix(64), as: UTF8.self))): \(names.events.shown(reason))")
+                logger.warning("refused \(attribute)=\(events.shown(String(decoding: value.prefix(64), as: UTF8.self))): \(events.shown(reason))")
             case .unknownCacheAttribute(let attribute):
                 logger.warning("refused unknown attribute \(attribute)")
             case .readOnlyAttribute(let attribute):
@@ -102,7 +113,7 @@ final class Attributes: Sendable {
         guard name.hasPrefix(CacheAttribute.prefix) else {
             _ = try names.record(id)
             let key = Data(name.utf8)
-            try names.writer.perform { [index] db in try index.removeXattr(id, name: key, in: db) }
+            try writer.perform { [index] db in try index.removeXattr(id, name: key, in: db) }
             try touchChangeTime(id)
             return
         }
@@ -115,7 +126,7 @@ final class Attributes: Sendable {
         if let text = defaults[attribute] {
             try setCacheAttribute(id, name: name, text: text)
         } else if place(of: current) == .pool, CacheAttribute.writable(at: .pool).contains(attribute) {
-            try resetPoolPolicy(current, attribute: attribute)
+            try resetPoolSettings(current, attribute: attribute)
         } else {
             throw CacheError.readOnlyAttribute(name)
         }

@@ -1,3 +1,5 @@
+import CacheModel
+
 extension Disk {
     /// Reads until `buffer` is full or the file ends; returns the bytes read.
     func preadFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {

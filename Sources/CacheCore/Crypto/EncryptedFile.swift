@@ -1,3 +1,5 @@
+import CacheModel
+
 /// An encrypted byte file through an open descriptor, at the store's `Disk` seam. Reads
 /// open only the blocks they touch; writes and truncates reseal the blocks a ``BlockPlan``
 /// names, reading back the old plaintext of partly kept blocks. Durability (fsync) stays

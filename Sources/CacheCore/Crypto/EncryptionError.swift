@@ -1,3 +1,4 @@
+import CacheModel
 import Glibc
 
 /// Every failure of the encryption core, each with a one-line description a command can

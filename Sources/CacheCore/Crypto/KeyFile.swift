@@ -1,3 +1,4 @@
+import CacheModel
 import Crypto
 import Glibc
 

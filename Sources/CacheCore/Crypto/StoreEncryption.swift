@@ -1,3 +1,5 @@
+import CacheModel
+
 /// An unlocked store's keys and formats: what the engine holds while an encrypted store is
 /// mounted. Made by ``StoreKeyFile/create(inStore:userKey:blockSize:derivation:disk:)`` or
 /// ``StoreKeyFile/unlock(store:userKey:disk:)``.

@@ -1,3 +1,4 @@
+import CacheModel
 import Crypto
 import Foundation
 
@@ -11,8 +12,8 @@ public struct ValueCipher: Sendable {
     public enum Context: Sendable, Equatable {
         case xattrValue(entry: EntryID, name: [UInt8])
         case symlinkTarget(entry: EntryID)
-        /// A pool's whole policy, its origin included.
-        case poolPolicy(pool: EntryID)
+        /// A pool's whole settings, its origin included.
+        case poolSettings(pool: EntryID)
         /// The path of an event in `events.jsonl` or `daemon.log`.
         case eventPath
 
@@ -20,7 +21,7 @@ public struct ValueCipher: Sendable {
             switch self {
             case .xattrValue(let entry, let name): [1] + Self.bigEndian(entry) + name
             case .symlinkTarget(let entry): [2] + Self.bigEndian(entry)
-            case .poolPolicy(let pool): [3] + Self.bigEndian(pool)
+            case .poolSettings(let pool): [3] + Self.bigEndian(pool)
             case .eventPath: [4]
             }
         }

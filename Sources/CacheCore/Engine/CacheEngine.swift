@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import CachePolicy
 import Foundation
 import Logging
@@ -36,6 +38,7 @@ public final class CacheEngine: Sendable {
     let attributes: Attributes
     /// Threads for fetches and byte removals.
     let threads = BlockingPool()
+    private let logger: Logger
     /// Whether file bytes are stored encrypted: reads must then be decrypted in the daemon,
     /// never spliced from a stored file's descriptor.
     public let isEncrypted: Bool
@@ -50,35 +53,40 @@ public final class CacheEngine: Sendable {
         if let encrypting { configuration.disk = encrypting }
         isEncrypted = encrypting != nil
         let disk = configuration.disk, logger = configuration.logger
+        self.logger = logger
         self.layout = layout
         let opened = try StoreOpening(configuration, layout: layout, warnings: warnings, tamperAlarm: encrypting?.alarm)
         (storeLock, reserve, index, writer, events) = (opened.lock, opened.reserve, opened.index, opened.writer, opened.events)
         evictor = Evictor(timing: Evictor.Timing(accessFlushSeconds: configuration.accessFlushSeconds,
                                                  sweepSeconds: configuration.sweepSeconds,
                                                  pressureCheckSeconds: configuration.pressureCheckSeconds),
-                          policies: opened.policies)
+                          settings: opened.poolSettings)
         notifications = KernelNotifications(notifier: configuration.notifier)
         let fetches = FetchTable(), access = AccessTracker(), handles = HandleTable()
         bytes = ByteStore(layout: layout, disk: disk, spares: opened.spares, writer: writer, fetches: fetches,
                           access: access, threads: threads, logger: logger)
-        names = Names(namespace: Namespace(writer: writer), usage: UsageLedger(opened.usage),
-                      policies: opened.policies, ids: opened.ids, access: access,
-                      directorySource: configuration.directorySource(index), writer: writer, bytes: bytes,
-                      fetches: fetches, evictor: evictor, counters: CounterBook(opened.counters), events: events,
-                      notifications: notifications, units: UnitRoots(opened.unitRoots),
-                      fingerprints: NameFingerprints(encryption: configuration.encryption), clock: configuration.clock,
-                      logger: logger)
+        let counters = CounterBook(opened.counters)
+        let setup = NamesSetup(usage: opened.usage, poolSettings: opened.poolSettings, ids: opened.ids,
+                               unitRoots: opened.unitRoots, access: access,
+                               fingerprints: NameFingerprints(encryption: configuration.encryption),
+                               clock: configuration.clock, logger: logger)
+        names = Names(setup: setup, index: writer, directories: configuration.directorySource(index), fetches: fetches,
+                      replacement: evictor.replacement, counters: counters,
+                      effects: EngineNameEffects(bytes: bytes, events: events, notifications: notifications,
+                                                 evictor: evictor))
         try names.load(WellKnownEntry.root)
-        eviction = StoreEvictionHost(names: names, bytes: bytes, handles: handles, index: index,
-                                     traces: TraceFiles(layout: layout, disk: disk, logger: logger), evictor: evictor,
-                                     logger: logger)
+        eviction = StoreEvictionHost(names: names, bytes: bytes, handles: handles, writer: writer, events: events,
+                                     counters: counters, traces: TraceFiles(layout: layout, disk: disk, logger: logger),
+                                     evictor: evictor, logger: logger)
         readThrough = ReadThrough(fetches: fetches, threads: threads, originContext: opened.originContext,
                                   originSettings: configuration.originSettings, names: names, bytes: bytes,
-                                  eviction: eviction, logger: logger)
+                                  eviction: eviction, counters: counters, events: events, logger: logger)
         files = Files(handles: handles, durabilitySeconds: configuration.durabilitySeconds, names: names, bytes: bytes,
-                      readThrough: readThrough, eviction: eviction, index: index, logger: logger)
-        attributes = Attributes(names: names, files: files, readThrough: readThrough, eviction: eviction, index: index,
-                                layout: layout, warnings: warnings, logger: logger)
+                      readThrough: readThrough, eviction: eviction, writer: writer, evictor: evictor,
+                      notifications: notifications, logger: logger)
+        attributes = Attributes(names: names, files: files, readThrough: readThrough, eviction: eviction, writer: writer,
+                                evictor: evictor, counters: counters, events: events, layout: layout,
+                                warnings: warnings, logger: logger)
         encrypting?.alarm.record(in: events, clock: configuration.clock)
         evictor.start(serving: eviction)
         notifications.start()
@@ -117,7 +125,7 @@ public final class CacheEngine: Sendable {
             writer.writeBackIfRemovedAtStop()
             reserve.restore()
         } catch {
-            names.logger.error("saving state at shutdown failed: \(error)")
+            logger.error("saving state at shutdown failed: \(error)")
         }
         threads.shutdown()
     }

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Logging
 
 /// Everything a ``CacheEngine`` is opened with. Its timing defaults are ``Tunables``'.

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Foundation
 import Logging
 
@@ -9,16 +11,22 @@ final class StoreEvictionHost: EvictionHost, Sendable {
     private let bytes: ByteStore
     private let handles: HandleTable
     private let index: IndexStore
+    private let writer: IndexWriter
+    private let events: EventLog
+    private let counters: CounterBook
     private let traces: TraceFiles
     private let evictor: Evictor
     let logger: Logger
 
-    init(names: Names, bytes: ByteStore, handles: HandleTable, index: IndexStore, traces: TraceFiles,
-         evictor: Evictor, logger: Logger) {
+    init(names: Names, bytes: ByteStore, handles: HandleTable, writer: IndexWriter, events: EventLog,
+         counters: CounterBook, traces: TraceFiles, evictor: Evictor, logger: Logger) {
         self.names = names
         self.bytes = bytes
         self.handles = handles
-        self.index = index
+        self.index = writer.index
+        self.writer = writer
+        self.events = events
+        self.counters = counters
         self.traces = traces
         self.evictor = evictor
         self.logger = logger
@@ -26,11 +34,11 @@ final class StoreEvictionHost: EvictionHost, Sendable {
 
     var now: Timestamp { names.now }
 
-    func poolPolicies() -> [EntryID: PoolPolicy] { names.policies.withLock { $0 } }
+    func poolSettings() -> [EntryID: PoolSettings] { names.allPoolSettings() }
 
     func poolNames() -> [EntryID: String] { names.poolNames() }
 
-    func usage(of pool: EntryID) -> PoolUsage { names.usage.usage(of: pool) }
+    func usage(of pool: EntryID) -> PoolUsage { names.usage(of: pool) }
 
     /// The cached bytes and files of `pool` whose write has not ended (marked `writing`,
     /// with a writable handle open), which the size pass leaves out of its sums: a file
@@ -80,7 +88,7 @@ final class StoreEvictionHost: EvictionHost, Sendable {
     func loadEntries(_ ids: [EntryID]) -> Set<EntryID> { names.loadEntries(ids) }
 
     func fingerprint(of record: EntryRecord) -> UInt64 { names.fingerprint(of: record) }
-    func fingerprint(parent: EntryID, name: Data) -> UInt64 { names.fingerprints.of(parent: parent, name: name) }
+    func fingerprint(parent: EntryID, name: Data) -> UInt64 { names.fingerprint(parent: parent, name: name) }
 
     @discardableResult
     func removeFiles(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
@@ -90,7 +98,7 @@ final class StoreEvictionHost: EvictionHost, Sendable {
 
     func isEvictable(_ record: EntryRecord, at time: Timestamp) -> Bool { names.isEvictable(record, at: time) }
 
-    func pendingAccessTimes() -> [EntryID: Int64] { names.access.snapshot() }
+    func pendingAccessTimes() -> [EntryID: Int64] { names.pendingAccessTimes() }
 
     func paths(of records: [EntryRecord]) -> [String] { names.paths(of: records) }
 
@@ -102,30 +110,29 @@ final class StoreEvictionHost: EvictionHost, Sendable {
 
     func flushAccessTimes() { names.flushAccessTimes() }
 
-    func commitQueued() { names.writer.flush() }
+    func commitQueued() { writer.flush() }
 
     func waitForIndex() {
-        names.writer.flush()
+        writer.flush()
         bytes.waitUntilRemoved()
-        names.writer.flush()
+        writer.flush()
     }
 
     func saveCounters() {
-        names.writer.enqueue(.setting(key: PoolCounters.settingKey, value: names.counters.snapshot.encoded))
+        writer.enqueue(.setting(key: PoolCounters.settingKey, value: counters.snapshot.encoded))
     }
 
     func withPoolChangesHeld<Result>(_ body: () -> Result) -> Result {
-        names.poolChanges.withLock { _ in body() }
+        names.withPoolChanges(body)
     }
 
-    func savePolicy(_ policy: PoolPolicy, of pool: EntryID) {
-        names.policies.withLock { $0[pool] = policy }
-        names.writer.enqueue([.action { [index] db in try index.savePolicy(policy, for: pool, in: db) }])
+    func saveSettings(_ settings: PoolSettings, of pool: EntryID) {
+        names.queueSettings(settings, of: pool)
     }
 
-    func record(_ events: [CacheEvent]) { names.events.record(events) }
+    func record(_ events: [CacheEvent]) { self.events.record(events) }
 
-    func retryPendingEvents() { names.events.retryPending() }
+    func retryPendingEvents() { events.retryPending() }
 
     func appendTrace(_ lines: [UInt8], droppedLines: Int, of pool: EntryID) {
         guard let name = poolNames()[pool] else { return }
@@ -159,7 +166,7 @@ extension StoreEvictionHost {
     /// The units of a pool as committed, outermost only (a unit inside another is part of
     /// it), or nil when the pool has none. `pending` are reads not flushed yet (a preview's).
     func units(of pool: EntryID, pending: [EntryID: Int64], writing: Set<EntryID>) throws -> [EvictionUnit]? {
-        let roots = names.units.all
+        let roots = names.unitRoots()
         guard !roots.isEmpty else { return nil }
         let inPool = try index.pools(ofDirectories: roots).filter { $0.value == pool }.map(\.key)
         guard !inPool.isEmpty else { return nil }

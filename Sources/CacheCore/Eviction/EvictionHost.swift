@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 import CachePolicy
 import Logging
@@ -11,7 +12,7 @@ protocol EvictionHost: AnyObject, Sendable {
     var now: Timestamp { get }
 
     // MARK: Pools and their figures
-    func poolPolicies() -> [EntryID: PoolPolicy]
+    func poolSettings() -> [EntryID: PoolSettings]
     func poolNames() -> [EntryID: String]
     func usage(of pool: EntryID) -> PoolUsage
     /// The pool's files whose write has not ended (left out of the size pass's sums).
@@ -69,11 +70,11 @@ protocol EvictionHost: AnyObject, Sendable {
     /// Waits until removed files' bytes are gone and their rows committed.
     func waitForIndex()
     func saveCounters()
-    /// Runs `body` while no other change of a pool or its policy can run (`Names.poolChanges`),
-    /// so a policy read and saved back inside it loses no concurrent setfattr.
+    /// Runs `body` while no other change of a pool or its settings can run (`Names.poolChanges`),
+    /// so settings read and saved back inside it loses no concurrent setfattr.
     func withPoolChangesHeld<Result>(_ body: () -> Result) -> Result
-    /// Puts a pool's policy in memory and queues its commit; call within `withPoolChangesHeld`.
-    func savePolicy(_ policy: PoolPolicy, of pool: EntryID)
+    /// Puts a pool's settings in memory and queues its commit; call within `withPoolChangesHeld`.
+    func saveSettings(_ settings: PoolSettings, of pool: EntryID)
     func record(_ events: [CacheEvent])
     /// Appends a pool's recorded accesses to its trace file (`user.cache.trace`).
     func appendTrace(_ lines: [UInt8], droppedLines: Int, of pool: EntryID)

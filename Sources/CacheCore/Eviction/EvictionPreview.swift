@@ -1,3 +1,5 @@
+import CacheModel
+
 /// What a preview asks for (`cachefs preview`, `user.cache.preview`).
 public enum PreviewRequest: Sendable, Hashable {
     /// The next victims, this many, whatever the pool's limits.

@@ -1,3 +1,5 @@
+import CacheModel
+
 /// A unit (`user.cache.unit`) as a pass sees it: all the files beneath its root, which go
 /// together or not at all, at the time of the most recently read of them.
 struct EvictionUnit: Sendable {

@@ -1,3 +1,4 @@
+import CacheModel
 import CachePolicy
 
 /// The LRU order a pass on `lru` takes victims in, as one merge: the index's rows (by

@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// The evictor's passes: size and file-count limits, age, disk pressure, and the purge and
@@ -30,10 +31,10 @@ extension Evictor {
     }
 
     private func enforceLimitsInPass(of pool: EntryID, in host: any EvictionHost) {
-        guard let policy = host.poolPolicies()[pool] else { return }
+        guard let settings = host.poolSettings()[pool] else { return }
         let start = host.usage(of: pool)
-        let overBytes = policy.maxSize > 0 && start.cachedBytes > policy.maxSize
-        let overFiles = policy.maxFiles > 0 && start.cachedFiles > policy.maxFiles
+        let overBytes = settings.maxSize > 0 && start.cachedBytes > settings.maxSize
+        let overFiles = settings.maxFiles > 0 && start.cachedFiles > settings.maxFiles
         guard overBytes || overFiles else { return }
         let name = host.poolNames()[pool] ?? ""
         // Files still being written wait for their close: evicting for a file that may yet
@@ -49,16 +50,16 @@ extension Evictor {
         }
         let settledBytes = start.cachedBytes - writing.bytes
         let settledFiles = start.cachedFiles - writing.files - surplus
-        guard (policy.maxSize > 0 && settledBytes > policy.maxSize)
-                || (policy.maxFiles > 0 && settledFiles > policy.maxFiles) else {
+        guard (settings.maxSize > 0 && settledBytes > settings.maxSize)
+                || (settings.maxFiles > 0 && settledFiles > settings.maxFiles) else {
             host.logger.debug("pool \(name) over its limit only by \(writing.files) files being written or by units' files; evicting once they are closed")
             return
         }
-        let limit = overBytes ? "max_size \(policy.maxSize)" : "max_files \(policy.maxFiles)"
+        let limit = overBytes ? "max_size \(settings.maxSize)" : "max_files \(settings.maxFiles)"
         host.record([CacheEvent(time: host.now, event: .overLimit, pool: name, path: name,
                                 size: start.cachedBytes, reason: "usage \(start.cachedBytes) bytes in \(start.cachedFiles) files over \(limit)")])
-        let targetBytes = policy.maxSize / 100 * policy.lowWatermarkPercent
-        let targetFiles = policy.maxFiles * policy.lowWatermarkPercent / 100
+        let targetBytes = settings.maxSize / 100 * settings.lowWatermarkPercent
+        let targetFiles = settings.maxFiles * settings.lowWatermarkPercent / 100
         host.flushAccessTimes()
         while !isStopping {
             let current = host.usage(of: pool)
@@ -71,8 +72,8 @@ extension Evictor {
                 return
             }
             let unitSurplus = units.map(Self.filesBeyondOnePerUnit) ?? 0
-            var bytesToFree = policy.maxSize > 0 ? current.cachedBytes - inProgress.bytes - targetBytes : 0
-            var filesToFree = policy.maxFiles > 0 ? current.cachedFiles - inProgress.files - unitSurplus - targetFiles : 0
+            var bytesToFree = settings.maxSize > 0 ? current.cachedBytes - inProgress.bytes - targetBytes : 0
+            var filesToFree = settings.maxFiles > 0 ? current.cachedFiles - inProgress.files - unitSurplus - targetFiles : 0
             guard bytesToFree > 0 || filesToFree > 0 else { return }
             host.logger.debug("pool \(name): \(current.cachedBytes) bytes in \(current.cachedFiles) files (\(inProgress.files) being written); freeing \(max(bytesToFree, 0)) bytes and \(max(filesToFree, 0)) files to reach the low watermark")
             var victims: [VictimGroup] = []
@@ -131,22 +132,22 @@ extension Evictor {
     private func sweepExpiredInPass(pools: [EntryID]?, in host: any EvictionHost) {
         host.flushAccessTimes()
         let time = host.now
-        let policies = host.poolPolicies()
-        for pool in pools ?? Array(policies.keys) {
-            let policy = policies[pool] ?? PoolPolicy()
+        let settings = host.poolSettings()
+        for pool in pools ?? Array(settings.keys) {
+            let settings = settings[pool] ?? PoolSettings()
             // A unit's files expire together, once every one of them has: alone, each is skipped.
             guard let (units, members) = unitsAndMembers(of: pool, in: host) else { continue }
-            if policy.maxAgeSeconds > 0 {
-                let cutoff = time.nanoseconds - policy.maxAgeSeconds * 1_000_000_000
-                removeInBatches(as: .expired, reason: "older than max_age \(policy.maxAgeSeconds)s", skipping: members,
+            if settings.maxAgeSeconds > 0 {
+                let cutoff = time.nanoseconds - settings.maxAgeSeconds * 1_000_000_000
+                removeInBatches(as: .expired, reason: "older than max_age \(settings.maxAgeSeconds)s", skipping: members,
                                 qualifies: host.isExpired, in: host) { offset in
-                    try host.victimQueries.olderThan(pool: pool, cutoff: cutoff, basis: policy.ageBasis,
+                    try host.victimQueries.olderThan(pool: pool, cutoff: cutoff, basis: settings.ageBasis,
                                                      limit: Self.victimBatch, offset: offset)
                 }
             }
             removeInBatches(as: .expired, reason: "older than its own expiration", skipping: members,
                             qualifies: host.isExpired, in: host) { offset in
-                try host.victimQueries.ownExpirationDue(pool: pool, at: time.nanoseconds, basis: policy.ageBasis,
+                try host.victimQueries.ownExpirationDue(pool: pool, at: time.nanoseconds, basis: settings.ageBasis,
                                                         limit: Self.victimBatch, offset: offset)
             }
             for unit in units where unit.mayGo && unit.files.allSatisfy({ host.isExpired($0, at: time) }) {
@@ -184,10 +185,10 @@ extension Evictor {
     /// at most one flush old; the sweep flushes before it decides).
     func poolsWithExpiryDue(in host: any EvictionHost) -> [EntryID] {
         let time = host.now.nanoseconds
-        return host.poolPolicies().compactMap { pool, policy in
+        return host.poolSettings().compactMap { pool, settings in
             do {
-                guard let due = try host.victimQueries.earliestExpiry(pool: pool, maxAge: policy.maxAgeSeconds,
-                                                                      basis: policy.ageBasis),
+                guard let due = try host.victimQueries.earliestExpiry(pool: pool, maxAge: settings.maxAgeSeconds,
+                                                                      basis: settings.ageBasis),
                       due <= time else { return nil }
                 return pool
             } catch {
@@ -246,9 +247,9 @@ extension Evictor {
                 host.flushAccessTimes()
                 flushed = true
             }
-            let pools = host.poolPolicies().filter { !cannotGive.contains($0.key) }.map { pool, policy in
+            let pools = host.poolSettings().filter { !cannotGive.contains($0.key) }.map { pool, settings in
                 let usage = host.usage(of: pool).cachedBytes
-                let floor = cannotGiveAboveFloor.contains(pool) ? max(usage, policy.minSize) : policy.minSize
+                let floor = cannotGiveAboveFloor.contains(pool) ? max(usage, settings.minSize) : settings.minSize
                 return PressureShares.Pool(id: pool, usage: usage, floor: floor)
             }
             let shares = PressureShares(needed: needed - space.available, pools: pools)

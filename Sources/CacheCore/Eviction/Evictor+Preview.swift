@@ -1,3 +1,4 @@
+import CacheModel
 import CachePolicy
 
 /// The preview: which files a pass would remove, computed by the passes' own code from a
@@ -12,14 +13,14 @@ extension Evictor {
     private func previewInPass(of pool: EntryID, _ request: PreviewRequest, in host: any EvictionHost) throws
         -> [PreviewVictim]
     {
-        guard let policy = host.poolPolicies()[pool] else { return [] }
+        guard let settings = host.poolSettings()[pool] else { return [] }
         // Changes other requests queued commit now (they would within the commit window): the
         // index then shows what memory does, but for reads not flushed yet, merged in.
         host.commitQueued()
         let inProgress = host.usageBeingWritten(in: pool)
         let pending = host.pendingAccessTimes()
         let units = try host.units(of: pool, pending: pending, writing: inProgress.entries)
-        guard let need = need(for: request, policy: policy, usage: host.usage(of: pool), inProgress: inProgress,
+        guard let need = need(for: request, settings: settings, usage: host.usage(of: pool), inProgress: inProgress,
                               unitSurplus: units.map(Self.filesBeyondOnePerUnit) ?? 0) else {
             return []
         }
@@ -44,7 +45,7 @@ extension Evictor {
 
     /// What the pass would free for `request`, as `enforceLimitsInPass` computes it; nil
     /// when a size pass at that size would do nothing.
-    private func need(for request: PreviewRequest, policy: PoolPolicy, usage: PoolUsage,
+    private func need(for request: PreviewRequest, settings: PoolSettings, usage: PoolUsage,
                       inProgress: (bytes: Int64, files: Int64, entries: Set<EntryID>), unitSurplus: Int64) -> Need? {
         switch request {
         case .next(let count):
@@ -54,13 +55,13 @@ extension Evictor {
         case .size(let size):
             let settledBytes = usage.cachedBytes - inProgress.bytes
             let settledFiles = usage.cachedFiles - inProgress.files - unitSurplus
-            guard (size > 0 && settledBytes > size) || (policy.maxFiles > 0 && settledFiles > policy.maxFiles) else {
+            guard (size > 0 && settledBytes > size) || (settings.maxFiles > 0 && settledFiles > settings.maxFiles) else {
                 return nil
             }
-            let targetBytes = size / 100 * policy.lowWatermarkPercent
-            let targetFiles = policy.maxFiles * policy.lowWatermarkPercent / 100
+            let targetBytes = size / 100 * settings.lowWatermarkPercent
+            let targetFiles = settings.maxFiles * settings.lowWatermarkPercent / 100
             return Need(bytes: size > 0 ? settledBytes - targetBytes : 0,
-                        files: policy.maxFiles > 0 ? settledFiles - targetFiles : 0)
+                        files: settings.maxFiles > 0 ? settledFiles - targetFiles : 0)
         }
     }
 }

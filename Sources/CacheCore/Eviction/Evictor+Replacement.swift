@@ -1,3 +1,4 @@
+import CacheModel
 import CachePolicy
 import Foundation
 
@@ -162,10 +163,10 @@ extension Evictor {
             let names = host.poolNames()
             var events: [CacheEvent] = []
             for change in switches {
-                guard var policy = host.poolPolicies()[change.pool], policy.eviction == .auto else { continue }
-                policy.autoActive = change.to
+                guard var settings = host.poolSettings()[change.pool], settings.eviction == .auto else { continue }
+                settings.autoActive = change.to
                 let pool = change.pool
-                host.savePolicy(policy, of: pool)
+                host.saveSettings(settings, of: pool)
                 let figures = PolicyKind.allCases.compactMap { kind in
                     change.ratios[kind].map { "\(kind.rawValue) \(HitRatioText.format($0))" }
                 }.joined(separator: ", ")

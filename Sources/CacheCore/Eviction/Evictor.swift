@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 import Synchronization
 
@@ -46,9 +47,9 @@ final class Evictor: Sendable {
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
-    init(timing: Timing, policies: [EntryID: PoolPolicy]) {
+    init(timing: Timing, settings: [EntryID: PoolSettings]) {
         self.timing = timing
-        replacement = ReplacementTable(policies: policies)
+        replacement = ReplacementTable(settings: settings)
         thread = BackgroundWorker(tick: min(timing.accessFlushSeconds, timing.sweepSeconds,
                                             timing.pressureCheckSeconds, 1),
                                   name: "cachefs-evictor")

@@ -1,3 +1,5 @@
+import CacheModel
+
 /// How much each pool gives to a disk-pressure pass, so a pool that matters keeps its floor
 /// (`user.cache.min_size`). Pools above their floor give first, in proportion to how far each
 /// is above it, never more than that; only when every pool is at or below its floor do pools

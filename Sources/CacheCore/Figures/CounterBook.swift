@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Synchronization
 
 /// The one owner of the per-pool counters (``PoolCounters``): every count goes through a
@@ -97,3 +99,5 @@ final class CounterBook: Sendable {
         counts.withLock { $0.totals.fetchErrors[pool, default: 0] += 1 }
     }
 }
+
+extension CounterBook: NameCounters {}

@@ -1,3 +1,5 @@
+import CacheModel
+
 /// The window of `user.cache.hit_ratio`: the hits and misses ``CounterBook`` counts (the
 /// same requests as the totals), each weighted by how recent it is. Weights halve every
 /// `Tunables.hitRatioHalfLife` requests, so the figure follows a change of workload within

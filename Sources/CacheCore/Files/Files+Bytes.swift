@@ -1,3 +1,4 @@
+import CacheModel
 import CLinux
 import Glibc
 
@@ -54,7 +55,7 @@ extension Files {
         let written = try eviction.freeingSpace(extra: Int64(data.count)) { () throws(CacheError) in
             try bytes.disk.pwrite(file.fd, from: data, at: offset)
         }
-        names.evictor.noteBytesWritten(written)
+        evictor.noteBytesWritten(written)
         noteContentChanged(file, growingTo: offset + Int64(written), clearingSetID: clearingSetID)
         return written
     }
@@ -93,8 +94,8 @@ extension Files {
         let (countedAsCached, clearedSetID) = names.noteWritten(file.entry, growingTo: end, clearingSetID: clearingSetID,
                                                                 blocks: blocks, at: time)
         // The kernel keeps the mode it was told; it learns the new one at its next GETATTR.
-        if clearedSetID { names.notifications.invalidateAttributes(of: file.entry, waitingAtMost: 0) }
-        if countedAsCached { names.enforceLimitsAfterWrite(in: file.pool) }
+        if clearedSetID { notifications.invalidateAttributes(of: file.entry, waitingAtMost: 0) }
+        if countedAsCached { names.enforceLimitsIfOver(in: file.pool) }
     }
 
     /// The corresponding FUSE operation is `SETATTR`: chmod, chown, truncate and utimens.

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Glibc
 
 /// Handles: create, open, flush, fsync and release.
@@ -81,7 +83,7 @@ extension Files {
         // the notification thread, not here: it invalidates attributes only, which takes no
         // lock the kernel holds during OPEN, and the wait is bounded (see there).
         if movedAccessTime {
-            names.notifications.invalidateAttributes(of: id, waitingAtMost: Tunables.attributeInvalidationWaitSeconds)
+            notifications.invalidateAttributes(of: id, waitingAtMost: Tunables.attributeInvalidationWaitSeconds)
         }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
                                           sizeLimit: writable ? names.writeLimit(for: opened) : nil,
@@ -100,11 +102,7 @@ extension Files {
             // The open that starts a fetch is the miss's, not a hit.
             // So is the first open of a file stored with its lookup.
             if fetch == nil || fetch?.snapshot.outcome == .complete, !readThrough.fetches.takeStoredWithLookup(id) {
-                names.counters.countHit(pool: opened.pool)
-                if opened.parent != nil && !opened.persistent {
-                    names.evictor.replacement.accessed(id, fingerprint: names.fingerprint(of: opened), size: opened.size,
-                                                       pool: opened.pool)
-                }
+                names.countHit(of: opened)
             }
         }
         return handle
@@ -135,7 +133,7 @@ extension Files {
         let file = try handles.get(handle)
         guard file.writable else { return }
         names.flushWritten(file.entry, finishesWrite: finishesWrite)
-        if finishesWrite { names.enforceLimitsAfterWrite(in: file.pool) }
+        if finishesWrite { names.enforceLimitsIfOver(in: file.pool) }
     }
 
     /// The corresponding FUSE operation is `FSYNC`: returns once the bytes and every index
@@ -147,7 +145,7 @@ extension Files {
             try bytes.syncFolder(bytes.layout.objectDirectory(for: file.entry))
         }
         names.markDurable(file.entry)
-        names.writer.flush(durable: true)
+        writer.flush(durable: true)
     }
 
     /// The corresponding FUSE operation is `RELEASE`: the last close of a handle. A file
@@ -157,6 +155,6 @@ extension Files {
         bytes.disk.close(file.fd)
         // Under the namespace lock: a removal sees the file open or closed, never half-way.
         names.countClose(file.entry, writable: file.writable)
-        if file.writable { names.enforceLimitsAfterWrite(in: file.pool) }
+        if file.writable { names.enforceLimitsIfOver(in: file.pool) }
     }
 }

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Foundation
 import Logging
 
@@ -16,17 +18,24 @@ final class Files: Sendable {
     let readThrough: ReadThrough
     let eviction: StoreEvictionHost
     let index: IndexStore
+    let writer: IndexWriter
+    let evictor: Evictor
+    let notifications: KernelNotifications
     let logger: Logger
 
     init(handles: HandleTable, durabilitySeconds: Double, names: Names, bytes: ByteStore, readThrough: ReadThrough,
-         eviction: StoreEvictionHost, index: IndexStore, logger: Logger) {
+         eviction: StoreEvictionHost, writer: IndexWriter, evictor: Evictor, notifications: KernelNotifications,
+         logger: Logger) {
         self.handles = handles
         durability = BackgroundWorker(tick: durabilitySeconds, name: "cachefs-durable", roundAtStart: false)
         self.names = names
         self.bytes = bytes
         self.readThrough = readThrough
         self.eviction = eviction
-        self.index = index
+        self.index = writer.index
+        self.writer = writer
+        self.evictor = evictor
+        self.notifications = notifications
         self.logger = logger
     }
 
@@ -46,7 +55,7 @@ final class Files: Sendable {
     /// then records them as durable, so a slow sync never delays the evictor or a request.
     func makeClosedFilesDurable() {
         do {
-            names.writer.flush()
+            writer.flush()
             let batch = try index.notYetDurable(limit: Tunables.durableBatch)
             guard !batch.isEmpty else { return }
             let renamed = bytes.spares.syncStarting()
@@ -61,13 +70,13 @@ final class Files: Sendable {
     /// Records a read in the ``AccessTracker`` only: no namespace lock on the read path. The
     /// evictor's thread moves the times into the inodes and the index (`flushAccessTimes`).
     func recordAccess(_ id: EntryID) {
-        names.access.touch(id, at: names.now.nanoseconds)
+        names.noteAccess(id)
     }
 
     /// Marks a file as being written and waits for that mark to commit before any byte
     /// changes, so a crash mid-write is recognised at the next mount.
     func markWriting(_ id: EntryID) throws {
-        if try names.markWriting(id) { names.writer.flush() }
+        if try names.markWriting(id) { writer.flush() }
     }
 
     /// A write through a descriptor whose close already finished the file marks it again.

@@ -1,3 +1,4 @@
+import CacheModel
 import Synchronization
 
 /// One open file: the stored bytes' descriptor for the life of the handle (never one per

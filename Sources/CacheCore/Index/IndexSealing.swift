@@ -1,8 +1,9 @@
+import CacheModel
 import Foundation
 
 /// What an encrypted store's index keeps sealed, and how: entry and hard-link names
 /// (deterministic, scoped by their directory, so a lookup stays an equality match), symlink
-/// targets, user xattr names and values, and pool policies (randomized).
+/// targets, user xattr names and values, and pool settings (randomized).
 ///
 /// Readable on purpose: pool directories' names (children of the root), which are the
 /// store's configuration (the `--pool` arguments, unit files, metrics and trace file names),
@@ -97,16 +98,16 @@ struct IndexSealing: Sendable {
 
     private static func isOwnAttribute(_ name: Data) -> Bool { name.starts(with: ownAttributePrefix) }
 
-    // MARK: - Pool policies
+    // MARK: - Pool settings
 
-    func storedPolicy(_ policy: PoolPolicy, of pool: EntryID) throws -> Data {
-        let encoded = try JSONEncoder().encode(policy)
-        return try ioFailing { () throws(EncryptionError) in try values.seal(Array(encoded), for: .poolPolicy(pool: pool)) }
+    func storedSettings(_ settings: PoolSettings, of pool: EntryID) throws -> Data {
+        let encoded = try JSONEncoder().encode(settings)
+        return try ioFailing { () throws(EncryptionError) in try values.seal(Array(encoded), for: .poolSettings(pool: pool)) }
     }
 
-    func plainPolicy(_ stored: Data, of pool: EntryID) throws -> PoolPolicy {
-        let encoded = try ioFailing { () throws(EncryptionError) in try values.open(stored, for: .poolPolicy(pool: pool)) }
-        return try JSONDecoder().decode(PoolPolicy.self, from: Data(encoded))
+    func plainSettings(_ stored: Data, of pool: EntryID) throws -> PoolSettings {
+        let encoded = try ioFailing { () throws(EncryptionError) in try values.open(stored, for: .poolSettings(pool: pool)) }
+        return try JSONDecoder().decode(PoolSettings.self, from: Data(encoded))
     }
 
     // MARK: - Errors

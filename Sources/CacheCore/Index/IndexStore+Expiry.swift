@@ -1,3 +1,4 @@
+import CacheModel
 import GRDB
 
 /// When age policy removes files next, and which are due. Each query repeats the condition

@@ -1,10 +1,11 @@
+import CacheModel
 import Foundation
 import GRDB
 
 /// Hard links (the `link` table) and link counts.
 extension IndexStore {
     /// The hard links in a directory with their entries, to load it into memory.
-    func allLinks(in parent: EntryID) throws -> [(name: Data, record: EntryRecord)] {
+    package func allLinks(in parent: EntryID) throws -> [(name: Data, record: EntryRecord)] {
         try pool.unsafeRead { db in
             // The entry's columns come first, where `EntryRecord(row:)` reads them; the link's name last.
             try Row.fetchAll(db.cachedStatement(sql: """
@@ -18,7 +19,7 @@ extension IndexStore {
     }
 
     /// The hard links of an entry (its names beyond the record's own).
-    func links(of entry: EntryID) throws -> [LinkName] {
+    package func links(of entry: EntryID) throws -> [LinkName] {
         try pool.unsafeRead { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT parent, name FROM link WHERE entry = ?"),
                              arguments: [entry])

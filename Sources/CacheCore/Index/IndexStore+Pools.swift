@@ -1,19 +1,20 @@
+import CacheModel
 import Foundation
 import CachePolicy
 import GRDB
 
-/// Pool policies and store-wide settings.
+/// Pool settings (limits, origin, eviction choice) and store-wide settings.
 extension IndexStore {
-    public func poolPolicies() throws -> [EntryID: PoolPolicy] {
+    public func poolSettings() throws -> [EntryID: PoolSettings] {
         let rows = try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM pool") }
-        var policies: [EntryID: PoolPolicy] = [:]
+        var settings: [EntryID: PoolSettings] = [:]
         for row in rows {
             let poolID: EntryID = row["id"]
             if let sealing, let sealed = row["sealed"] as Data? {
-                policies[poolID] = try sealing.plainPolicy(sealed, of: poolID)
+                settings[poolID] = try sealing.plainSettings(sealed, of: poolID)
                 continue
             }
-            policies[poolID] = PoolPolicy(
+            settings[poolID] = PoolSettings(
                 maxSize: row["max_size"], maxAgeSeconds: row["max_age"],
                 ageBasis: AgeBasis(rawValue: row["age_basis"]) ?? .access,
                 maxFiles: row["max_files"], lowWatermarkPercent: row["low_watermark"], origin: row["origin"],
@@ -22,17 +23,17 @@ extension IndexStore {
                 autoActive: PolicyKind(rawValue: row["eviction_active"]) ?? .lru,
                 recordsTrace: row["trace"], minSize: row["min_size"])
         }
-        return policies
+        return settings
     }
 
-    public func savePolicy(_ policy: PoolPolicy, for poolID: EntryID) throws {
-        try write { db in try savePolicy(policy, for: poolID, in: db) }
+    public func saveSettings(_ settings: PoolSettings, for poolID: EntryID) throws {
+        try write { db in try saveSettings(settings, for: poolID, in: db) }
     }
 
-    /// An encrypted store keeps the whole policy in `sealed` and the defaults in the columns.
-    func savePolicy(_ policy: PoolPolicy, for poolID: EntryID, in db: Database) throws {
-        let sealed = try sealing?.storedPolicy(policy, of: poolID)
-        let shown = sealed == nil ? policy : PoolPolicy()
+    /// An encrypted store keeps the whole settings in `sealed` and the defaults in the columns.
+    func saveSettings(_ settings: PoolSettings, for poolID: EntryID, in db: Database) throws {
+        let sealed = try sealing?.storedSettings(settings, of: poolID)
+        let shown = sealed == nil ? settings : PoolSettings()
         try db.execute(sql: """
             INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
                 negative_ttl, max_fetches, eviction, eviction_active, trace, min_size, sealed)
@@ -43,23 +44,23 @@ extension IndexStore {
                              shown.recordsTrace, shown.minSize, sealed])
     }
 
-    /// Inserts a pool directory whose id is already chosen, with its policy.
-    func insertPool(_ record: EntryRecord, policy: PoolPolicy, in db: Database) throws {
+    /// Inserts a pool directory whose id is already chosen, with its settings.
+    func insertPool(_ record: EntryRecord, settings: PoolSettings, in db: Database) throws {
         var inserted = try stored(record)
         try inserted.insert(db)
-        try savePolicy(policy, for: record.entryID, in: db)
+        try saveSettings(settings, for: record.entryID, in: db)
     }
 
-    /// Creates a pool directory and its policy in one transaction, for a store that is not
+    /// Creates a pool directory and its settings in one transaction, for a store that is not
     /// mounted yet (the id comes from AUTOINCREMENT, so it is never one used before).
-    public func insertPool(_ record: EntryRecord, policy: PoolPolicy) throws -> EntryRecord {
+    public func insertPool(_ record: EntryRecord, settings: PoolSettings) throws -> EntryRecord {
         var inserted = try stored(record)
         do {
             try write { db in
                 try inserted.insert(db)
                 inserted.pool = inserted.entryID
                 try inserted.update(db)
-                try savePolicy(policy, for: inserted.entryID, in: db)
+                try saveSettings(settings, for: inserted.entryID, in: db)
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw CacheError.exists

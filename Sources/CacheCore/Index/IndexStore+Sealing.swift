@@ -1,3 +1,4 @@
+import CacheModel
 import Dispatch
 import Foundation
 import Synchronization

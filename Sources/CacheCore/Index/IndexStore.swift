@@ -1,7 +1,8 @@
+import CacheModel
 import Foundation
 import GRDB
 
-/// The SQLite index of a store (GRDB, WAL mode): entries, user xattrs, pool policies, settings.
+/// The SQLite index of a store (GRDB, WAL mode): entries, user xattrs, pool settings, store settings.
 ///
 /// Rule: one `IndexStore` per store per process, opened for the life of the mount. GRDB
 /// serialises writes and lets reads run in parallel, so any libfuse thread may call in.
@@ -71,7 +72,7 @@ public final class IndexStore: Sendable {
     /// read (no array of every row of a big directory). An encrypted store's rows are read
     /// first and opened on every core (``listable(_:)``), since opening names is most of
     /// such a load.
-    func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
+    package func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
         let statement = "SELECT * FROM entry WHERE parent = ?"
         guard sealing != nil else {
             return try pool.unsafeRead { db in
@@ -177,12 +178,3 @@ public final class IndexStore: Sendable {
     }
 }
 
-/// Bytes and file counts of one pool.
-public struct PoolUsage: Sendable, Equatable {
-    public var cachedBytes: Int64 = 0
-    public var cachedFiles: Int64 = 0
-    public var persistentBytes: Int64 = 0
-    public var persistentFiles: Int64 = 0
-
-    public init() {}
-}

@@ -1,3 +1,4 @@
+import CacheModel
 import GRDB
 
 /// The index's tables, created and upgraded by GRDB migrations.
@@ -104,8 +105,8 @@ enum Schema {
         migrator.registerMigration("v4-origin") { db in
             try db.execute(sql: """
                 ALTER TABLE pool ADD COLUMN origin TEXT NOT NULL DEFAULT '';
-                ALTER TABLE pool ADD COLUMN negative_ttl INTEGER NOT NULL DEFAULT \(PoolPolicy.defaultNegativeTTLSeconds);
-                ALTER TABLE pool ADD COLUMN max_fetches INTEGER NOT NULL DEFAULT \(PoolPolicy.defaultMaxFetches);
+                ALTER TABLE pool ADD COLUMN negative_ttl INTEGER NOT NULL DEFAULT \(PoolSettings.defaultNegativeTTLSeconds);
+                ALTER TABLE pool ADD COLUMN max_fetches INTEGER NOT NULL DEFAULT \(PoolSettings.defaultMaxFetches);
                 """)
         }
         // Files marked `writing` (an origin's files shown but not fetched, or being fetched or
@@ -179,7 +180,7 @@ enum Schema {
         migrator.registerMigration("v9-min-size") { db in
             try db.execute(sql: "ALTER TABLE pool ADD COLUMN min_size INTEGER NOT NULL DEFAULT 0")
         }
-        // An encrypted store's pool policy, sealed whole (origin included); its columns then
+        // An encrypted store's pool settings, sealed whole (origin included); its columns then
         // hold the defaults (see IndexSealing).
         migrator.registerMigration("v10-sealed-policy") { db in
             try db.execute(sql: "ALTER TABLE pool ADD COLUMN sealed BLOB")

@@ -1,12 +1,7 @@
+import CacheModel
 import DequeModule
 import Foundation
 import Synchronization
-
-/// A change the kernel must hear about.
-enum PendingNotification: Sendable {
-    /// A name cachefs removed.
-    case deleted(parent: EntryID, child: EntryID, name: [UInt8])
-}
 
 /// Tells the kernel about changes cachefs made itself, from a thread of its own
 /// (`cachefs-notify`) that holds no lock: libfuse forbids notifying from inside a request,

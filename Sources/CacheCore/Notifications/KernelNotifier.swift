@@ -1,3 +1,4 @@
+import CacheModel
 import Synchronization
 
 /// How the core tells the kernel that it changed something by itself (an eviction, a

@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// How far one fetch has got: the fetch thread advances it, readers wait on it for the

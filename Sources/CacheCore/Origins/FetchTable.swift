@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Foundation
 import Synchronization
 
@@ -139,3 +141,5 @@ final class FetchTable: Sendable {
         running.withLock(waitingUntil: { $0 == 0 }) { _ in }
     }
 }
+
+extension FetchTable: FetchState {}

@@ -1,3 +1,4 @@
+import CacheModel
 import Glibc
 
 /// `file:///DIR`: a directory tree (a slow disk, an NFS mount); a name maps to the same

@@ -1,3 +1,4 @@
+import CacheModel
 import Synchronization
 
 /// Names an origin said it lacks, remembered for `negative_ttl` so repeated misses do not

@@ -1,3 +1,5 @@
+import CacheModel
+
 /// What an origin says about a path.
 public enum OriginEntry: Sendable, Equatable {
     case file(size: Int64)
@@ -44,26 +46,6 @@ public protocol Origin: Sendable {
 
 extension Origin {
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? { nil }
-}
-
-/// What a fetch delivered: how many bytes, and which version of the origin's file they are
-/// (HTTP's `ETag` and `Last-Modified`; nil where the origin has no such thing).
-public struct OriginDelivery: Sendable, Equatable {
-    public var bytes: Int64
-    public var etag: String?
-    public var lastModified: String?
-
-    public init(bytes: Int64, etag: String? = nil, lastModified: String? = nil) {
-        self.bytes = bytes
-        self.etag = etag
-        self.lastModified = lastModified
-    }
-}
-
-/// A name an origin listed.
-public struct OriginName: Sendable, Equatable {
-    public var name: [UInt8]
-    public var kind: EntryKind
 }
 
 /// A whole small file an origin delivered while it was looked up.

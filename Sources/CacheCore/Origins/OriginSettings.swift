@@ -1,3 +1,5 @@
+import CacheModel
+
 /// How failing fetches are retried, the same for every origin pool of a mount, and where
 /// s3:// origins send their requests.
 public struct OriginSettings: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 import Glibc
 
@@ -15,7 +16,7 @@ extension ReadThrough {
         }
         guard let claimed = fetches.claim(id) else { return nil }
         if let source = claimed.startWith {
-            names.counters.countOriginRequest(pool: source.pool)
+            counters.countOriginRequest(pool: source.pool)
             let progress = claimed.progress
             fetchLimiter.run(pool: source.pool, fetches.counted { [self] in runFetch(id, source: source, progress: progress) })
         }
@@ -26,7 +27,7 @@ extension ReadThrough {
     /// thread, as a fetch of its own that needs no `max_fetches` slot (it sends no request).
     func storeBytesDeliveredWithLookup(_ id: EntryID) {
         guard let claimed = fetches.claim(id), let source = claimed.startWith else { return }
-        names.counters.countOriginRequest(pool: source.pool)
+        counters.countOriginRequest(pool: source.pool)
         fetches.noteStoredWithLookup(id)
         runFetch(id, source: source, progress: claimed.progress)
     }
@@ -42,7 +43,7 @@ extension ReadThrough {
                 try finishFetchedFile(id, source: source, version: delivery)
                 fetches.remove(id)
                 progress.finish(.complete)
-                names.enforceLimitsAfterWrite(in: source.pool)
+                names.enforceLimitsIfOver(in: source.pool)
                 return
             } catch {
                 outcome = .failure(.failed("its bytes are stored but its entry could not be finished: \(error)"))
@@ -52,8 +53,8 @@ extension ReadThrough {
         let error: CacheError = failure == .notFound ? .notFound : .io(EIO)
         progress.finish(.failed(error))
         if failure != .cancelled {
-            names.counters.countFetchError(pool: source.pool)
-            logger.error("fetch of \(display(source.path)) failed: \(names.events.shown("\(failure)"))")
+            counters.countFetchError(pool: source.pool)
+            logger.error("fetch of \(display(source.path)) failed: \(events.shown("\(failure)"))")
             // Removed while its slot is still in the table: an open meanwhile joins the
             // failed fetch, never opens the partial bytes as a complete file.
             do {
@@ -73,12 +74,12 @@ extension ReadThrough {
 
     /// The fetch starts: from now the file counts against its pool at its announced size,
     /// so the evictor makes room before the bytes arrive and the limit holds while they do.
-    /// (A file that lost its name meanwhile but is still open counts as pending names.usage.) A
+    /// (A file that lost its name meanwhile but is still open counts as pending usage.) A
     /// file that will be persistent (its directory is) counts nowhere until it is complete:
     /// it would only make the evictor free room that persistent files do not take.
     private func countFetchedFile(_ id: EntryID, pool: EntryID) {
         let named = names.countFetchStart(id)
-        if named && names.isOverLimit(pool) { names.evictor.requestEnforcement(of: [pool]) }
+        if named { names.enforceLimitsIfOver(in: pool) }
     }
 
     enum FetchEnd: Error, Equatable, CustomStringConvertible {
@@ -106,7 +107,7 @@ extension ReadThrough {
         let timeFirstByte = { [self] in
             guard !firstByteTimed else { return }
             firstByteTimed = true
-            names.counters.countFirstByte(after: source.firstByteAfter ?? ContinuousClock.now - started, pool: source.pool)
+            counters.countFirstByte(after: source.firstByteAfter ?? ContinuousClock.now - started, pool: source.pool)
         }
         var delay = originSettings.firstRetryDelaySeconds
         var attempt = 1
@@ -114,7 +115,7 @@ extension ReadThrough {
             let result = fetchOnce(id, source: source, progress: progress, chunkStored: timeFirstByte)
             guard case .failure(.failed(let reason)) = result, attempt < originSettings.attempts,
                   !fetches.isStopping else { return result }
-            logger.warning("fetch of \(display(source.path)) failed (attempt \(attempt)): \(names.events.shown(reason)); retrying")
+            logger.warning("fetch of \(display(source.path)) failed (attempt \(attempt)): \(events.shown(reason)); retrying")
             Thread.sleep(forTimeInterval: delay)
             delay *= 2
             attempt += 1
@@ -143,7 +144,7 @@ extension ReadThrough {
         // Counted and checked per MiB, not per part: parts are about 64 KiB, and each check
         // takes the namespace lock.
         var uncounted: Int64 = 0
-        defer { names.counters.countFetchedBytes(uncounted, pool: source.pool) }
+        defer { counters.countFetchedBytes(uncounted, pool: source.pool) }
         let delivery: OriginDelivery
         do throws(OriginFailure) {
             delivery = try source.origin.fetch(source.path) { chunk in
@@ -164,7 +165,7 @@ extension ReadThrough {
                 }
                 progress.advance(to: stored)
                 guard uncounted >= Tunables.fetchAccountingBytes else { return true }
-                names.counters.countFetchedBytes(uncounted, pool: source.pool)
+                counters.countFetchedBytes(uncounted, pool: source.pool)
                 uncounted = 0
                 cancelled = !isWanted(id)
                 return !cancelled

@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 import Glibc
 
@@ -9,11 +10,11 @@ import Glibc
 extension ReadThrough {
     /// The origin of `pool`, if it has one.
     func origin(ofPool pool: EntryID) -> (any Origin)? {
-        guard let url = names.policies.withLock({ $0[pool]?.origin }), !url.isEmpty else { return nil }
+        guard let url = names.settings(ofPool: pool)?.origin, !url.isEmpty else { return nil }
         switch OriginURL.origin(for: url, context: originContext) {
         case .success(let origin): return origin
         case .failure(let reason):
-            logger.error("origin \(names.events.shown(url)) of pool \(pool) cannot be used: \(names.events.shown("\(reason)"))")
+            logger.error("origin \(events.shown(url)) of pool \(pool) cannot be used: \(events.shown("\(reason)"))")
             return nil
         }
     }
@@ -31,13 +32,13 @@ extension ReadThrough {
         do {
             found = try origin.lookup(path)
         } catch {
-            names.counters.countFetchError(pool: pool)
-            logger.error("origin lookup of \(display(path)) failed: \(names.events.shown("\(error)"))")
+            counters.countFetchError(pool: pool)
+            logger.error("origin lookup of \(display(path)) failed: \(events.shown("\(error)"))")
             throw CacheError.io(EIO)
         }
         switch found {
         case .missing:
-            negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: names.policies.withLock { $0[pool]?.negativeTTLSeconds } ?? PoolPolicy.defaultNegativeTTLSeconds)
+            negativeMisses.remember(parent: parent, name: name, at: time, forSeconds: names.settings(ofPool: pool)?.negativeTTLSeconds ?? PoolSettings.defaultNegativeTTLSeconds)
             throw CacheError.notFound
         case .directory:
             return try addOriginEntry(parent: parent, name: name, kind: .directory, size: 0, source: nil).attributes
@@ -64,8 +65,9 @@ extension ReadThrough {
         if kind == .file {
             bytes.disk.close(try bytes.makeBytes(for: id))
         }
+        let addPendingFetch = source.map { source in { [fetches] (id: EntryID) in fetches.addPending(id, source: source) } }
         let added = Result { try names.addOriginEntry(id, parent: parent, name: name, kind: kind, size: size,
-                                                      source: source) }
+                                                      addPendingFetch: addPendingFetch) }
         // A failed add (rethrown below) also means the bytes made for it are not needed.
         if kind == .file, (try? added.get().isNew) != true { bytes.unlink([id]) }
         return try added.get()
@@ -82,7 +84,7 @@ extension ReadThrough {
         do {
             return try origin.list(path)
         } catch {
-            logger.error("listing the origin of \(directory) failed: \(names.events.shown("\(error)"))")
+            logger.error("listing the origin of \(directory) failed: \(events.shown("\(error)"))")
             return nil
         }
     }

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Foundation
 import Logging
 
@@ -18,19 +20,24 @@ final class ReadThrough: Sendable {
     let names: Names
     let bytes: ByteStore
     let eviction: StoreEvictionHost
+    let counters: CounterBook
+    let events: EventLog
     let logger: Logger
 
     init(fetches: FetchTable, threads: BlockingPool, originContext: OriginContext, originSettings: OriginSettings,
-         names: Names, bytes: ByteStore, eviction: StoreEvictionHost, logger: Logger) {
+         names: Names, bytes: ByteStore, eviction: StoreEvictionHost, counters: CounterBook, events: EventLog,
+         logger: Logger) {
         self.fetches = fetches
         fetchLimiter = FetchLimiter(threads: threads) { [names] pool in
-            Int(names.policies.withLock { $0[pool]?.maxFetches } ?? PoolPolicy.defaultMaxFetches)
+            Int(names.settings(ofPool: pool)?.maxFetches ?? PoolSettings.defaultMaxFetches)
         }
         self.originContext = originContext
         self.originSettings = originSettings
         self.names = names
         self.bytes = bytes
         self.eviction = eviction
+        self.counters = counters
+        self.events = events
         self.logger = logger
     }
 
@@ -76,6 +83,6 @@ final class ReadThrough: Sendable {
 
     /// A path for the daemon's log: sealed on an encrypted store.
     func display(_ path: [[UInt8]]) -> String {
-        names.events.shown(path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/"))
+        events.shown(path.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/"))
     }
 }

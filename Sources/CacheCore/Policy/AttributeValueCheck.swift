@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// Why a value cannot be written to a `user.cache.*` setting, in the words the daemon logs,

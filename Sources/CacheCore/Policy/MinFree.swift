@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// The free space the store keeps on its filesystem: a size, or a percentage of the disk.

@@ -1,3 +1,4 @@
+import CacheModel
 import CLinux
 import Glibc
 import SystemPackage

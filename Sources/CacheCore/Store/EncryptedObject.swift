@@ -1,3 +1,4 @@
+import CacheModel
 import Synchronization
 
 /// One object file of an encrypted store while the daemon has it open, shared by all its

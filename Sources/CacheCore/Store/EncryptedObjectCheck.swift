@@ -1,3 +1,4 @@
+import CacheModel
 import Glibc
 
 /// `verify`'s look at one object file of an encrypted store, with the key: its header, a

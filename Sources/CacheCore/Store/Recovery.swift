@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Foundation
 import Glibc
 import Logging

@@ -1,3 +1,4 @@
+import CacheModel
 import Glibc
 import Logging
 import Synchronization

@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 import Glibc
 
@@ -33,10 +34,10 @@ enum StoreInitializer {
                                              uid: getuid(), gid: getgid(), now: now)
             root.id = WellKnownEntry.root
             _ = try index.insert(root)
-            for (name, policy) in PoolPolicy.defaultPools {
+            for (name, settings) in PoolSettings.defaultPools {
                 let record = EntryRecord.directory(name: Data(name.utf8), parent: WellKnownEntry.root, pool: 0,
                                                    mode: 0o755, uid: getuid(), gid: getgid(), now: now)
-                _ = try index.insertPool(record, policy: policy)
+                _ = try index.insertPool(record, settings: settings)
             }
         }
         for override in overrides {
@@ -52,13 +53,13 @@ enum StoreInitializer {
             if try index.child(of: WellKnownEntry.root, named: name) == nil {
                 let record = EntryRecord.directory(name: name, parent: WellKnownEntry.root, pool: 0, mode: 0o755,
                                                    uid: getuid(), gid: getgid(), now: clock.now().nanoseconds)
-                _ = try index.insertPool(record, policy: PoolPolicy())
+                _ = try index.insertPool(record, settings: PoolSettings())
                 try index.countSubdirectories(of: WellKnownEntry.root)
             }
             guard let pool = try index.child(of: WellKnownEntry.root, named: name) else { continue }
-            var policy = try index.poolPolicies()[pool.entryID] ?? PoolPolicy()
-            policy.origin = origin.url
-            try index.savePolicy(policy, for: pool.entryID)
+            var settings = try index.poolSettings()[pool.entryID] ?? PoolSettings()
+            settings.origin = origin.url
+            try index.saveSettings(settings, for: pool.entryID)
         }
     }
 
@@ -66,25 +67,16 @@ enum StoreInitializer {
     private static func apply(_ override: PoolOverride, index: IndexStore, now: Int64) throws {
         let name = Data(override.name.utf8)
         if let existing = try index.child(of: WellKnownEntry.root, named: name) {
-            var policy = try index.poolPolicies()[existing.entryID] ?? PoolPolicy()
-            policy.maxSize = override.maxSize
-            if let age = override.maxAgeSeconds { policy.maxAgeSeconds = age }
-            try index.savePolicy(policy, for: existing.entryID)
+            var settings = try index.poolSettings()[existing.entryID] ?? PoolSettings()
+            settings.maxSize = override.maxSize
+            if let age = override.maxAgeSeconds { settings.maxAgeSeconds = age }
+            try index.saveSettings(settings, for: existing.entryID)
         } else {
-            var policy = PoolPolicy(maxSize: override.maxSize)
-            if let age = override.maxAgeSeconds { policy.maxAgeSeconds = age }
+            var settings = PoolSettings(maxSize: override.maxSize)
+            if let age = override.maxAgeSeconds { settings.maxAgeSeconds = age }
             let record = EntryRecord.directory(name: name, parent: WellKnownEntry.root, pool: 0, mode: 0o755,
                                                uid: getuid(), gid: getgid(), now: now)
-            _ = try index.insertPool(record, policy: policy)
+            _ = try index.insertPool(record, settings: settings)
         }
-    }
-}
-
-extension EntryRecord {
-    static func directory(name: Data, parent: EntryID, pool: EntryID, mode: UInt32, uid: UInt32, gid: UInt32,
-                          now: Int64) -> EntryRecord {
-        EntryRecord(id: nil, parent: parent, name: name, pool: pool, kind: .directory, mode: mode, uid: uid,
-                    gid: gid, size: 0, atime: now, mtime: now, ctime: now, lastAccess: now, persistent: false,
-                    pinnedUntil: 0, expiration: 0, writing: false, durable: true, linkCount: 2)
     }
 }

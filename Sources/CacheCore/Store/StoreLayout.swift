@@ -1,3 +1,5 @@
+import CacheModel
+
 /// Where things live inside a store directory. File bytes are named by entry id, never by
 /// the user's path, so a rename is one index update and names are never parsed from disk.
 public struct StoreLayout: Sendable {

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Foundation
 
 /// Opening a store, in the order that keeps it safe: its folders, the one-daemon lock, the
@@ -13,7 +15,7 @@ struct StoreOpening {
     let originContext: OriginContext
     let ids: IDReservation
     let usage: [EntryID: PoolUsage]
-    let policies: [EntryID: PoolPolicy]
+    let poolSettings: [EntryID: PoolSettings]
     let counters: PoolCounters
     let unitRoots: Set<EntryID>
 
@@ -54,7 +56,7 @@ struct StoreOpening {
         try index.setSetting(BootIdentity.bootKey, boot)
         try index.setSetting(BootIdentity.cleanKey, "0")
         usage = try index.usageTotals()
-        policies = try index.poolPolicies()
+        poolSettings = try index.poolSettings()
         counters = try PoolCounters.load(from: index, logger: logger)
         unitRoots = try index.unitRoots()
         writer = IndexWriter(index: index, walPath: layout.indexPath + "-wal", disk: disk, logger: logger,

@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 import Glibc
 

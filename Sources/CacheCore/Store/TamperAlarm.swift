@@ -1,3 +1,4 @@
+import CacheModel
 import Synchronization
 
 /// Where an ``EncryptingDisk`` reports stored bytes that failed authentication. The disk is

@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// A dedicated thread that runs one round of work at every tick and at once when woken.

@@ -1,3 +1,4 @@
+import CacheModel
 import NIOPosix
 
 /// The daemon's one bounded pool of threads for blocking work that is not a FUSE request:

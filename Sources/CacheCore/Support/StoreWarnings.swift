@@ -1,3 +1,4 @@
+import CacheModel
 import Synchronization
 
 /// Conditions a user must act on, kept for `cachefs status` (the root's `user.cache.warnings`)

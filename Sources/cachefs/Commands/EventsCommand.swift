@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheCore
+import CacheModel
 import Foundation
 import Glibc
 

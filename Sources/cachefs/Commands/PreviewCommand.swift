@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheCore
+import CacheModel
 import Foundation
 
 /// `cachefs preview MOUNT/POOL`: what the evictor would remove next, changing nothing.

@@ -1,5 +1,6 @@
 import CacheCore
 import CacheMetrics
+import CacheModel
 import Prometheus
 
 /// `cachefs status --format prometheus`: the pools' attributes, as read through the mount,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheCore
+import CacheModel
 import CachePolicy
 import Foundation
 

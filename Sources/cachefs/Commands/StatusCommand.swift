@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheCore
+import CacheModel
 import Foundation
 
 /// `cachefs status MOUNT`: usage against limits, per pool.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CacheModel
 import CLinux
 import CacheCore
 import Foundation

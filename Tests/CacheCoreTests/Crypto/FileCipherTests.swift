@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Testing
 
 /// One block's seal and open, and everything that must make an open fail.

@@ -69,12 +69,12 @@ import Testing
 
     /// Each kind of context and each pool binds its own values.
     @Test func contextsDoNotOpenEachOthersValues() throws {
-        let policy = try values.seal(name("https://example.com/"), for: .poolPolicy(pool: 2))
-        #expect(try values.open(policy, for: .poolPolicy(pool: 2)) == name("https://example.com/"))
-        for other: ValueCipher.Context in [.poolPolicy(pool: 3), .eventPath, .symlinkTarget(entry: 2)] {
+        let policy = try values.seal(name("https://example.com/"), for: .poolSettings(pool: 2))
+        #expect(try values.open(policy, for: .poolSettings(pool: 2)) == name("https://example.com/"))
+        for other: ValueCipher.Context in [.poolSettings(pool: 3), .eventPath, .symlinkTarget(entry: 2)] {
             #expect(throws: EncryptionError.tamperedValue) { try values.open(policy, for: other) }
         }
         let path = try values.seal(name("data/a"), for: .eventPath)
-        #expect(throws: EncryptionError.tamperedValue) { try values.open(path, for: .poolPolicy(pool: 0)) }
+        #expect(throws: EncryptionError.tamperedValue) { try values.open(path, for: .poolSettings(pool: 0)) }
     }
 }

@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Crypto
 import Foundation
 import Testing

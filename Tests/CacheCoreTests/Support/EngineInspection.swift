@@ -1,4 +1,6 @@
 @testable import CacheCore
+@testable import CacheNames
+import CacheModel
 import Foundation
 
 // What the namespace tests look at besides the engine's public answers.

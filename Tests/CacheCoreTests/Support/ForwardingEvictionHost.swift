@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Foundation
 import Logging
 import Synchronization
@@ -8,8 +9,8 @@ import Synchronization
 /// hold whose directories fail to load, as an index error would.
 final class ForwardingEvictionHost: EvictionHost {
     let real: StoreEvictionHost
-    /// Runs once, after the next `poolPolicies()` read and before its answer is returned.
-    let afterNextPoolPolicies = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Runs once, after the next `poolSettings()` read and before its answer is returned.
+    let afterNextPoolSettings = Mutex<(@Sendable () -> Void)?>(nil)
     /// Entries `withCachedFiles` does not find in memory and `loadEntries` fails to load.
     let failingLoads = Mutex<Set<EntryID>>([])
 
@@ -18,14 +19,14 @@ final class ForwardingEvictionHost: EvictionHost {
     var logger: Logger { real.logger }
     var now: Timestamp { real.now }
 
-    func poolPolicies() -> [EntryID: PoolPolicy] {
-        let policies = real.poolPolicies()
-        let hook = afterNextPoolPolicies.withLock { hook in
+    func poolSettings() -> [EntryID: PoolSettings] {
+        let settings = real.poolSettings()
+        let hook = afterNextPoolSettings.withLock { hook in
             defer { hook = nil }
             return hook
         }
         hook?()
-        return policies
+        return settings
     }
 
     func poolNames() -> [EntryID: String] { real.poolNames() }
@@ -83,7 +84,7 @@ final class ForwardingEvictionHost: EvictionHost {
     func waitForIndex() { real.waitForIndex() }
     func saveCounters() { real.saveCounters() }
     func withPoolChangesHeld<Result>(_ body: () -> Result) -> Result { real.withPoolChangesHeld(body) }
-    func savePolicy(_ policy: PoolPolicy, of pool: EntryID) { real.savePolicy(policy, of: pool) }
+    func saveSettings(_ settings: PoolSettings, of pool: EntryID) { real.saveSettings(settings, of: pool) }
     func record(_ events: [CacheEvent]) { real.record(events) }
     func appendTrace(_ lines: [UInt8], droppedLines: Int, of pool: EntryID) {
         real.appendTrace(lines, droppedLines: droppedLines, of: pool)

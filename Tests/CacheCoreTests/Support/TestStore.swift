@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import Glibc
 @testable import CacheCore
 import Foundation

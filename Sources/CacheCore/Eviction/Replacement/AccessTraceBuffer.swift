@@ -1,3 +1,5 @@
+import CacheModel
+
 /// A pool's recorded accesses (`user.cache.trace`), gathered in memory by request threads
 /// and written by the evictor's thread, so a read never writes to disk. Each line is
 /// `FINGERPRINT,SIZE` (the fingerprint in hex: a trace names no file), the CSV form

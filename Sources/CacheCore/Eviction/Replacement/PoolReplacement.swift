@@ -1,3 +1,4 @@
+import CacheModel
 import CachePolicy
 
 /// One pool's replacement state: where its victims come from, and what its own requests
@@ -30,11 +31,11 @@ struct PoolReplacement: Sendable {
     /// The pool's accesses not yet written, while `user.cache.trace` is on.
     var trace: AccessTraceBuffer?
 
-    init(policy: PoolPolicy) {
-        trace = policy.recordsTrace ? AccessTraceBuffer() : nil
-        choice = policy.eviction
-        residents = policy.eviction == .lru ? .index : .building(policy.activePolicy, pending: [])
-        advisor = Self.advisor(for: policy)
+    init(settings: PoolSettings) {
+        trace = settings.recordsTrace ? AccessTraceBuffer() : nil
+        choice = settings.eviction
+        residents = settings.eviction == .lru ? .index : .building(settings.activePolicy, pending: [])
+        advisor = Self.advisor(for: settings)
     }
 
     var activeKind: PolicyKind {
@@ -45,20 +46,20 @@ struct PoolReplacement: Sendable {
         }
     }
 
-    static func advisor(for policy: PoolPolicy) -> PolicyAdvisor? {
-        guard policy.maxSize > 0 || policy.maxFiles > 0 else { return nil }
-        return PolicyAdvisor(current: policy.activePolicy, capacityBytes: policy.maxSize,
-                             capacityFiles: policy.maxFiles)
+    static func advisor(for settings: PoolSettings) -> PolicyAdvisor? {
+        guard settings.maxSize > 0 || settings.maxFiles > 0 else { return nil }
+        return PolicyAdvisor(current: settings.activePolicy, capacityBytes: settings.maxSize,
+                             capacityFiles: settings.maxFiles)
     }
 
     /// A policy change of the pool (`user.cache.eviction`, a limit): an in-memory policy that
     /// is built carries its residents over in its own victim order; the index's LRU order
     /// is rebuilt from the index.
-    mutating func apply(_ policy: PoolPolicy) {
-        if policy.recordsTrace != (trace != nil) { trace = policy.recordsTrace ? AccessTraceBuffer() : nil }
-        choice = policy.eviction
-        let kind = policy.activePolicy
-        if policy.eviction == .lru {
+    mutating func apply(_ settings: PoolSettings) {
+        if settings.recordsTrace != (trace != nil) { trace = settings.recordsTrace ? AccessTraceBuffer() : nil }
+        choice = settings.eviction
+        let kind = settings.activePolicy
+        if settings.eviction == .lru {
             residents = .index
         } else if kind != activeKind || isIndex {
             switch residents {
@@ -67,11 +68,11 @@ struct PoolReplacement: Sendable {
             case .index: residents = .building(kind, pending: [])
             }
         }
-        if policy.maxSize > 0 || policy.maxFiles > 0 {
+        if settings.maxSize > 0 || settings.maxFiles > 0 {
             if advisor == nil {
-                advisor = Self.advisor(for: policy)
+                advisor = Self.advisor(for: settings)
             } else {
-                advisor?.setCapacity(bytes: policy.maxSize, files: policy.maxFiles)
+                advisor?.setCapacity(bytes: settings.maxSize, files: settings.maxFiles)
                 advisor?.setCurrent(kind)
             }
         } else {

@@ -1,3 +1,5 @@
+import CacheModel
+import CacheNames
 import CachePolicy
 import Synchronization
 
@@ -18,8 +20,8 @@ final class ReplacementTable: Sendable {
 
     private let pools: Mutex<[EntryID: Pool]>
 
-    init(policies: [EntryID: PoolPolicy]) {
-        pools = Mutex(policies.mapValues { Pool(PoolReplacement(policy: $0)) })
+    init(settings: [EntryID: PoolSettings]) {
+        pools = Mutex(settings.mapValues { Pool(PoolReplacement(settings: $0)) })
     }
 
     private func pool(_ id: EntryID) -> Pool? {
@@ -27,15 +29,15 @@ final class ReplacementTable: Sendable {
     }
 
     /// A pool was created, or its policy changed.
-    func apply(_ policy: PoolPolicy, to pool: EntryID) {
+    func apply(_ settings: PoolSettings, to pool: EntryID) {
         let existing = pools.withLock { pools -> Pool? in
             guard let existing = pools[pool] else {
-                pools[pool] = Pool(PoolReplacement(policy: policy))
+                pools[pool] = Pool(PoolReplacement(settings: settings))
                 return nil
             }
             return existing
         }
-        existing?.state.withLock { $0.apply(policy) }
+        existing?.state.withLock { $0.apply(settings) }
     }
 
     func removePool(_ pool: EntryID) {
@@ -200,3 +202,5 @@ public struct ReplacementReport: Sendable {
     public var curve: [CurvePoint]
     public var sampledRequests: Int
 }
+
+extension ReplacementTable: ReplacementNotes {}

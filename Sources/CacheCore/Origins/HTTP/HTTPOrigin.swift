@@ -1,3 +1,4 @@
+import CacheModel
 import NIOHTTP1
 
 /// `http://HOST/BASE/` and `https://…/`: a name is the base URL with the name's path below the

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CacheModel
 import Foundation
 import NIOCore
 import NIOHTTP1

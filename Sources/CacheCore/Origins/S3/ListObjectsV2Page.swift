@@ -1,3 +1,4 @@
+import CacheModel
 import Foundation
 
 /// One page of a ListObjectsV2 response (`<ListBucketResult>`).

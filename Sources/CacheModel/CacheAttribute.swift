@@ -1,0 +1,75 @@
+/// The `user.cache.*` attributes, and where each one may be read or written.
+public enum CacheAttribute: String, CaseIterable, Sendable {
+    // Files and directories inside a pool.
+    case persistent, pinned, expiration
+    // Directories inside a pool: everything beneath is one eviction unit; its figures.
+    case unit, unitFiles = "unit_files", unitUsage = "unit_usage"
+    case lastAccess = "last_access", state, expiresAt = "expires_at", fetching
+    // Files fetched from an http(s) origin: the version they hold.
+    case etag, lastModified = "last_modified"
+    // Pool directories.
+    case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
+    case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
+    case eviction, trace, minSize = "min_size"
+    // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
+    // its recent requests, and the estimated hit ratio at other sizes.
+    case evictionActive = "eviction_active", hitRatio = "hit_ratio", hitRatioCurve = "hit_ratio_curve"
+    // Read-only on pool directories: the next victims (see `PreviewRequest`).
+    case preview
+    // Figures on pool directories and on the root.
+    case usage, persistentUsage = "persistent_usage", pendingUsage = "pending_usage", files
+    case evictedFiles = "evicted_files", evictedBytes = "evicted_bytes", hits, misses
+    case pinnedFiles = "pinned_files", oldestAccess = "oldest_access"
+    case originRequests = "origin_requests", fetchedBytes = "fetched_bytes", fetchErrors = "fetch_errors"
+    case fetchTTFB = "fetch_ttfb_ms", fetchTTFBTotal = "fetch_ttfb_ms_total", fetchTTFBCount = "fetch_ttfb_count"
+    // The root only.
+    case minFree = "min_free", store
+    /// What a user must act on (one line each; empty when all is well).
+    case warnings
+    // Actions on pool directories and the root.
+    case purge, clear
+    // An action on the root only: its value names the empty pool to remove.
+    case removePool = "remove_pool"
+
+    public static let prefix = "user.cache."
+
+    public var fullName: String { Self.prefix + rawValue }
+
+    /// Where an attribute lives.
+    public enum Place: Sendable {
+        case root, pool, directory, file
+        /// A symlink or special file: no bytes, so nothing to cache, pin or persist.
+        case nameOnly
+    }
+
+    /// Attributes that exist at a place, in the order `getfattr -d` lists them.
+    public static func readable(at place: Place) -> [CacheAttribute] {
+        switch place {
+        case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt, .fetching, .etag, .lastModified]
+        case .directory: return [.persistent, .pinned, .expiration, .unit, .unitFiles, .unitUsage]
+        case .pool:
+            return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
+                    .maxFetches, .eviction, .evictionActive, .trace]
+                + figures + [.oldestAccess, .hitRatio, .hitRatioCurve, .preview]
+        case .root: return figures + [.minFree, .store, .warnings]
+        case .nameOnly: return []
+        }
+    }
+
+    public static func writable(at place: Place) -> Set<CacheAttribute> {
+        switch place {
+        case .file: return [.persistent, .pinned, .expiration]
+        case .directory: return [.persistent, .pinned, .expiration, .unit]
+        case .pool:
+            return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
+                    .maxFetches, .eviction, .trace, .purge, .clear]
+        case .root: return [.minFree, .purge, .clear, .removePool]
+        case .nameOnly: return []
+        }
+    }
+
+    package static let figures: [CacheAttribute] = [
+        .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits, .misses,
+        .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount,
+    ]
+}

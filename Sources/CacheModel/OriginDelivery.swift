@@ -1,0 +1,24 @@
+/// What a fetch delivered: how many bytes, and which version of the origin's file they are
+/// (HTTP's `ETag` and `Last-Modified`; nil where the origin has no such thing).
+public struct OriginDelivery: Sendable, Equatable {
+    public var bytes: Int64
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(bytes: Int64, etag: String? = nil, lastModified: String? = nil) {
+        self.bytes = bytes
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+}
+
+/// A name an origin listed.
+public struct OriginName: Sendable, Equatable {
+    public var name: [UInt8]
+    public var kind: EntryKind
+
+    package init(name: [UInt8], kind: EntryKind) {
+        self.name = name
+        self.kind = kind
+    }
+}

@@ -1,0 +1,5 @@
+/// A change the kernel must hear about.
+package enum PendingNotification: Sendable {
+    /// A name cachefs removed.
+    case deleted(parent: EntryID, child: EntryID, name: [UInt8])
+}

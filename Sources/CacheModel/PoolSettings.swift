@@ -1,0 +1,102 @@
+import CachePolicy
+
+/// What "older" means for a pool's max age.
+public enum AgeBasis: String, Sendable, Codable, CaseIterable {
+    case access
+    case modification
+}
+
+/// A pool's settings: its limits, origin, eviction choice and trace switch (the replacement
+/// policy that `eviction` chooses is a ``PolicyKind``). Zero means unlimited (or never, for ages).
+public struct PoolSettings: Sendable, Equatable, Codable {
+    public var maxSize: Int64
+    public var maxAgeSeconds: Int64
+    public var ageBasis: AgeBasis
+    public var maxFiles: Int64
+    /// Percent of max_size (and max_files) the evictor brings a pool down to once over.
+    public var lowWatermarkPercent: Int64
+    /// The `user.cache.origin` URL of a read-through pool; empty for none.
+    public var origin: String
+    /// How long a name the origin lacks is answered ENOENT without asking it again.
+    public var negativeTTLSeconds: Int64
+    /// Concurrent fetches from the origin; further fetches wait for a slot.
+    public var maxFetches: Int64
+
+    /// `user.cache.eviction`: which files go first.
+    public var eviction: EvictionChoice
+    /// The policy an `auto` pool runs now (kept so a remount starts from it).
+    public var autoActive: PolicyKind
+
+    /// `user.cache.min_size`: the floor a disk-pressure pass leaves the pool at while another
+    /// pool is above its own (its `max_size` still evicts below it).
+    public var minSize: Int64
+
+    /// `user.cache.trace`: the pool appends its accesses to `STORE/traces/POOL.csv`, for
+    /// `cachefs replay`.
+    public var recordsTrace: Bool
+
+    /// The replacement policy that chooses victims now.
+    public var activePolicy: PolicyKind { eviction.fixedKind ?? autoActive }
+
+    public static let defaultNegativeTTLSeconds = Tunables.negativeTTLSeconds
+    public static let defaultMaxFetches = Tunables.maxFetches
+
+    public init(maxSize: Int64 = 25 << 20, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
+                maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = Tunables.lowWatermarkPercent, origin: String = "",
+                negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches,
+                eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false,
+                minSize: Int64 = 0) {
+        self.minSize = minSize
+        self.recordsTrace = recordsTrace
+        self.eviction = eviction
+        self.autoActive = autoActive
+        self.origin = origin
+        self.negativeTTLSeconds = negativeTTLSeconds
+        self.maxFetches = maxFetches
+        self.maxSize = maxSize
+        self.maxAgeSeconds = maxAgeSeconds
+        self.ageBasis = ageBasis
+        self.maxFiles = maxFiles
+        self.lowWatermarkPercent = lowWatermarkPercent
+    }
+
+    public static let defaultPools: [(name: String, settings: PoolSettings)] = [
+        ("data", PoolSettings(maxSize: 25 << 20)),
+        ("thumbnails", PoolSettings(maxSize: 5 << 20)),
+        ("avatars", PoolSettings(maxSize: 5 << 20, maxAgeSeconds: 7 * 86400)),
+    ]
+}
+
+/// A `--pool NAME=SIZE[,AGE]` mount option.
+public struct PoolOverride: Sendable, Equatable {
+    public var name: String
+    public var maxSize: Int64
+    public var maxAgeSeconds: Int64?
+
+    public init(name: String, maxSize: Int64, maxAgeSeconds: Int64?) {
+        self.name = name
+        self.maxSize = maxSize
+        self.maxAgeSeconds = maxAgeSeconds
+    }
+
+    /// Parses `NAME=SIZE[,AGE]`, for example `data=100M` or `avatars=5M,7d`.
+    public static func parse(_ text: String) -> PoolOverride? {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let name = String(text[..<equals])
+        guard PoolOverride.isValidPoolName(name) else { return nil }
+        let parts = text[text.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count == 1 || parts.count == 2, let size = ValueParsing.byteSize(String(parts[0])) else {
+            return nil
+        }
+        var age: Int64?
+        if parts.count == 2 {
+            guard let parsed = ValueParsing.durationSeconds(String(parts[1])) else { return nil }
+            age = parsed
+        }
+        return PoolOverride(name: name, maxSize: size, maxAgeSeconds: age)
+    }
+
+    public static func isValidPoolName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && name.utf8.count <= 255
+    }
+}

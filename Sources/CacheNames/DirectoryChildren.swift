@@ -1,0 +1,92 @@
+import CacheModel
+import struct Foundation.Data
+
+/// The names in one directory, held in memory once the directory has been loaded.
+///
+/// `names` maps a 32-bit hash of each name to the slot of its inode in ``InodeTable``; the
+/// inode holds the name, so a lookup confirms it there (two names with one hash both stay,
+/// each found by its own comparison). `order` keeps child ids ascending, the cursor of a
+/// listing (ids are never reused, so a listing resumes correctly across changes). New files
+/// get the largest id so far and are appended; a removal only counts a stale slot, and the
+/// slots are swept out once they are half the array, so removing many names costs O(1) each,
+/// amortised.
+struct DirectoryChildren: Sendable {
+    private var names = SlotTable()
+    private var order: [EntryID] = []
+    private var staleSlots = 0
+
+    var isEmpty: Bool { names.count == 0 }
+    var count: Int { names.count }
+
+    static func hash(of name: Data) -> UInt32 {
+        UInt32(truncatingIfNeeded: name.hashValue)
+    }
+
+    /// The slot of the inode called `name` in this directory (`directory` is its id).
+    func slot(named name: Data, in directory: EntryID, inodes: InodeTable) -> UInt32? {
+        names.first(hash: Self.hash(of: name)) { inodes[slot: $0].isNamed(name, in: directory) }
+    }
+
+    /// With `ordered` false the id is only appended: a load enters names in the index's name
+    /// order, and keeping ids sorted one insertion at a time would move half the array each
+    /// time (quadratic in the directory's size). ``restoreOrder()`` sorts them once at the end.
+    mutating func insert(_ id: EntryID, slot: UInt32, named name: Data, ordered: Bool = true) {
+        names.insert(slot, hash: Self.hash(of: name))
+        if !ordered {
+            order.append(id)
+        } else if let last = order.last, id <= last {
+            let position = firstPosition(after: id - 1)
+            if position < order.count, order[position] == id {
+                staleSlots = max(0, staleSlots - 1)
+                return
+            }
+            order.insert(id, at: position)
+        } else {
+            order.append(id)
+        }
+    }
+
+    /// Sorts the ids appended by unordered inserts, each once (an inode with two names here
+    /// is listed by its id once, as an ordered insert keeps it).
+    mutating func restoreOrder() {
+        order.sort()
+        var kept = 0
+        for position in order.indices where kept == 0 || order[position] != order[kept - 1] {
+            order[kept] = order[position]
+            kept += 1
+        }
+        order.removeLast(order.count - kept)
+    }
+
+    /// Takes the name `name` of the inode at `slot` away; its slot in `order` goes at the next sweep.
+    mutating func remove(slot: UInt32, named name: Data, inodes: InodeTable) {
+        guard names.remove(slot, hash: Self.hash(of: name)) else { return }
+        staleSlots += 1
+        if staleSlots > 64 && staleSlots * 2 > order.count {
+            let live = Set(names.slots.map { inodes[slot: $0].id })
+            order.removeAll { !live.contains($0) }
+            staleSlots = 0
+        }
+    }
+
+    /// Up to `limit` child ids greater than `cursor`, ascending; `isLive` filters stale slots.
+    func page(after cursor: EntryID, limit: Int, isLive: (EntryID) -> Bool) -> [EntryID] {
+        var result: [EntryID] = []
+        var position = firstPosition(after: cursor)
+        while position < order.count && result.count < limit {
+            if isLive(order[position]) { result.append(order[position]) }
+            position += 1
+        }
+        return result
+    }
+
+    private func firstPosition(after cursor: EntryID) -> Int {
+        var low = 0
+        var high = order.count
+        while low < high {
+            let middle = (low + high) / 2
+            if order[middle] <= cursor { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}

@@ -1,0 +1,205 @@
+import CacheModel
+import CachePolicy
+import Foundation
+import Logging
+import Synchronization
+
+/// The owner of names and metadata: the namespace (entries, names, kernel references),
+/// each pool's usage and settings, entry ids and gathered access times. A change is decided
+/// under the namespace lock, where memory changes and the matching index changes go to the
+/// index writer (``IndexLog``) in the same hold; what it leaves to do (bytes to discard, events, kernel
+/// notifications, enforcement) comes back as ``NameEffects`` and is carried out after the
+/// lock is released (`change`).
+///
+/// Pool usage, the pools' replacement state and the counters are changed inside the hold
+/// (each behind a leaf lock of its own), so a size, a flag and a removal can never count a
+/// file in the wrong place.
+package final class Names: Sendable {
+    let namespace: Namespace
+    /// Cached, persistent and pending bytes and files per pool.
+    let usage: UsageLedger
+    /// Each pool's settings (limits, origin, eviction choice). A pool's creation and removal
+    /// change them inside the namespace hold, so a pool and its settings appear and go
+    /// together; every change of a pool's settings (setfattr, `auto`'s switch) is made under
+    /// `poolChanges`, committed first.
+    let poolSettings: Mutex<[EntryID: PoolSettings]>
+    /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
+    let ids: Mutex<IDReservation>
+    /// Read times gathered without the namespace lock, moved into the inodes by `flushAccessTimes`.
+    let access: AccessTracker
+    /// Makes a flush of access times complete before another flush returns, so a pass that
+    /// flushed sees every earlier read in the index when it picks victims.
+    private let accessFlush = Mutex(())
+    /// Serializes changes of pools and their settings (creation, removal, setfattr, `auto`'s
+    /// switch): each reads a pool's settings and writes them back whole; commits wait
+    /// outside the namespace hold.
+    let poolChanges = Mutex(())
+    /// Directories whose contents are evicted together (`user.cache.unit`).
+    let units: UnitRoots
+    /// Directories being loaded now, one loader each (``LoadsInFlight``).
+    let loadsInFlight = LoadsInFlight()
+
+    /// Where changes go, in the order memory made them (the index writer).
+    let index: any IndexLog
+    /// Where directories not loaded yet are read, outside the lock (``Names/withLoaded``).
+    let directories: any DirectorySource
+    let fetches: any FetchState
+    /// Each pool's replacement policy, told of files counted in and out inside the hold.
+    let replacement: any ReplacementNotes
+    let counters: any NameCounters
+    /// Carries out ``NameEffects`` once the lock is released.
+    let effects: any NameEffectsSink
+    let clock: any WallClock
+    let logger: Logger
+    let fingerprints: any NameFingerprinting
+
+    package init(setup: NamesSetup, index: any IndexLog, directories: any DirectorySource, fetches: any FetchState,
+                 replacement: any ReplacementNotes, counters: any NameCounters, effects: any NameEffectsSink) {
+        namespace = Namespace(log: index)
+        usage = UsageLedger(setup.usage)
+        poolSettings = Mutex(setup.poolSettings)
+        ids = Mutex(setup.ids)
+        access = setup.access
+        units = UnitRoots(setup.unitRoots)
+        fingerprints = setup.fingerprints
+        clock = setup.clock
+        logger = setup.logger
+        self.index = index
+        self.directories = directories
+        self.fetches = fetches
+        self.replacement = replacement
+        self.counters = counters
+        self.effects = effects
+    }
+
+    package var now: Timestamp { clock.now() }
+
+    func carryOut(_ done: NameEffects) {
+        effects.discardBytes(of: done.bytesToDiscard)
+        if !done.events.isEmpty { effects.record(done.events) }
+        if !done.notifications.isEmpty { effects.enqueue(done.notifications) }
+        if !done.poolsToEnforce.isEmpty { effects.requestEnforcement(of: Array(done.poolsToEnforce)) }
+    }
+
+    /// The newest copy of an entry (memory, loading its directory if needed). GETATTR's
+    /// path: an entry the kernel holds is in memory, so one plain hold answers it.
+    package func record(_ id: EntryID) throws -> EntryRecord {
+        if let inMemory = namespace.withLock({ $0.inodes[id]?.record }) { return inMemory }
+        return try withLoaded([]) { try $0.record(id) }
+    }
+
+    /// Changes an entry in memory (atomically, so a concurrent write's growth is never lost)
+    /// and hands the result to the index writer. Call inside the namespace hold.
+    @discardableResult
+    func update(_ id: EntryID, in namespace: inout NamespaceState, _ change: (inout EntryRecord) throws -> Void) throws
+        -> (before: EntryRecord, after: EntryRecord)
+    {
+        guard try namespace.inode(id) != nil else { throw CacheError.notFound }
+        let result = try namespace.modify(id) { inode -> (EntryRecord, EntryRecord) in
+            let before = inode.record
+            try change(&inode.record)
+            return (before, inode.record)
+        }!
+        moveUsageIfPersistenceChanged(from: result.0, to: result.1, in: &namespace)
+        if result.1.parent != nil { namespace.log(.update(result.1)) }
+        return (result.0, result.1)
+    }
+
+    /// What names a file across evictions for its pool's policy (see ``NameFingerprinting``).
+    package func fingerprint(of record: EntryRecord) -> UInt64 {
+        fingerprints.of(parent: record.parent, name: record.name)
+    }
+
+    /// An id for a new entry; when its range is used up, the next range is committed first.
+    package func takeID() throws -> EntryID {
+        let taken = ids.withLock { $0.take() }
+        if let bound = taken.newBound {
+            index.enqueue([.setting(key: IDReservation.settingKey, value: String(bound))])
+            index.waitForCommit()
+        }
+        return taken.id
+    }
+
+    /// Whether a file's size is in its pool's usage (see ``FetchState``): any file but one of
+    /// an origin pool whose fetch has not started. Usage changes that depend on it are made
+    /// inside the namespace hold, as the fetch's start is.
+    package func countsInUsage(_ record: EntryRecord) -> Bool {
+        !record.writing || fetches.countsInUsage(record.entryID)
+    }
+
+    /// Moves the access times gathered by reads into the inodes and hands them to the index
+    /// writer in the same hold, then waits for the commit: a pass that flushed sees every
+    /// earlier read in the index when it picks victims.
+    package func flushAccessTimes() {
+        accessFlush.withLock { _ in
+            let times = access.drain()
+            if !times.isEmpty {
+                namespace.withLock { namespace in
+                    for (id, time) in times {
+                        namespace.modify(id) { inode in
+                            inode.record.lastAccess = max(inode.record.lastAccess, time)
+                        }
+                    }
+                    namespace.log(.accessTimes(times))
+                }
+            }
+            index.waitForCommit()
+        }
+    }
+
+    /// The read time of a file, newest first: gathered since the last flush, or the record's.
+    package func lastAccess(of record: EntryRecord) -> Int64 {
+        access.pendingTime(record.entryID) ?? record.lastAccess
+    }
+}
+
+extension Names {
+    /// At unmount: nameless entries leave the index, and so do files of origin pools whose
+    /// fetch did not finish (looked up again next time); every write mark is cleared.
+    /// Returns the ids whose bytes are to be unlinked once the index has let them go.
+    package func settleForShutdown() -> [EntryID] {
+        var leftovers: [EntryID] = []
+        namespace.withLock { namespace in
+            for inode in namespace.all {
+                if inode.record.parent == nil {
+                    namespace.log(.delete(inode.id))
+                    if inode.record.kind == .file { leftovers.append(inode.id) }
+                } else if fetches.isUnfinished(inode.id) {
+                    namespace.log(.delete(inode.id))
+                    if countsInUsage(inode.record) {
+                        usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool, persistent: false)
+                    }
+                    leftovers.append(inode.id)
+                } else if inode.record.writing {
+                    var record = inode.record
+                    record.writing = false
+                    namespace.log(.content(record))
+                }
+            }
+        }
+        return leftovers
+    }
+}
+
+/// Figures other owners read from the leaves `Names` keeps (each its own short lock, never
+/// the namespace's).
+extension Names {
+    package func usage(of pool: EntryID) -> PoolUsage { usage.usage(of: pool) }
+
+    package func pendingBytes(of pool: EntryID) -> Int64 { usage.pendingBytes(of: pool) }
+
+    /// A read of `id` now, gathered without the namespace lock.
+    package func noteAccess(_ id: EntryID) { access.touch(id, at: now.nanoseconds) }
+
+    /// The read time of `id` gathered since the last flush, if any.
+    package func pendingAccessTime(of id: EntryID) -> Int64? { access.pendingTime(id) }
+
+    /// Every read time gathered since the last flush.
+    package func pendingAccessTimes() -> [EntryID: Int64] { access.snapshot() }
+
+    package func unitRoots() -> Set<EntryID> { units.all }
+
+    package func isUnitRoot(_ directory: EntryID) -> Bool { units.contains(directory) }
+
+    package func fingerprint(parent: EntryID, name: Data) -> UInt64 { fingerprints.of(parent: parent, name: name) }
+}
