@@ -49,8 +49,22 @@ final class MountedStore {
         daemon = process
         let mounted = Shell.waitUntil(seconds: 15) { isMounted || !process.isRunning }
         guard mounted, process.isRunning else {
-            throw MountError(message: "mount did not come up; daemon log:\n\(daemonLog)")
+            throw MountError(message: "mount did not come up; \(Self.whereItWaits(process))daemon log:\n\(daemonLog)")
         }
+    }
+
+    /// For a daemon that runs but has not mounted: each thread's state and kernel stack, so a
+    /// failure shows what it waited for rather than only that it waited.
+    private static func whereItWaits(_ process: ChildProcess) -> String {
+        guard process.isRunning else { return "the daemon exited \(process.terminationStatus); " }
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/task")) ?? []
+        let threads = tasks.sorted().map { task -> String in
+            let folder = "/proc/\(process.pid)/task/\(task)"
+            let name = (try? String(contentsOfFile: folder + "/comm", encoding: .utf8)) ?? "?"
+            let stack = (try? String(contentsOfFile: folder + "/stack", encoding: .utf8)) ?? "(no stack)"
+            return "thread \(task) \(name.trimmingCharacters(in: .whitespacesAndNewlines)):\n\(stack)"
+        }
+        return "the daemon still runs; its threads:\n\(threads.joined())\n"
     }
 
     var isMounted: Bool {
