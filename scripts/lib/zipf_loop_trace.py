@@ -7,25 +7,22 @@ shows (a loop that LRU never hits beside keys worth keeping).
 
 Usage: zipf_loop_trace.py OUT.csv
 """
-import bisect
+import os
 import random
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from policy_bench import zipf_sampler  # noqa: E402
+
 rng = random.Random(7)
 objects, pool, requests = 10000, 1000, 200000
-weights = [1 / (rank + 1) ** 1.1 for rank in range(objects)]
-total = sum(weights)
-cumulative = []
-running = 0.0
-for weight in weights:
-    running += weight / total
-    cumulative.append(running)
+draw = zipf_sampler(objects, 1.1, rng)
 loop = int(pool * 1.2)
 position = 0
 with open(sys.argv[1], "w") as out:
     for _ in range(requests):
         if rng.random() < 0.5:
-            out.write(f"z{min(bisect.bisect(cumulative, rng.random()), objects - 1)},1\n")
+            out.write(f"z{draw()},1\n")
         else:
             out.write(f"l{position % loop},1\n")
             position += 1
