@@ -106,4 +106,25 @@ import Testing
         #expect(table.output.contains("COST SAVED") && table.output.contains("upper-bound")
                 && table.output.contains("no cache of this size beats it"), "\(table.output)")
     }
+
+    /// A loop over 30 files through 20 rooms: S3-FIFO, where `auto` starts, hits 0.28 and
+    /// W-TinyLFU keeps more of the loop. `auto` leaves S3-FIFO for a policy that its
+    /// simulations scored higher by the goal's measure, and the replay says on what figures.
+    @Test func autoSaysWhichGoalAndFiguresItSwitchedOn() throws {
+        let trace = (0..<60).flatMap { _ in (0..<30).map { "k\($0),64" } }.joined(separator: "\n") + "\n"
+        let result = try replay(trace, "--objects", "--size", "20", "--goal", "bytes", "--json",
+                                "--policy", "s3fifo")
+        #expect(result.succeeded, "\(result.error)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        let auto = try #require((report["rows"] as? [[String: Any]])?.first { $0["policy"] as? String == "auto" })
+        let figures = try #require(auto["switch_figures"] as? [[String: Any]])
+        #expect(figures.count == (auto["switches"] as? [String])?.count && !figures.isEmpty, "\(auto)")
+        let first = try #require(figures.first)
+        #expect(first["goal"] as? String == "bytes" && first["from"] as? String == "s3fifo", "\(first)")
+        let simulated = try #require(first["simulated"] as? [String: Double])
+        let to = try #require(first["to"] as? String)
+        #expect((simulated[to] ?? 0) >= (simulated["s3fifo"] ?? 1) + 0.005, "\(first)")
+        let table = try replay(trace, "--objects", "--size", "20", "--goal", "bytes", "--policy", "s3fifo")
+        #expect(table.output.contains("(bytes ") && table.output.contains("against s3fifo's "), "\(table.output)")
+    }
 }
