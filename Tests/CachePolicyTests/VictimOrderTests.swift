@@ -97,6 +97,19 @@ import Testing
         #expect((CacheKey(0)..<10).allSatisfy { !lru.contains($0) })
     }
 
+    /// A cold fill of 50 objects (a window of 1 %: one) leaves only the last window's worth
+    /// of them waiting as a candidate; the others joined probation as established objects, as
+    /// Caffeine keeps what leaves the window while the cache has room. So the first eviction
+    /// judges candidate 50 against probation's oldest, 1: tied (each read once), the
+    /// established one stays. (Were all 50 still candidates, there would be no established
+    /// object to judge them against, and 1 would go unjudged.)
+    @Test func tinylfuJudgesOnlyRecentCandidatesAfterAColdFill() {
+        var policy = WTinyLFUPolicy()
+        for key in CacheKey(1)...51 { policy.insert(key) }
+        #expect(policy.evict() == 50)
+        #expect(policy.contains(1))
+    }
+
     @Test func tinylfuSkipsPinnedObjects() {
         var policy = WTinyLFUPolicy()
         policy.insert(1, 2, 3)

@@ -15,8 +15,10 @@ import Testing
     /// Room for two files; reads a b c a b c a. LRU: each read evicts the file read next, 0
     /// hits. Belady keeps a and b (c is read again later than both): a, b and the last a hit,
     /// 3 of 7. S3-FIFO and SIEVE: nothing is read again before it has to go, so like LRU.
-    /// W-TinyLFU: at the second a, newcomer c ties b in frequency and a tie keeps main's b,
-    /// so b's second read hits; later newcomers tie b again and go: 1 hit. GDSF (cost 1, one
+    /// W-TinyLFU (a window of one): when c comes, b leaves the window as the one candidate
+    /// waiting (a, which left before while there was room, is established in probation);
+    /// tied with a, b goes, so a's second read hits and promotes it. Later newcomers lose to
+    /// a (read twice) or tie it, and go: a's third read hits too, 2 hits. GDSF (cost 1, one
     /// room each): every newcomer enters at the clock plus 1 and the oldest of equal
     /// priority goes, as LRU: 0 hits.
     @Test func aTinyTracePrintsTheHandCountedHitRatios() throws {
@@ -27,7 +29,7 @@ import Testing
         #expect(report["requests"] as? Int == 7 && report["distinct_keys"] as? Int == 3)
         let rows = report["rows"] as? [[String: Any]] ?? []
         let hits = Dictionary(uniqueKeysWithValues: rows.map { ($0["policy"] as? String ?? "", $0["hits"] as? Int ?? -1) })
-        #expect(hits == ["lru": 0, "s3fifo": 0, "sieve": 0, "tinylfu": 1, "gdsf": 0, "belady": 3], "\(rows)")
+        #expect(hits == ["lru": 0, "s3fifo": 0, "sieve": 0, "tinylfu": 2, "gdsf": 0, "belady": 3], "\(rows)")
         let belady = try #require(rows.first { $0["policy"] as? String == "belady" })
         #expect(abs((belady["object_hit_ratio"] as? Double ?? 0) - 3.0 / 7) < 1e-9)
     }
@@ -103,5 +105,26 @@ import Testing
                                "--objects", "--size", "2", "--goal", "cost", "--no-auto")
         #expect(table.output.contains("COST SAVED") && table.output.contains("upper-bound")
                 && table.output.contains("no cache of this size beats it"), "\(table.output)")
+    }
+
+    /// A loop over 30 files through 20 rooms: S3-FIFO, where `auto` starts, hits 0.28 and
+    /// W-TinyLFU keeps more of the loop. `auto` leaves S3-FIFO for a policy that its
+    /// simulations scored higher by the goal's measure, and the replay says on what figures.
+    @Test func autoSaysWhichGoalAndFiguresItSwitchedOn() throws {
+        let trace = (0..<60).flatMap { _ in (0..<30).map { "k\($0),64" } }.joined(separator: "\n") + "\n"
+        let result = try replay(trace, "--objects", "--size", "20", "--goal", "bytes", "--json",
+                                "--policy", "s3fifo")
+        #expect(result.succeeded, "\(result.error)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        let auto = try #require((report["rows"] as? [[String: Any]])?.first { $0["policy"] as? String == "auto" })
+        let figures = try #require(auto["switch_figures"] as? [[String: Any]])
+        #expect(figures.count == (auto["switches"] as? [String])?.count && !figures.isEmpty, "\(auto)")
+        let first = try #require(figures.first)
+        #expect(first["goal"] as? String == "bytes" && first["from"] as? String == "s3fifo", "\(first)")
+        let simulated = try #require(first["simulated"] as? [String: Double])
+        let to = try #require(first["to"] as? String)
+        #expect((simulated[to] ?? 0) >= (simulated["s3fifo"] ?? 1) + 0.005, "\(first)")
+        let table = try replay(trace, "--objects", "--size", "20", "--goal", "bytes", "--policy", "s3fifo")
+        #expect(table.output.contains("(bytes ") && table.output.contains("against s3fifo's "), "\(table.output)")
     }
 }

@@ -16,11 +16,22 @@ Eviction through the mount is asynchronous (the evictor's thread runs beside the
 a pool may hold a few more files than its limit for a moment: the mount's hit ratio can be a
 little above the simulated one.
 
+Then traces of mixed sizes, by `cachefs replay` only (files of up to 256 MiB are not
+replayed through a mount): lognormal sizes with and without a one-time scan of large files,
+and heavy-tailed sizes whose small files are the popular ones, at pools of 1 %, 5 %, 10 % and
+25 % of the working set's bytes, for each goal (files, bytes, cost): every policy's and
+`auto`'s measure of the goal beside the upper bound (PFOO-L) and libCacheSim's LRU, S3-FIFO,
+SIEVE, W-TinyLFU, LHD and GDSF on the same trace.
+
 Usage: policy_bench.py --cachefs BIN --work DIR [--quick] [--json FILE]
+                       [--reference-python PYTHON] [--mixed-sizes-only]
+--reference-python (or LIBCACHESIM_PYTHON): a Python with libcachesim installed (else one is
+pip-installed into the work dir); --mixed-sizes-only: only the mixed-size rows (a few minutes).
 """
 import argparse
 import bisect
 import json
+import math
 import os
 import random
 import shutil
@@ -32,6 +43,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import replay_through_mount  # noqa: E402
 
 POLICIES = ["lru", "s3fifo", "sieve", "tinylfu", "auto"]
+MIXED_POLICIES = ["lru", "s3fifo", "sieve", "tinylfu", "gdsf", "auto"]
+GOALS = ["files", "bytes", "cost"]
+# libCacheSim's names, in the mixed-size table's order; the issue's target compares with the
+# best of the last four.
+LIBCACHESIM_MIXED = ["LRU", "S3FIFO", "Sieve", "WTinyLFU", "LHD", "GDSF"]
+LIBCACHESIM_TARGET = ["S3FIFO", "WTinyLFU", "LHD", "GDSF"]
+MEASURES = {"files": "object", "bytes": "byte", "cost": "cost"}
 SIZES = [1, 5, 10, 25]
 MULTIPLIERS = [0.125, 0.25, 0.5, 1, 2, 4, 8]
 SEED = 20261124
@@ -69,6 +87,56 @@ def make_traces(objects, requests):
     traces["shift"] = ([f"k{draw()}" for _ in range(half)]
                        + [f"k{permutation[draw()]}" for _ in range(requests - half)])
     return traces
+
+
+def lognormal_size(rng, median, sigma=2.0, low=1024, high=256 << 20):
+    return int(min(high, max(low, rng.lognormvariate(math.log(median), sigma))))
+
+
+def miss_cost(rng, size):
+    """Milliseconds: 5 ms, a lognormal latency (median 40 ms) and the size at 50 MB/s."""
+    return 5 + rng.lognormvariate(math.log(40), 1.0) + size / 50e6 * 1000
+
+
+def make_mixed_traces(objects, requests):
+    """name -> list of (key, size, cost). Each is deterministic for its seed."""
+    traces = {}
+    rng = random.Random(SEED + 10)
+    draw = zipf_sampler(objects, 0.9, rng)
+    sizes = [lognormal_size(rng, 65536) for _ in range(objects)]
+    costs = [miss_cost(rng, size) for size in sizes]
+    reads = [draw() for _ in range(requests)]
+    traces["lognormal"] = [(f"k{key}", sizes[key], costs[key]) for key in reads]
+    # The same reads with a one-time scan of large files (median 8 MiB; a backup, a bulk
+    # export) in the middle: as many bytes as the whole working set, none read again.
+    scan, scanned = [], 0
+    while scanned < sum(sizes):
+        size = lognormal_size(rng, 8 << 20, sigma=1.0)
+        scan.append((f"scan{len(scan)}", size, miss_cost(rng, size)))
+        scanned += size
+    half = requests // 2
+    traces["lognormal-scan"] = traces["lognormal"][:half] + scan + traces["lognormal"][half:]
+    # Heavy-tailed sizes (Pareto, shape 1.2, from 2 KiB) where the popular files are the
+    # small ones: the most read name gets the smallest size.
+    rng = random.Random(SEED + 11)
+    draw = zipf_sampler(objects, 0.9, rng)
+    sizes = sorted(int(min(256 << 20, 2048 * rng.paretovariate(1.2))) for _ in range(objects))
+    costs = [miss_cost(rng, size) for size in sizes]
+    traces["pareto-small-hot"] = [(f"k{key}", sizes[key], costs[key]) for key in (draw() for _ in range(requests))]
+    return traces
+
+
+def write_mixed_trace(path, requests):
+    with open(path, "w", encoding="utf-8") as trace:
+        trace.write("key,size,op,cost\n")
+        trace.write("".join(f"{key},{size},get,{cost:.1f}\n" for key, size, cost in requests))
+
+
+def working_set_bytes(requests):
+    sizes = {}
+    for key, size, _ in requests:
+        sizes.setdefault(key, size)
+    return sum(sizes.values())
 
 
 def write_trace(path, keys):
@@ -124,6 +192,126 @@ print(json.dumps(out))
         return None
     figures = json.loads(result.stdout)
     return {(key.split()[0], int(key.split()[1])): value for key, value in figures.items()}
+
+
+def libcachesim_mixed_figures(python, trace_path, capacities):
+    """{(name, capacity): {"object", "byte", "cost"}} of libCacheSim's policies in
+    LIBCACHESIM_MIXED on a mixed-size trace, or None (said why)."""
+    if python is None:
+        return None
+    script = r"""
+import json, sys
+import libcachesim as lcs
+rows = [line.rstrip().split(',') for line in open(sys.argv[1]) if not line.startswith('key,')]
+ids = {}
+sequence = [(ids.setdefault(row[0], len(ids)), int(row[1]), float(row[3])) for row in rows]
+following, last = [0] * len(sequence), {}
+for index in range(len(sequence) - 1, -1, -1):
+    following[index] = last.get(sequence[index][0], 1 << 62)
+    last[sequence[index][0]] = index
+total_bytes = sum(size for _, size, _ in sequence)
+total_cost = sum(cost for _, _, cost in sequence)
+out = {}
+for capacity in json.loads(sys.argv[2]):
+    for name in json.loads(sys.argv[3]):
+        cache = getattr(lcs, name)(cache_size=capacity)
+        hits = hit_bytes = hit_cost = 0
+        for index, (obj, size, cost) in enumerate(sequence):
+            request = lcs.Request()
+            request.obj_id, request.obj_size = obj, size
+            request.next_access_vtime = following[index]
+            if cache.get(request):
+                hits += 1
+                hit_bytes += size
+                hit_cost += cost
+        out[f"{name} {capacity}"] = {"object": hits / len(sequence), "byte": hit_bytes / total_bytes,
+                                     "cost": hit_cost / total_cost}
+print(json.dumps(out))
+"""
+    result = subprocess.run([python, "-c", script, trace_path, json.dumps(capacities), json.dumps(LIBCACHESIM_MIXED)],
+                            capture_output=True, text=True)
+    lines = result.stdout.strip().splitlines()
+    if result.returncode != 0 or not lines:
+        print(f"policies: libcachesim failed on {trace_path}, its columns show '-': "
+              f"{result.stderr.strip()[-300:]}", file=sys.stderr)
+        return None
+    # libCacheSim prints its own warnings on stdout (its W-TinyLFU's counting filter overflows
+    # above 2 GiB of capacity counted in bytes, and it says so): shown, since they bear on its figures.
+    for line in sorted(set(lines[:-1])):
+        print(f"  libCacheSim said, on {os.path.basename(trace_path)}: {line}")
+    figures = json.loads(lines[-1])
+    return {(key.split()[0], int(key.split()[1])): value for key, value in figures.items()}
+
+
+def replay_mixed(cachefs, trace_path, capacities, goal):
+    """cachefs replay --goal GOAL --json: {(policy, capacity): row}."""
+    command = [cachefs, "replay", trace_path, "--json", "--goal", goal]
+    for capacity in capacities:
+        command += ["--size", str(capacity)]
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    return {(row["policy"], row["size"]): row for row in json.loads(result.stdout)["rows"]}
+
+
+def goal_measure(row, goal):
+    """A replay row's (or libCacheSim figure's) measure of the goal."""
+    if "object_hit_ratio" in row:
+        return {"files": row["object_hit_ratio"], "bytes": row["byte_hit_ratio"],
+                "cost": row["cost_saved_ratio"]}[goal]
+    return row[MEASURES[goal]]
+
+
+def libcachesim_version(python):
+    result = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('libcachesim'))"],
+                            capture_output=True, text=True)
+    return result.stdout.strip() or "version unknown"
+
+
+def mixed_size_section(cachefs, work, reference, quick):
+    """The mixed-size rows: printed, and returned for the JSON."""
+    objects, requests = (2_000, 20_000) if quick else (10_000, 100_000)
+    traces_dir = os.path.join(work, "traces")
+    os.makedirs(traces_dir, exist_ok=True)
+    print(f"\nMixed sizes: {objects:,} names, {requests:,} reads per trace (plus the scan's), by `cachefs replay`; "
+          f"each cell the goal's measure (object hit ratio, byte hit ratio, or share of the cost saved)")
+    if reference is None:
+        print("libCacheSim: NOT AVAILABLE (see the message above); its columns show '-' and its target is not checked")
+    else:
+        print(f"libCacheSim {libcachesim_version(reference)} ({reference})")
+    columns = MIXED_POLICIES + ["bound"] + [f"lcs-{name}" for name in LIBCACHESIM_MIXED]
+    print(f"{'trace':<17} {'size':>4} {'goal':<5} " + " ".join(f"{column[:8]:>8}" for column in columns))
+    rows, summary = [], []
+    for name, trace in make_mixed_traces(objects, requests).items():
+        trace_path = os.path.join(traces_dir, f"{name}.csv")
+        write_mixed_trace(trace_path, trace)
+        working_set = working_set_bytes(trace)
+        capacities = {percent: max(1, round(working_set * percent / 100)) for percent in SIZES}
+        libcs = libcachesim_mixed_figures(reference, trace_path, list(capacities.values()))
+        for goal in GOALS:
+            replayed = replay_mixed(cachefs, trace_path, list(capacities.values()), goal)
+            for percent, capacity in capacities.items():
+                cells = {policy: goal_measure(replayed[(policy, capacity)], goal) for policy in MIXED_POLICIES}
+                cells["bound"] = goal_measure(replayed[("upper-bound", capacity)], goal)
+                for lcs_name in LIBCACHESIM_MIXED:
+                    cells[f"lcs-{lcs_name}"] = goal_measure(libcs[(lcs_name, capacity)], goal) if libcs else None
+                print(f"{name:<17} {percent:>3}% {goal:<5} "
+                      + " ".join(f"{ratio_text(cells[column]):>8}" for column in columns), flush=True)
+                best_fixed = max(cells[policy] for policy in MIXED_POLICIES if policy != "auto")
+                best_reference = max(cells[f"lcs-{lcs_name}"] for lcs_name in LIBCACHESIM_TARGET) if libcs else None
+                rows.append({"trace": name, "size_percent": percent, "capacity_bytes": capacity, "goal": goal,
+                             "measure": MEASURES[goal], "cells": cells})
+                summary.append({"trace": name, "size_percent": percent, "goal": goal,
+                                "best_minus_libcachesim": None if best_reference is None
+                                else best_fixed - best_reference,
+                                "auto_minus_best_fixed": cells["auto"] - best_fixed})
+    print("\nTargets (mixed sizes): best cachefs >= best of libCacheSim's S3FIFO, WTinyLFU, LHD, GDSF - 0.01; "
+          "auto >= best fixed - 0.01")
+    for item in summary:
+        difference = item["best_minus_libcachesim"]
+        missed = (difference is not None and difference < -0.01) or item["auto_minus_best_fixed"] < -0.01
+        print(f"{item['trace']:<17} {item['size_percent']:>3}% {item['goal']:<5}  best - libCacheSim: "
+              f"{'-' if difference is None else f'{difference:+.3f}':>6}  auto - best fixed: "
+              f"{item['auto_minus_best_fixed']:+.3f}{'  MISSED' if missed else ''}")
+    return {"rows": rows, "summary": summary}
 
 
 def install_libcachesim(work):
@@ -217,6 +405,8 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json")
+    parser.add_argument("--reference-python", default=os.environ.get("LIBCACHESIM_PYTHON"))
+    parser.add_argument("--mixed-sizes-only", action="store_true")
     options = parser.parse_args()
     objects, requests = (2_000, 20_000) if options.quick else (10_000, 100_000)
     traces_dir = os.path.join(options.work, "traces")
@@ -225,7 +415,18 @@ def main():
     if help_text.returncode != 0:
         print("policies: this cachefs has no `replay` command; section skipped")
         return 0
-    reference = install_libcachesim(options.work)
+    if options.reference_python and not os.access(options.reference_python, os.X_OK):
+        print(f"policies: {options.reference_python} (--reference-python) is not an executable; "
+              "libCacheSim's columns are left out", file=sys.stderr)
+        reference = None
+    else:
+        reference = options.reference_python or install_libcachesim(options.work)
+    if options.mixed_sizes_only:
+        mixed = mixed_size_section(options.cachefs, options.work, reference, options.quick)
+        if options.json:
+            with open(options.json, "w", encoding="utf-8") as out:
+                json.dump({"mixed_sizes": mixed}, out, indent=2)
+        return 0
     rows, summary = [], []
     header = (f"{'trace':<14} {'size':>5} {'policy':<8} {'mount':>6} {'sim':>6} {'libcs':>6} {'belady':>6} "
               f"{'of MIN':>6} {'req/s':>7} {'µs/req':>6} {'curve err':>9}")
@@ -286,9 +487,10 @@ def main():
     errors = [row["curve_max_error"] for row in rows if row["curve_max_error"] is not None]
     if errors:
         print(f"what-if curve: largest error {max(errors):.3f} over {len(errors)} curves")
+    mixed = mixed_size_section(options.cachefs, options.work, reference, options.quick)
     if options.json:
         with open(options.json, "w", encoding="utf-8") as out:
-            json.dump({"rows": rows, "summary": summary}, out, indent=2)
+            json.dump({"rows": rows, "summary": summary, "mixed_sizes": mixed}, out, indent=2)
     return 0
 
 

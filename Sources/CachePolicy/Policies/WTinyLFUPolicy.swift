@@ -7,6 +7,14 @@ import DequeModule
 /// requests, which remembers names no longer cached) is evicted, the other stays in
 /// probation. A read in probation promotes to protected; protected's overflow goes back to
 /// probation. One-time requests rarely displace objects that are read again.
+///
+/// Candidates are judged only while they are recent: at most a window's worth of bytes of
+/// them waits. Older ones join probation as established objects, as in Caffeine, which judges
+/// a candidate in the maintenance that moves it out of the window and otherwise keeps it (the
+/// cache had room for it). Without that bound, the objects that filled a cold cache stayed
+/// candidates for good: each eviction judged one that left the window a cache-full earlier
+/// against the few established objects, and main turned into a FIFO (0.403 against
+/// libCacheSim's 0.684 on a loop beside a Zipf; see docs/eviction-policies.md).
 public struct WTinyLFUPolicy: ReplacementPolicy {
     public static let kind = PolicyKind.tinylfu
 
@@ -23,6 +31,8 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     private var sketch = FrequencySketch()
     /// Objects moved from the window to probation and not yet judged against its victim.
     private var candidates: Deque<CacheKey> = []
+    /// The bytes of the probation objects still marked as candidates.
+    private var candidateBytes: Int64 = 0
 
     public init() {}
 
@@ -64,7 +74,33 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
             probation.appendNewest(moved.key, fingerprint: moved.fingerprint, size: moved.size,
                                    mark: Self.candidateMark)
             candidates.append(moved.key)
+            candidateBytes += moved.size
         }
+        // The newest one always waits to be judged, however large; keys no longer waiting
+        // (read since, removed) leave the front of the queue too.
+        while let oldest = candidates.first, candidates.count > 1,
+              candidateBytes > windowTarget || !isCandidate(oldest) {
+            establish(candidates.removeFirst())
+        }
+    }
+
+    private func isCandidate(_ key: CacheKey) -> Bool {
+        probation.slot(of: key).map { probation[$0].mark == Self.candidateMark } ?? false
+    }
+
+    /// A candidate becomes an established probation object (unknown or judged keys are ignored).
+    private mutating func establish(_ key: CacheKey) {
+        guard isCandidate(key), let slot = probation.slot(of: key) else { return }
+        probation[slot].mark = 0
+        candidateBytes -= probation[slot].size
+    }
+
+    /// An object leaves probation (read, removed or evicted); a candidate's bytes no longer wait.
+    @discardableResult
+    private mutating func removeFromProbation(_ slot: Int32) -> ResidentList.Node {
+        let node = probation.remove(slot)
+        if node.mark == Self.candidateMark { candidateBytes -= node.size }
+        return node
     }
 
     public mutating func restore(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
@@ -80,6 +116,7 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         if let slot = window.slot(of: key) {
             window.resize(slot, to: size)
         } else if let slot = probation.slot(of: key) {
+            if probation[slot].mark == Self.candidateMark { candidateBytes += size - probation[slot].size }
             probation.resize(slot, to: size)
         } else if let slot = protected.slot(of: key) {
             protected.resize(slot, to: size)
@@ -91,7 +128,7 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
             sketch.increment(window[slot].fingerprint)
             window.moveToNewest(slot)
         } else if let slot = probation.slot(of: key) {
-            let node = probation.remove(slot)
+            let node = removeFromProbation(slot)
             sketch.increment(node.fingerprint)
             protected.appendNewest(node.key, fingerprint: node.fingerprint, size: node.size)
             let protectedLimit = max(1, Int64(Double(probation.bytes + protected.bytes) * Self.protectedShare))
@@ -110,7 +147,7 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         if let slot = window.slot(of: key) {
             window.remove(slot)
         } else if let slot = probation.slot(of: key) {
-            probation.remove(slot)
+            removeFromProbation(slot)
         } else if let slot = protected.slot(of: key) {
             protected.remove(slot)
         }
@@ -118,15 +155,14 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
 
     /// As Caffeine does when the cache is full: the oldest candidate from the window and
     /// probation's least recent established object compete, and the one requested less
-    /// often is the victim (a tie keeps the established one). A cache that filled from cold
-    /// has no established object yet: its candidates all become established first.
+    /// often is the victim (a tie keeps the established one). When main holds no established
+    /// object to compete with, the waiting candidates all become established first.
     public mutating func evict(isEligible: (CacheKey) -> Bool) -> CacheKey? {
         while let candidate = candidates.first {
             guard let candidateSlot = probation.slot(of: candidate), probation[candidateSlot].mark == Self.candidateMark,
                   isEligible(candidate) else {
                 // Read since (now protected), removed, judged, or not to be evicted now.
-                candidates.removeFirst()
-                if let slot = probation.slot(of: candidate) { probation[slot].mark = 0 }
+                establish(candidates.removeFirst())
                 continue
             }
             var victimSlot = oldestEligible(in: probation) { key in
@@ -140,27 +176,23 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
                 establishCandidates()
                 break
             }
-            candidates.removeFirst()
-            probation[candidateSlot].mark = 0
+            establish(candidates.removeFirst())
             let candidateNode = probation[candidateSlot]
             let victimNode = probation[victimSlot]
             if sketch.estimate(candidateNode.fingerprint) > sketch.estimate(victimNode.fingerprint) {
-                return probation.remove(victimSlot).key
+                return removeFromProbation(victimSlot).key
             }
-            return probation.remove(candidateSlot).key
+            return removeFromProbation(candidateSlot).key
         }
         return evictFromMain(isEligible: isEligible)
     }
 
     private mutating func establishCandidates() {
-        for key in candidates {
-            if let slot = probation.slot(of: key) { probation[slot].mark = 0 }
-        }
-        candidates.removeAll()
+        while let key = candidates.popFirst() { establish(key) }
     }
 
     private mutating func evictFromMain(isEligible: (CacheKey) -> Bool) -> CacheKey? {
-        if let slot = oldestEligible(in: probation, isEligible: isEligible) { return probation.remove(slot).key }
+        if let slot = oldestEligible(in: probation, isEligible: isEligible) { return removeFromProbation(slot).key }
         if let slot = oldestEligible(in: protected, isEligible: isEligible) { return protected.remove(slot).key }
         if let slot = oldestEligible(in: window, isEligible: isEligible) { return window.remove(slot).key }
         return nil

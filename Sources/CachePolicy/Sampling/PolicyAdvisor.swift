@@ -1,8 +1,26 @@
+/// What `auto`'s simulations recommend, and why: the goal they scored and each candidate's
+/// measure of it (what a `policy-changed` event reports).
+public struct PolicyRecommendation: Sendable, Equatable {
+    /// The policy to switch to.
+    public var kind: PolicyKind
+    /// The policy the pool runs now.
+    public var from: PolicyKind
+    public var goal: CacheGoal
+    /// Each candidate's measure of `goal` over the recent sampled requests: its object hit
+    /// ratio (`files`), byte hit ratio (`bytes`) or share of the requests' cost its hits saved
+    /// (`cost`).
+    public var ratios: [PolicyKind: Double]
+
+    /// By how much `kind` leads `from` on the goal's measure.
+    public var lead: Double { (ratios[kind] ?? 0) - (ratios[from] ?? 0) }
+}
+
 /// A pool's miniature simulations (Waldspurger et al., ATC '17): caches of the pool's size
 /// times the sampling rate, fed only the pool's spatially sampled requests, one per
 /// candidate policy, and one of the current policy at each what-if size. They say which
-/// policy would have hit most lately (`auto`) and the hit ratio at other sizes (the curve),
-/// in memory bounded by the sampler's key limit whatever the traffic.
+/// policy would have done best lately by the pool's goal (`auto`: most files, most bytes or
+/// most cost hit) and that measure at other sizes (the curve), in memory bounded by the
+/// sampler's key limit whatever the traffic.
 public struct PolicyAdvisor: Sendable {
     /// The sizes of the what-if curve, as multiples of the pool's limit.
     public static let multipliers: [Double] = [0.125, 0.25, 0.5, 1, 2, 4, 8]
@@ -31,6 +49,8 @@ public struct PolicyAdvisor: Sendable {
 
     public private(set) var current: PolicyKind
     public let candidates: [PolicyKind]
+    /// What the simulations score (and what `gdsf` weighs files by in them).
+    public private(set) var goal: CacheGoal
     private var capacityBytes: Int64
     private var capacityFiles: Int64
     private var sampler = SpatialSampler()
@@ -40,20 +60,24 @@ public struct PolicyAdvisor: Sendable {
     private var simulations: [CacheSimulator] = []
     /// The current policy's simulation at each of `multipliers`.
     private var curveSimulations: [Int] = []
+    /// Each simulation's hits, weighed by the goal (one per file, its bytes, or its cost).
     private var hits: [Double] = []
-    /// Sampled requests, and every request times the rate (what a perfect sample would
-    /// have seen), over the same recent window: SHARDS-adj's correction.
+    /// The sampled requests' weight, and every request's weight times the rate (what a
+    /// perfect sample would have seen), over the same recent window: SHARDS-adj's
+    /// correction, by the goal's measure.
     private var requests = 0.0
     private var expectedRequests = 0.0
     public private(set) var sampledRequests = 0
     private var sinceCheck = 0
     private var leadingStreak: (kind: PolicyKind, checks: Int)?
 
-    public init(current: PolicyKind, candidates: [PolicyKind] = PolicyKind.allCases, capacityBytes: Int64,
-                capacityFiles: Int64, maxSampledKeys: Int = PolicyAdvisor.defaultMaxSampledKeys) {
+    public init(current: PolicyKind, candidates: [PolicyKind] = PolicyKind.allCases, goal: CacheGoal = .files,
+                capacityBytes: Int64, capacityFiles: Int64,
+                maxSampledKeys: Int = PolicyAdvisor.defaultMaxSampledKeys) {
         self.maxSampledKeys = maxSampledKeys
         self.current = current
         self.candidates = candidates
+        self.goal = goal
         self.capacityBytes = capacityBytes
         self.capacityFiles = capacityFiles
         rebuild()
@@ -72,11 +96,12 @@ public struct PolicyAdvisor: Sendable {
         bySize = [:]
         for kind in candidates {
             bySize[kind] = simulations.count
-            simulations.append(CacheSimulator(kind: kind, capacity: scaled(1), countsObjects: countsObjects))
+            simulations.append(CacheSimulator(kind: kind, capacity: scaled(1), countsObjects: countsObjects, goal: goal))
         }
         curveSimulations = Self.multipliers.map { multiplier in
             if multiplier == 1, let index = bySize[current] { return index }
-            simulations.append(CacheSimulator(kind: current, capacity: scaled(multiplier), countsObjects: countsObjects))
+            simulations.append(CacheSimulator(kind: current, capacity: scaled(multiplier), countsObjects: countsObjects,
+                                              goal: goal))
             return simulations.count - 1
         }
         resetFigures()
@@ -89,6 +114,13 @@ public struct PolicyAdvisor: Sendable {
         guard bytes != capacityBytes || files != capacityFiles else { return }
         capacityBytes = bytes
         capacityFiles = files
+        rebuild()
+    }
+
+    /// The pool now optimises `goal`: the simulations start afresh, scored by its measure.
+    public mutating func setGoal(_ goal: CacheGoal) {
+        guard goal != self.goal else { return }
+        self.goal = goal
         rebuild()
     }
 
@@ -115,15 +147,19 @@ public struct PolicyAdvisor: Sendable {
         expectedRequests = 0
     }
 
-    /// A request of the pool's (a hit, or a miss about to be inserted). Unsampled requests
+    /// A request of the pool's (a hit, or a miss about to be inserted), `size` bytes large,
+    /// whose miss costs `cost` (milliseconds; used by the `cost` goal). Unsampled requests
     /// cost a hash and a compare.
-    public mutating func record(fingerprint: UInt64, size: Int64) {
+    public mutating func record(fingerprint: UInt64, size: Int64, cost: Double = 0) {
         guard capacity > 0 else { return }
-        expectedRequests += sampler.rate
+        let weight = goal.cost(size: size, measured: cost)
+        expectedRequests += sampler.rate * weight
         guard sampler.samples(fingerprint) else { return }
         let key = Int64(bitPattern: fingerprint)
-        for index in simulations.indices where simulations[index].get(key, size: size) { hits[index] += 1 }
-        requests += 1
+        for index in simulations.indices where simulations[index].get(key, size: size, cost: cost) {
+            hits[index] += weight
+        }
+        requests += weight
         sampledRequests += 1
         sinceCheck += 1
         if sampledRequests % Self.decayPeriod == 0 {
@@ -147,24 +183,26 @@ public struct PolicyAdvisor: Sendable {
         resetFigures()
     }
 
-    /// A simulation's hit ratio over the recent window, corrected as SHARDS-adj does: the
-    /// sampled requests beyond (or short of) what the rate leads to expect are taken off
-    /// (or added to) the hits, since a sample's excess comes from its most popular names.
+    /// A simulation's measure of the goal over the recent window, corrected as SHARDS-adj
+    /// does: the sampled weight beyond (or short of) what the rate leads to expect is taken
+    /// off (or added to) the hits, since a sample's excess comes from its most popular names.
     private func adjustedRatio(_ index: Int) -> Double {
         guard expectedRequests > 0 else { return 0 }
         let excess = requests - expectedRequests
         return min(1, max(0, (hits[index] - excess) / expectedRequests))
     }
 
-    /// Each candidate's hit ratio over the recent sampled requests.
+    /// Each candidate's measure of the goal over the recent sampled requests: its object hit
+    /// ratio, byte hit ratio, or share of the cost saved.
     public func hitRatios() -> [PolicyKind: Double] {
         guard requests > 0 else { return [:] }
         return bySize.mapValues { adjustedRatio($0) }
     }
 
-    /// A policy to switch to, when another has led the current one by `switchMargin` for
-    /// `checksToSwitch` looks in a row; nil otherwise. Called by the evictor's rounds.
-    public mutating func recommendation() -> (kind: PolicyKind, ratios: [PolicyKind: Double])? {
+    /// A policy to switch to, when another has led the current one on the goal's measure by
+    /// `switchMargin` for `checksToSwitch` looks in a row; nil otherwise. Called by the
+    /// evictor's rounds.
+    public mutating func recommendation() -> PolicyRecommendation? {
         guard sampledRequests >= Self.minimumRequests, sinceCheck >= Self.checkPeriod else { return nil }
         sinceCheck = 0
         let ratios = hitRatios()
@@ -178,11 +216,11 @@ public struct PolicyAdvisor: Sendable {
         leadingStreak = (best, checks)
         guard checks >= Self.checksToSwitch else { return nil }
         leadingStreak = nil
-        return (best, ratios)
+        return PolicyRecommendation(kind: best, from: current, goal: goal, ratios: ratios)
     }
 
-    /// The estimated hit ratio of the current policy at each what-if size; empty until
-    /// enough requests were sampled.
+    /// The current policy's estimated measure of the goal (the hit ratio, for `files`) at
+    /// each what-if size; empty until enough requests were sampled.
     public func curve() -> [(multiplier: Double, sizeBytes: Int64, sizeFiles: Int64, hitRatio: Double)] {
         guard sampledRequests >= Self.minimumRequests, requests > 0 else { return [] }
         return zip(Self.multipliers, curveSimulations).map { multiplier, index in

@@ -20,6 +20,9 @@ public struct ReplayReport: Sendable {
         public var bound: OptimumBound?
         /// For `auto`: the policies it switched to, with the request count at each switch.
         public var switches: [(afterRequests: Int64, to: PolicyKind)] = []
+        /// For `auto`: what each switch was decided on (the goal, and every candidate's
+        /// simulated measure of it), in the order of `switches`.
+        public var recommendations: [PolicyRecommendation] = []
         /// Time per request of the replay (the policy's work plus the simulator's own map of
         /// sizes): an upper bound on what the policy adds to a request.
         public var nanosecondsPerRequest: Double = 0
@@ -79,7 +82,7 @@ public struct ReplayReport: Sendable {
                 var cache = AutoSimulator(capacity: capacity, countsObjects: countsObjects, goal: goal)
                 let time = Self.replay(trace, into: &cache, warmup: warmup)
                 rows.append(Row(policy: "auto", capacity: capacity, figures: cache.figures, switches: cache.switches,
-                                nanosecondsPerRequest: time))
+                                recommendations: cache.recommendations, nanosecondsPerRequest: time))
             }
             rows.append(Row(policy: beladyIsExact ? Self.beladyRow : Self.beladyHeuristicRow, capacity: capacity,
                             figures: BeladyOptimum.run(trace, capacity: capacity, countsObjects: countsObjects,

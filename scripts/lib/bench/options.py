@@ -73,8 +73,15 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      hit ratio beside `cachefs replay`'s simulation, libCacheSim's reference
      implementations (pip-installed into the work dir when PyPI answers) and
      Belady's optimum; the what-if curve's largest error against replays at
-     its sizes; requests/s and the daemon's CPU per request. A table of its
-     own (hit ratios, not ratios against the disk).
+     its sizes; requests/s and the daemon's CPU per request. Then traces of
+     mixed sizes by `cachefs replay` alone (lognormal sizes with and without
+     a one-time scan of large files; Pareto sizes, the small files the
+     popular ones) at 1, 5, 10 and 25 % of the working set's bytes, for each
+     goal: every policy's and auto's measure of it beside the upper bound
+     and libCacheSim's LRU, S3-FIFO, SIEVE, W-TinyLFU, LHD and GDSF (a
+     Python with libcachesim: LIBCACHESIM_PYTHON, else pip-installed; the
+     table says when it is not available). Tables of their own (hit ratios,
+     not ratios against the disk).
   11. encryption at rest (--encryption runs only this): an encrypted store
      (cachefs keygen, --encrypt) and a plaintext one, both mounted, the same
      work on each in turn: sequential 1 MiB reads of a 1 GiB [64 MiB] file
