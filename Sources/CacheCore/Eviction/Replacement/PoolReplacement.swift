@@ -76,9 +76,9 @@ struct PoolReplacement: Sendable {
         goal = settings.goal
         if settings.eviction == .lru {
             residents = .index
-        } else if goalChanged && !isIndex {
+        } else if goalChanged, case .built = residents {
             // Every resident's cost changes: rebuilt from the index as at mount, with the
-            // files' own costs.
+            // files' own costs (a build under way reads them anyway).
             residents = .building(kind, pending: [])
         } else if kind != activeKind || isIndex {
             switchPolicy(to: kind)
@@ -128,14 +128,22 @@ struct PoolReplacement: Sendable {
             residents = .index
             // Past the bound only the reads' counts would be lost (the index holds which
             // files are cached and their recency): the bound keeps memory in check.
-            if pending.count < Tunables.pendingPolicyChanges { pending.append(change) }
+            if case .resized(let id, let size, let cost, _) = change,
+               case .resized(id, _, _, let previous)? = pending.last {
+                // A file written in many pieces: its last size and cost are what count.
+                pending[pending.count - 1] = .resized(id, size: size, costMilliseconds: cost,
+                                                      previousCostMilliseconds: previous)
+            } else if pending.count < Tunables.pendingPolicyChanges {
+                pending.append(change)
+            }
             residents = .building(kind, pending: pending)
         case .built(var policy):
             residents = .index
             switch change {
             case .inserted(let id, let fingerprint, let size, let cost):
                 if !policy.contains(id) { knownCosts.add(cost) }
-                policy.insert(id, fingerprint: fingerprint, size: size, cost: costing.cost(size: size, ownMilliseconds: cost))
+                policy.insert(id, fingerprint: fingerprint, size: size,
+                              cost: costing.cost(size: size, ownMilliseconds: cost))
             case .accessed(let id): policy.access(id)
             case .resized(let id, let size, let cost, let previous):
                 guard policy.contains(id) else { break }
