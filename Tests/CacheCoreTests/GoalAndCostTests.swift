@@ -162,4 +162,27 @@ import Testing
             #expect(order == [cheap, unknown, dear])
         }
     }
+
+    /// While a policy is being built, a goal change keeps what was heard meanwhile, and a
+    /// file written in many pieces leaves one pending resize, its last.
+    @Test func aBuildUnderWayKeepsItsChangesAndOneResizePerFile() {
+        var state = PoolReplacement(settings: PoolSettings(eviction: .fixed(.gdsf)))
+        state.hear(.inserted(1, fingerprint: 1, size: 0, costMilliseconds: 0))
+        for size in [4096, 8192, 12288] as [Int64] {
+            state.hear(.resized(1, size: size, costMilliseconds: 0, previousCostMilliseconds: 0))
+        }
+        state.hear(.accessed(1))
+        state.apply(PoolSettings(eviction: .fixed(.gdsf), goal: .bytes))
+        #expect(state.goal == .bytes)
+        guard case .building(.gdsf, let pending) = state.residents else {
+            Issue.record("not building: \(state.residents)")
+            return
+        }
+        #expect(pending.count == 3)
+        guard case .resized(1, let size, _, _) = pending[1] else {
+            Issue.record("second change: \(pending[1])")
+            return
+        }
+        #expect(size == 12288)
+    }
 }

@@ -174,7 +174,8 @@ struct PolicyCosting: Sendable {
 }
 
 /// The own miss costs of a pool's cached files that have one (0 = unknown is not counted),
-/// for their mean.
+/// for their mean. An estimate between builds: a cost change heard while the policy was being
+/// built, and read by the build too, counts twice until the next build.
 struct KnownCosts: Sendable {
     private(set) var totalMilliseconds: Int64 = 0
     private(set) var files: Int64 = 0
