@@ -112,7 +112,7 @@ extension Names {
         counters.countHit(pool: opened.pool, bytes: opened.size)
         if opened.parent != nil && !opened.persistent {
             replacement.accessed(opened.entryID, fingerprint: fingerprint(of: opened), size: opened.size,
-                                 pool: opened.pool)
+                                 costMilliseconds: opened.costMilliseconds, pool: opened.pool)
         }
     }
 }

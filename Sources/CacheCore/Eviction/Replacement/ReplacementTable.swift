@@ -52,16 +52,16 @@ final class ReplacementTable: Sendable {
         self.pool(pool)?.state.withLock { state in
             state.hear(.inserted(id, fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds))
             state.advisor?.record(fingerprint: fingerprint, size: size)
-            state.trace?.append(fingerprint: fingerprint, size: size)
+            state.trace?.append(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
         }
     }
 
     /// An open for reading of a cached file: an access for the policy.
-    func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID) {
+    func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
             state.hear(.accessed(id))
             state.advisor?.record(fingerprint: fingerprint, size: size)
-            state.trace?.append(fingerprint: fingerprint, size: size)
+            state.trace?.append(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
         }
     }
 
