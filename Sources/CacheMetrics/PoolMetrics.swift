@@ -18,6 +18,12 @@ public enum PoolMetrics {
                     "hit_ratio", unit: "", "Hits / (hits + misses) over the pool's recent requests, since the mount."),
                     labels: labels).set(to: ratio)
             }
+            if let ratio = pool.recentByteHitRatio {
+                registry.makeGauge(descriptor: descriptor(
+                    "byte_hit_ratio", unit: "",
+                    "The hit ratio's requests weighed by their bytes (a miss by the pool's average file), since the mount."),
+                    labels: labels).set(to: ratio)
+            }
             // One metric per kind of size, so each keeps one set of label names.
             for point in pool.estimatedHitRatios {
                 let name = point.inFiles ? "estimated_hit_ratio_by_files" : "estimated_hit_ratio"

@@ -7,13 +7,16 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case lastAccess = "last_access", state, expiresAt = "expires_at", fetching
     // Files fetched from an http(s) origin: the version they hold.
     case etag, lastModified = "last_modified"
+    // Files: what a miss of the file costs (its writer's word, or its last fetch's time).
+    case cost
     // Pool directories.
     case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
     case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
-    case eviction, trace, minSize = "min_size"
+    case eviction, trace, minSize = "min_size", goal
     // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
-    // its recent requests, and the estimated hit ratio at other sizes.
+    // its recent requests (by requests and by bytes), and the estimated hit ratio at other sizes.
     case evictionActive = "eviction_active", hitRatio = "hit_ratio", hitRatioCurve = "hit_ratio_curve"
+    case byteHitRatio = "byte_hit_ratio"
     // Read-only on pool directories: the next victims (see `PreviewRequest`).
     case preview
     // Figures on pool directories and on the root.
@@ -45,12 +48,14 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     /// Attributes that exist at a place, in the order `getfattr -d` lists them.
     public static func readable(at place: Place) -> [CacheAttribute] {
         switch place {
-        case .file: return [.persistent, .pinned, .expiration, .lastAccess, .state, .expiresAt, .fetching, .etag, .lastModified]
+        case .file:
+            return [.persistent, .pinned, .expiration, .cost, .lastAccess, .state, .expiresAt, .fetching, .etag,
+                    .lastModified]
         case .directory: return [.persistent, .pinned, .expiration, .unit, .unitFiles, .unitUsage]
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
-                    .maxFetches, .eviction, .evictionActive, .trace]
-                + figures + [.oldestAccess, .hitRatio, .hitRatioCurve, .preview]
+                    .maxFetches, .eviction, .evictionActive, .goal, .trace]
+                + figures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .preview]
         case .root: return figures + [.minFree, .store, .warnings]
         case .nameOnly: return []
         }
@@ -58,11 +63,11 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
 
     public static func writable(at place: Place) -> Set<CacheAttribute> {
         switch place {
-        case .file: return [.persistent, .pinned, .expiration]
+        case .file: return [.persistent, .pinned, .expiration, .cost]
         case .directory: return [.persistent, .pinned, .expiration, .unit]
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
-                    .maxFetches, .eviction, .trace, .purge, .clear]
+                    .maxFetches, .eviction, .goal, .trace, .purge, .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }

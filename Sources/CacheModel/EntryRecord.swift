@@ -42,11 +42,15 @@ public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, Mutabl
     public var device: UInt64 = 0
     /// A symlink's target, as given to symlink(2).
     public var target: Data? = nil
+    /// What a miss of the file costs, in milliseconds (`user.cache.cost`: its writer's word,
+    /// or the time its last origin fetch took); 0 = unknown.
+    public var costMilliseconds: Int64 = 0
 
     package init(id: EntryID?, parent: EntryID?, name: Data, pool: EntryID, kind: EntryKind, mode: UInt32,
                  uid: UInt32, gid: UInt32, size: Int64, atime: Int64, mtime: Int64, ctime: Int64, lastAccess: Int64,
                  persistent: Bool, pinnedUntil: Int64, expiration: Int64, writing: Bool, durable: Bool,
-                 linkCount: UInt32 = 1, blocks: Int64 = 0, device: UInt64 = 0, target: Data? = nil) {
+                 linkCount: UInt32 = 1, blocks: Int64 = 0, device: UInt64 = 0, target: Data? = nil,
+                 costMilliseconds: Int64 = 0) {
         self.id = id
         self.parent = parent
         self.name = name
@@ -69,6 +73,7 @@ public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, Mutabl
         self.blocks = blocks
         self.device = device
         self.target = target
+        self.costMilliseconds = costMilliseconds
     }
 
     package enum CodingKeys: String, CodingKey {
@@ -81,6 +86,7 @@ public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, Mutabl
         case blocks
         case device = "rdev"
         case target
+        case costMilliseconds = "cost_ms"
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
@@ -148,6 +154,7 @@ extension EntryRecord {
         blocks = row[19]
         device = row[20]
         target = row[21]
+        costMilliseconds = row[22]
     }
 
     /// Encodes the columns by name without going through Encodable (every create inserts one
@@ -175,6 +182,7 @@ extension EntryRecord {
         container["blocks"] = blocks
         container["rdev"] = device
         container["target"] = target
+        container["cost_ms"] = costMilliseconds
     }
 
     /// The columns after `id`, in the order of ``columnValues`` (for the index writer's
@@ -182,12 +190,13 @@ extension EntryRecord {
     package static let columnsAfterID = [
         "parent", "name", "pool", "kind", "mode", "uid", "gid", "size", "atime", "mtime", "ctime", "last_access",
         "persistent", "pinned_until", "expiration", "writing", "durable", "nlink", "blocks", "rdev", "target",
+        "cost_ms",
     ]
 
     /// The values of ``columnsAfterID``, then `id`.
     package var columnValues: StatementArguments {
         [parent, name, pool, kind.rawValue, mode, uid, gid, size, atime, mtime, ctime, lastAccess, persistent,
-         pinnedUntil, expiration, writing, durable, linkCount, blocks, device, target, id]
+         pinnedUntil, expiration, writing, durable, linkCount, blocks, device, target, costMilliseconds, id]
     }
 }
 

@@ -22,6 +22,8 @@ public struct PoolFigures: Sendable, Equatable {
     /// mount; `CounterBook` defines both), and the estimated hit ratio at other sizes
     /// (`user.cache.hit_ratio_curve`), size in bytes or files.
     public var recentHitRatio: Double?
+    /// The same requests weighed by their bytes (`user.cache.byte_hit_ratio`).
+    public var recentByteHitRatio: Double?
     public var estimatedHitRatios: [EstimatedHitRatio] = []
 
     public struct EstimatedHitRatio: Sendable, Equatable, Codable {

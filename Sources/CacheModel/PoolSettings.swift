@@ -6,7 +6,7 @@ public enum AgeBasis: String, Sendable, Codable, CaseIterable {
     case modification
 }
 
-/// A pool's settings: its limits, origin, eviction choice and trace switch (the replacement
+/// A pool's settings: its limits, origin, eviction choice and goal, and trace switch (the replacement
 /// policy that `eviction` chooses is a ``PolicyKind``). Zero means unlimited (or never, for ages).
 public struct PoolSettings: Sendable, Equatable, Codable {
     public var maxSize: Int64
@@ -35,6 +35,10 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     /// `cachefs replay`.
     public var recordsTrace: Bool
 
+    /// `user.cache.goal`: what the pool's evictions save (files, bytes or miss cost), and so
+    /// what a size- and cost-aware policy (`gdsf`) weighs each file by.
+    public var goal: CacheGoal
+
     /// The replacement policy that chooses victims now.
     public var activePolicy: PolicyKind { eviction.fixedKind ?? autoActive }
 
@@ -45,7 +49,8 @@ public struct PoolSettings: Sendable, Equatable, Codable {
                 maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = Tunables.lowWatermarkPercent, origin: String = "",
                 negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches,
                 eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false,
-                minSize: Int64 = 0) {
+                minSize: Int64 = 0, goal: CacheGoal = .files) {
+        self.goal = goal
         self.minSize = minSize
         self.recordsTrace = recordsTrace
         self.eviction = eviction
@@ -65,6 +70,28 @@ public struct PoolSettings: Sendable, Equatable, Codable {
         ("thumbnails", PoolSettings(maxSize: 5 << 20)),
         ("avatars", PoolSettings(maxSize: 5 << 20, maxAgeSeconds: 7 * 86400)),
     ]
+}
+
+/// Decoded by hand only so that settings sealed before `goal` existed (an encrypted store's
+/// `pool.sealed`) still open: a missing goal is `files`, the default.
+extension PoolSettings {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            maxSize: try container.decode(Int64.self, forKey: .maxSize),
+            maxAgeSeconds: try container.decode(Int64.self, forKey: .maxAgeSeconds),
+            ageBasis: try container.decode(AgeBasis.self, forKey: .ageBasis),
+            maxFiles: try container.decode(Int64.self, forKey: .maxFiles),
+            lowWatermarkPercent: try container.decode(Int64.self, forKey: .lowWatermarkPercent),
+            origin: try container.decode(String.self, forKey: .origin),
+            negativeTTLSeconds: try container.decode(Int64.self, forKey: .negativeTTLSeconds),
+            maxFetches: try container.decode(Int64.self, forKey: .maxFetches),
+            eviction: try container.decode(EvictionChoice.self, forKey: .eviction),
+            autoActive: try container.decode(PolicyKind.self, forKey: .autoActive),
+            recordsTrace: try container.decode(Bool.self, forKey: .recordsTrace),
+            minSize: try container.decode(Int64.self, forKey: .minSize),
+            goal: try container.decodeIfPresent(CacheGoal.self, forKey: .goal) ?? .files)
+    }
 }
 
 /// A `--pool NAME=SIZE[,AGE]` mount option.

@@ -30,6 +30,25 @@ public enum ValueParsing {
         return overflow ? nil : value
     }
 
+    /// A miss's cost in milliseconds (`user.cache.cost`): `300ms`, `2s`, `1.5s`, or a plain
+    /// number of milliseconds, at most `UInt32.max` (about 49 days). Nil for a negative,
+    /// empty, unreadable or larger value.
+    public static func costMilliseconds(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let (number, factor): (Substring, Double)
+        if trimmed.hasSuffix("ms") {
+            (number, factor) = (trimmed.dropLast(2), 1)
+        } else if trimmed.hasSuffix("s") {
+            (number, factor) = (trimmed.dropLast(), 1000)
+        } else {
+            (number, factor) = (Substring(trimmed), 1)
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+              let value = Double(number), value.isFinite else { return nil }
+        let milliseconds = (value * factor).rounded()
+        return milliseconds <= Double(UInt32.max) ? Int64(milliseconds) : nil
+    }
+
     /// `0`/`1` (also `false`/`true`, `no`/`yes`, `off`/`on`).
     public static func flag(_ text: String) -> Bool? {
         switch text.trimmingCharacters(in: .whitespaces).lowercased() {

@@ -4,7 +4,7 @@ import struct Foundation.Data
 /// An entry in memory: its record, the newest truth about it, and who holds it.
 ///
 /// Packed, because the namespace holds one per resident entry (136 bytes; an ``EntryRecord``
-/// is 176, with optionals and a symlink target most entries lack): ids, sizes and times as
+/// is 184, with optionals and a symlink target most entries lack): ids, sizes and times as
 /// 64-bit integers, the flags as bits, the name as `Data` (its bytes inline up to 14, one
 /// allocation beyond), and what few entries have (a pin, an expiration of their own, a device
 /// number, a symlink target, hard links) in one shared ``InodeExtras``, nil for most. The
@@ -30,6 +30,9 @@ struct Inode: Sendable {
     var lookups: UInt64 = 0
     var openHandles: Int32 = 0
     var writers: Int32 = 0
+    /// `EntryRecord.costMilliseconds` (at most about 49 days, as `user.cache.cost` takes); in the padding before
+    /// `kind`, so it costs no memory.
+    private var costMilliseconds: UInt32 = 0
     private var kind: EntryKind
     private var flags: Flags
 
@@ -72,7 +75,8 @@ struct Inode: Sendable {
                 mode: mode, uid: uid, gid: gid, size: size, atime: atime, mtime: mtime, ctime: ctime,
                 lastAccess: lastAccess, persistent: flags.contains(.persistent), pinnedUntil: extras.pinnedUntil,
                 expiration: extras.expiration, writing: flags.contains(.writing), durable: flags.contains(.durable),
-                linkCount: linkCount, blocks: blocks, device: extras.device, target: extras.target)
+                linkCount: linkCount, blocks: blocks, device: extras.device, target: extras.target,
+                costMilliseconds: Int64(costMilliseconds))
         }
         set {
             parentID = newValue.parent ?? Self.noParent
@@ -89,6 +93,7 @@ struct Inode: Sendable {
             lastAccess = newValue.lastAccess
             linkCount = newValue.linkCount
             blocks = newValue.blocks
+            costMilliseconds = UInt32(clamping: newValue.costMilliseconds)
             flags.set(.persistent, newValue.persistent)
             flags.set(.writing, newValue.writing)
             flags.set(.durable, newValue.durable)

@@ -35,9 +35,14 @@ package protocol FetchState: Sendable {
 /// What a pool's replacement policy hears from the namespace, inside the hold that counts
 /// the change (the evictor's `ReplacementTable`, a leaf lock).
 package protocol ReplacementNotes: Sendable {
-    func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID)
-    func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID)
-    func removed(_ id: EntryID, pool: EntryID)
+    /// A cached file enters its pool's policy, `size` bytes large; `costMilliseconds` is its
+    /// own miss cost (`user.cache.cost`), 0 when unknown.
+    func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID)
+    func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID)
+    /// A cached file's size or cost changed (a write, a truncation, `user.cache.cost`, a
+    /// finished fetch's time); `previousCostMilliseconds` is the cost it had.
+    func resized(_ id: EntryID, size: Int64, costMilliseconds: Int64, previousCostMilliseconds: Int64, pool: EntryID)
+    func removed(_ id: EntryID, costMilliseconds: Int64, pool: EntryID)
     /// A pool was created, or its settings changed.
     func apply(_ settings: PoolSettings, to pool: EntryID)
     func removePool(_ pool: EntryID)
@@ -45,9 +50,11 @@ package protocol ReplacementNotes: Sendable {
 
 /// The per-pool counters the namespace moves (the engine's `CounterBook`, a leaf lock).
 package protocol NameCounters: Sendable {
-    func countHit(pool: EntryID)
-    func countMiss(pool: EntryID)
-    func takeBackMissOfCreate(pool: EntryID)
+    /// `bytes` weighs the request in the byte hit ratio: a hit's file size, a miss's
+    /// estimate (the pool's average cached file; the name's own size is unknown).
+    func countHit(pool: EntryID, bytes: Int64)
+    func countMiss(pool: EntryID, bytes: Int64)
+    func takeBackMissOfCreate(pool: EntryID, bytes: Int64)
     func countRemoved(_ files: [EntryRecord])
 }
 

@@ -10,8 +10,8 @@ extension Names {
         usage.addFile(1, bytes: record.size, pool: record.pool, persistent: record.persistent)
         guard !record.persistent else { return }
         addUnitBytes(record.size, of: record, in: &namespace)
-        replacement.inserted(record.entryID, fingerprint: fingerprint(of: record),
-                                     size: policySize ?? record.size, pool: record.pool)
+        replacement.inserted(record.entryID, fingerprint: fingerprint(of: record), size: policySize ?? record.size,
+                             costMilliseconds: record.costMilliseconds, pool: record.pool)
     }
 
     /// A counted file's last name went: it leaves its pool's figures, its unit and its
@@ -20,7 +20,7 @@ extension Names {
         usage.addFile(-1, bytes: -record.size, pool: record.pool, persistent: record.persistent)
         if !record.persistent {
             addUnitBytes(-record.size, of: record, in: &namespace)
-            replacement.removed(record.entryID, pool: record.pool)
+            replacement.removed(record.entryID, costMilliseconds: record.costMilliseconds, pool: record.pool)
         }
         if kept { usage.addPending(record.size, pool: record.pool) }
     }
@@ -34,7 +34,19 @@ extension Names {
             return
         }
         usage.addBytes(delta, pool: record.pool, persistent: record.persistent)
-        if !record.persistent { addUnitBytes(delta, of: record, in: &namespace) }
+        guard !record.persistent else { return }
+        addUnitBytes(delta, of: record, in: &namespace)
+        replacement.resized(record.entryID, size: record.size, costMilliseconds: record.costMilliseconds,
+                            previousCostMilliseconds: record.costMilliseconds, pool: record.pool)
+    }
+
+    /// A counted cached file's miss cost changed (`user.cache.cost`, a finished fetch's
+    /// time): its pool's policy weighs it again.
+    func recostIfCostChanged(from before: EntryRecord, to after: EntryRecord) {
+        guard before.costMilliseconds != after.costMilliseconds, after.kind == .file, after.parent != nil,
+              !after.persistent, countsInUsage(after) else { return }
+        replacement.resized(after.entryID, size: after.size, costMilliseconds: after.costMilliseconds,
+                            previousCostMilliseconds: before.costMilliseconds, pool: after.pool)
     }
 
     /// A named file that becomes (or stops being) persistent moves between its pool's
@@ -46,10 +58,10 @@ extension Names {
         usage.moveFile(bytes: after.size, pool: after.pool, toPersistent: after.persistent)
         addUnitBytes(after.persistent ? -after.size : after.size, of: after, in: &namespace)
         if after.persistent {
-            replacement.removed(after.entryID, pool: after.pool)
+            replacement.removed(after.entryID, costMilliseconds: after.costMilliseconds, pool: after.pool)
         } else {
             replacement.inserted(after.entryID, fingerprint: fingerprint(of: after), size: after.size,
-                                         pool: after.pool)
+                                 costMilliseconds: after.costMilliseconds, pool: after.pool)
         }
     }
 
@@ -97,10 +109,25 @@ extension Names {
     /// An open for reading that is a hit: counted in its pool, and an access for its pool's
     /// replacement policy when the file is named and cached.
     package func countHit(of opened: EntryRecord) {
-        counters.countHit(pool: opened.pool)
+        counters.countHit(pool: opened.pool, bytes: opened.size)
         if opened.parent != nil && !opened.persistent {
             replacement.accessed(opened.entryID, fingerprint: fingerprint(of: opened), size: opened.size,
-                                 pool: opened.pool)
+                                 costMilliseconds: opened.costMilliseconds, pool: opened.pool)
         }
+    }
+}
+
+extension Names {
+    /// The pool's average cached file (0 when it has none): what an empty new file weighs
+    /// for its policy.
+    func averageCachedFileSize(in pool: EntryID) -> Int64 {
+        let poolUsage = usage.usage(of: pool)
+        return poolUsage.cachedFiles > 0 ? poolUsage.cachedBytes / poolUsage.cachedFiles : 0
+    }
+
+    /// What a miss weighs in the byte hit ratio: the missing name's size is unknown, so the
+    /// pool's average cached file, at least a byte.
+    func missWeight(in pool: EntryID) -> Int64 {
+        max(averageCachedFileSize(in: pool), 1)
     }
 }

@@ -101,11 +101,10 @@ extension Names {
                 inode.writers += 1
             }
             // The file is empty yet: for its policy the pool's average file stands for its size.
-            let poolUsage = usage.usage(of: created.pool)
-            let averageSize = poolUsage.cachedFiles > 0 ? poolUsage.cachedBytes / poolUsage.cachedFiles : 0
-            countIn(created, policySize: averageSize, in: &namespace)
+            let missWeight = missWeight(in: created.pool)
+            countIn(created, policySize: averageCachedFileSize(in: created.pool), in: &namespace)
             if !created.persistent && isOverLimit(created.pool) { effects.poolsToEnforce.insert(created.pool) }
-            counters.takeBackMissOfCreate(pool: created.pool)
+            counters.takeBackMissOfCreate(pool: created.pool, bytes: missWeight)
             return created
         }
     }

@@ -99,8 +99,10 @@ extension Names {
 
     /// A fetch's bytes are all stored: the entry becomes an ordinary cached file (persistent
     /// if its directory is); one not counted yet counts from now, and the origin's `version`
-    /// goes to the writer with it. Throws when its record cannot change.
-    package func finishFetch(_ id: EntryID, blocks: Int64, at time: Int64, version: OriginDelivery) throws {
+    /// goes to the writer with it. The fetch's time (`fetchMilliseconds`) becomes the file's
+    /// miss cost, unless its writer set one. Throws when its record cannot change.
+    package func finishFetch(_ id: EntryID, blocks: Int64, at time: Int64, fetchMilliseconds: Int64,
+                             version: OriginDelivery) throws {
         try withLoaded([]) { namespace in
             guard let inode = namespace.inodes[id], inode.record.parent != nil else { return }
             let becomesPersistent = inheritsPersistence(inode.record, in: namespace)
@@ -110,6 +112,8 @@ extension Names {
                 record.writing = false
                 record.blocks = blocks
                 record.lastAccess = time
+                // At least 1: 0 means unknown.
+                if record.costMilliseconds == 0 { record.costMilliseconds = max(fetchMilliseconds, 1) }
                 if becomesPersistent { record.persistent = true }
             }
             index.enqueueOriginVersion(of: id, etag: version.etag, lastModified: version.lastModified)

@@ -24,13 +24,13 @@ extension Names {
             return (found, directory.pool)
         }
         guard let found else {
-            counters.countMiss(pool: pool)
+            counters.countMiss(pool: pool, bytes: missWeight(in: pool))
             return .missing(pool: pool)
         }
         // An expired file is never served, even before the sweep reaches it.
         if found.kind == .file && isExpired(found, at: time) {
             removeFiles([found], as: .expired, reason: "expired; found at lookup", qualifies: isExpired)
-            counters.countMiss(pool: pool)
+            counters.countMiss(pool: pool, bytes: missWeight(in: pool))
             throw CacheError.notFound
         }
         return .found(found.attributes)

@@ -101,6 +101,7 @@ package final class Names: Sendable {
             return (before, inode.record)
         }!
         moveUsageIfPersistenceChanged(from: result.0, to: result.1, in: &namespace)
+        recostIfCostChanged(from: result.0, to: result.1)
         if result.1.parent != nil { namespace.log(.update(result.1)) }
         return (result.0, result.1)
     }

@@ -122,9 +122,16 @@ import Testing
             #expect(lines[2].split(separator: ",")[0] == lines[3].split(separator: ",")[0])
             #expect(lines[3].hasSuffix(",5000"), "\(lines)")
             #expect(!(try String(contentsOfFile: tracePath, encoding: .utf8)).contains("secret"))
+            // A file with a known miss cost: its line says it, with the operation left empty (get).
+            _ = try mount.mustSucceed("setfattr -n user.cache.cost -v 300ms data/c; cat data/c > /dev/null")
+            let withCost = try Shell.waitUntil(seconds: 5) {
+                try String(contentsOfFile: tracePath, encoding: .utf8).split(separator: "\n").count >= 6
+            }
+            let traced = try String(contentsOfFile: tracePath, encoding: .utf8).split(separator: "\n")
+            #expect(withCost && traced.count == 6 && traced[5] == lines[3] + ",,300", "\(traced)")
             _ = try mount.mustSucceed("setfattr -n user.cache.trace -v 0 data; cat data/c > /dev/null")
             try mount.remount()
-            #expect(try String(contentsOfFile: tracePath, encoding: .utf8).split(separator: "\n").count == 5)
+            #expect(try String(contentsOfFile: tracePath, encoding: .utf8).split(separator: "\n").count == 6)
             let bad = try mount.sh("setfattr -n user.cache.trace -v banana data")
             #expect(!bad.succeeded && bad.error.contains("Invalid argument"), "\(bad)")
         }

@@ -67,6 +67,13 @@ extension Attributes {
                     name: attribute.fullName, reason: "expected 0, 1, a duration such as 2h, or an RFC 3339 time")
             }
             change = { $0.pinnedUntil = pin.storedValue }
+        case .cost:
+            guard let milliseconds = ValueParsing.costMilliseconds(text) else {
+                throw CacheError.invalidXattrValue(
+                    name: attribute.fullName,
+                    reason: AttributeValueCheck.problem(with: text, for: .cost, now: time) ?? "bad cost")
+            }
+            change = { $0.costMilliseconds = milliseconds }
         case .expiration:
             guard let seconds = ValueParsing.durationSeconds(text) else {
                 throw CacheError.invalidXattrValue(
@@ -115,6 +122,7 @@ extension Attributes {
         case .negativeTTL: updated.negativeTTLSeconds = ValueParsing.durationSeconds(text) ?? updated.negativeTTLSeconds
         case .maxFetches: updated.maxFetches = Int64(trimmed) ?? updated.maxFetches
         case .trace: updated.recordsTrace = ValueParsing.flag(text) ?? updated.recordsTrace
+        case .goal: updated.goal = CacheGoal(rawValue: trimmed) ?? updated.goal
         case .eviction:
             updated.eviction = EvictionChoice(rawValue: trimmed) ?? updated.eviction
             // `auto` starts from the policy the pool runs now, or from S3-FIFO instead of LRU
@@ -138,6 +146,7 @@ extension Attributes {
             .lowWatermark: String(defaults.lowWatermarkPercent), .origin: "",
             .negativeTTL: String(defaults.negativeTTLSeconds), .maxFetches: String(defaults.maxFetches),
             .eviction: defaults.eviction.rawValue, .trace: "0", .minSize: String(defaults.minSize),
+            .goal: defaults.goal.rawValue,
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolSettings(attribute, text: text, on: pool)

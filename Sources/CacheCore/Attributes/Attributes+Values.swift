@@ -22,6 +22,7 @@ extension Attributes {
             case .until(let end): return end > time ? ValueParsing.formatRFC3339(end) : "0"
             }
         case .expiration: return String(record.expiration)
+        case .cost: return String(record.costMilliseconds)
         case .lastAccess: return ValueParsing.formatRFC3339(Timestamp(nanoseconds: names.lastAccess(of: record)))
         case .state: return state(of: record, at: time).rawValue
         case .expiresAt: return names.expiry(of: record).map(ValueParsing.formatRFC3339) ?? ""
@@ -35,9 +36,11 @@ extension Attributes {
         case .negativeTTL: return String(names.settings(of: record).negativeTTLSeconds)
         case .maxFetches: return String(names.settings(of: record).maxFetches)
         case .eviction: return names.settings(of: record).eviction.rawValue
+        case .goal: return names.settings(of: record).goal.rawValue
         case .trace: return names.settings(of: record).recordsTrace ? "1" : "0"
         case .evictionActive: return (evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
         case .hitRatio: return counters.recentHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
+        case .byteHitRatio: return counters.recentByteHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
         case .hitRatioCurve: return evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
         case .fetching: return readThrough.fetchingValue(of: record.entryID)
         case .etag, .lastModified:
@@ -163,6 +166,7 @@ extension Attributes {
                 fetchTTFBMillisecondsTotal: figure(.fetchTTFBTotal, pools: pools),
                 fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
             figures.recentHitRatio = counters.recentHitRatio(of: id)
+            figures.recentByteHitRatio = counters.recentByteHitRatio(of: id)
             if let report = evictor.replacement.report(of: id) {
                 figures.estimatedHitRatios = report.curve.map {
                     PoolFigures.EstimatedHitRatio(size: $0.sizeBytes > 0 ? $0.sizeBytes : $0.sizeFiles,

@@ -122,7 +122,7 @@ final class Attributes: Sendable {
             throw CacheError.unknownCacheAttribute(name)
         }
         let defaults: [CacheAttribute: String] = [.persistent: "0", .pinned: "0", .expiration: "0", .unit: "0",
-                                                  .minFree: MinFree.defaultValue.description]
+                                                  .cost: "0", .minFree: MinFree.defaultValue.description]
         if let text = defaults[attribute] {
             try setCacheAttribute(id, name: name, text: text)
         } else if place(of: current) == .pool, CacheAttribute.writable(at: .pool).contains(attribute) {

@@ -77,7 +77,9 @@ extension Evictor {
             guard bytesToFree > 0 || filesToFree > 0 else { return }
             host.logger.debug("pool \(name): \(current.cachedBytes) bytes in \(current.cachedFiles) files (\(inProgress.files) being written); freeing \(max(bytesToFree, 0)) bytes and \(max(filesToFree, 0)) files to reach the low watermark")
             var victims: [VictimGroup] = []
-            let kind = replacement.report(of: pool)?.active ?? .lru
+            let report = replacement.report(of: pool)
+            let kind = report?.active ?? .lru
+            let goal = report?.goal ?? .files
             let need = Need(bytes: bytesToFree, files: filesToFree)
             let chosen = policyVictims(of: pool, need: need, in: host)
             if let chosen {
@@ -107,7 +109,7 @@ extension Evictor {
                 }
             }
             host.logger.debug("pool \(name): \(victims.count) victims, \(kind.rawValue) order: \(victims.prefix(8).map { "\($0.files.first?.entryID ?? 0)\($0.unit == nil ? "" : " (a unit of \($0.files.count) files)") (\($0.bytes) bytes)" }.joined(separator: ", "))")
-            let removed = remove(victims, as: .evicted, reason: "\(kind.reason); pool over \(limit)",
+            let removed = remove(victims, as: .evicted, reason: "\(kind.reason(goal: goal)); pool over \(limit)",
                                  qualifies: host.isEvictable, in: host)
             if let chosen { giveBack(chosen, removed: removed.ids, pool: pool, in: host) }
             if removed.files == 0 { return }

@@ -24,7 +24,9 @@ extension Evictor {
                               unitSurplus: units.map(Self.filesBeyondOnePerUnit) ?? 0) else {
             return []
         }
-        let kind = replacement.report(of: pool)?.active ?? .lru
+        let report = replacement.report(of: pool)
+        let kind = report?.active ?? .lru
+        let reason = kind.reason(goal: report?.goal ?? .files)
         let groups: [VictimGroup]
         if let chosen = policyVictims(of: pool, need: need, dryRun: true, in: host) {
             groups = units.map { groupingUnits(chosen, units: $0) }
@@ -36,10 +38,10 @@ extension Evictor {
         return groups.map { group in
             guard let unit = group.unit else {
                 return PreviewVictim(record: group.files[0], size: group.bytes, files: 1, lastAccess: group.lastAccess,
-                                     reason: kind.reason)
+                                     reason: reason)
             }
             return PreviewVictim(record: unit.root, size: unit.cachedBytes, files: unit.files.count,
-                                 lastAccess: unit.lastAccess, reason: "unit of \(unit.files.count) files; \(kind.reason)")
+                                 lastAccess: unit.lastAccess, reason: "unit of \(unit.files.count) files; \(reason)")
         }
     }
 

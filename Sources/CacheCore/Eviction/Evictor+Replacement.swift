@@ -29,7 +29,8 @@ extension Evictor {
         do {
             let rows = try host.victimQueries.cachedFilesByAccess(pool: pool)
             replacement.finishBuild(of: pool, residents: rows.map {
-                (id: $0.id, fingerprint: host.fingerprint(parent: $0.parent, name: $0.name), size: $0.size)
+                (id: $0.id, fingerprint: host.fingerprint(parent: $0.parent, name: $0.name), size: $0.size,
+                 costMilliseconds: $0.costMilliseconds)
             })
             host.logger.debug("pool \(pool): \(kind.rawValue) policy built from \(rows.count) cached files")
         } catch {
@@ -51,6 +52,7 @@ extension Evictor {
         guard !replacement.usesIndex(pool) else { return nil }
         buildPolicyIfNeeded(of: pool, in: host)
         let time = host.now
+        let costing = replacement.costing(of: pool)
         var copy: AnyReplacementPolicy? = dryRun ? replacement.withPolicy(of: pool) { $0 } : nil
         var remaining = need
         var victims: [EntryRecord] = []
@@ -79,7 +81,9 @@ extension Evictor {
                             if host.isEvictable(record, at: time) && !remaining.isMet {
                                 take(record)
                             } else {
-                                policy.restore(id, fingerprint: host.fingerprint(of: record), size: record.size, cost: 1)
+                                policy.restore(id, fingerprint: host.fingerprint(of: record), size: record.size,
+                                               cost: costing.cost(size: record.size,
+                                                                  ownMilliseconds: record.costMilliseconds))
                             }
                         } else if unreadable.contains(id) || !loaded.contains(id) && inMemory(id) == nil {
                             policy.restore(id, fingerprint: 0, size: 0, cost: 1)
@@ -144,9 +148,11 @@ extension Evictor {
                       !current.persistent else { return nil }
                 return current
             }
+            let costing = replacement.costing(of: pool)
             replacement.withPolicy(of: pool) { policy in
                 for record in stillCached {
-                    policy.restore(record.entryID, fingerprint: host.fingerprint(of: record), size: record.size, cost: 1)
+                    policy.restore(record.entryID, fingerprint: host.fingerprint(of: record), size: record.size,
+                                   cost: costing.cost(size: record.size, ownMilliseconds: record.costMilliseconds))
                 }
             }
         }
@@ -184,14 +190,15 @@ extension Evictor {
 }
 
 extension PolicyKind {
-    /// Why a file was chosen, for `evicted` events.
-    var reason: String {
+    /// Why a file was chosen, for `evicted` events; a size- and cost-aware policy names the
+    /// pool's goal, which sets what cost means.
+    func reason(goal: CacheGoal) -> String {
         switch self {
         case .lru: return "least recently used"
         case .s3fifo: return "s3fifo: not read again since it entered its queue"
         case .sieve: return "sieve: not read since the hand last passed"
         case .tinylfu: return "tinylfu: least frequently read of the candidates"
-        case .gdsf: return "gdsf: lowest frequency × cost / size, aged by the clock"
+        case .gdsf: return "gdsf (goal \(goal.rawValue)): lowest frequency × cost / size, aged by the clock"
         }
     }
 }

@@ -20,7 +20,8 @@ import Synchronization
 /// The kernel answers repeated lookups of a name itself, but every open reaches the daemon,
 /// so hits are counted at open; a failed lookup is never cached by the kernel. The ratio is
 /// hits / (hits + misses) over the same requests, weighted by how recent they are
-/// (``RecentHitRatio``).
+/// (``RecentHitRatio``); the byte hit ratio weighs each of them also by its bytes: a hit by
+/// the file's size, a miss by the pool's average cached file (the name's own size is unknown).
 final class CounterBook: Sendable {
     private struct Counts {
         var totals: PoolCounters
@@ -41,29 +42,35 @@ final class CounterBook: Sendable {
         counts.withLock { $0.recent[pool]?.ratio }
     }
 
-    func countHit(pool: EntryID) {
+    /// `user.cache.byte_hit_ratio`: the same requests weighed by their bytes; nil before the
+    /// pool's first request since the mount.
+    func recentByteHitRatio(of pool: EntryID) -> Double? {
+        counts.withLock { $0.recent[pool]?.byteRatio }
+    }
+
+    func countHit(pool: EntryID, bytes: Int64) {
         guard pool != 0 else { return }
         counts.withLock { counts in
             counts.totals.hits[pool, default: 0] += 1
-            counts.recent[pool, default: RecentHitRatio()].record(hit: true)
+            counts.recent[pool, default: RecentHitRatio()].record(hit: true, bytes: bytes)
         }
     }
 
-    func countMiss(pool: EntryID) {
+    func countMiss(pool: EntryID, bytes: Int64) {
         guard pool != 0 else { return }
         counts.withLock { counts in
             counts.totals.misses[pool, default: 0] += 1
-            counts.recent[pool, default: RecentHitRatio()].record(hit: false)
+            counts.recent[pool, default: RecentHitRatio()].record(hit: false, bytes: bytes)
         }
     }
 
     /// The kernel looks a name up before it creates it: that lookup is part of writing the
     /// file, not a miss of the app's (whose own failed lookup, if any, still counts).
-    func takeBackMissOfCreate(pool: EntryID) {
+    func takeBackMissOfCreate(pool: EntryID, bytes: Int64) {
         guard pool != 0 else { return }
         counts.withLock { counts in
             if let misses = counts.totals.misses[pool], misses > 0 { counts.totals.misses[pool] = misses - 1 }
-            counts.recent[pool]?.takeBackMiss()
+            counts.recent[pool]?.takeBackMiss(bytes: bytes)
         }
     }
 

@@ -85,6 +85,8 @@ extension IndexStore {
         public var parent: EntryID
         public var name: Data
         public var size: Int64
+        /// Its own miss cost in milliseconds (0 = unknown).
+        public var costMilliseconds: Int64
     }
 
     /// Every cached (named, not persistent) file of a pool, least recently used first:
@@ -92,13 +94,13 @@ extension IndexStore {
     public func cachedFilesByAccess(pool poolID: EntryID) throws -> [ResidentRow] {
         try pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT id, parent, name, size FROM entry
+                SELECT id, parent, name, size, cost_ms FROM entry
                 WHERE pool = ? AND kind = 2 AND persistent = 0 AND parent IS NOT NULL
                 ORDER BY last_access, id
                 """, arguments: [poolID])
         }.map { row in
             ResidentRow(id: row["id"], parent: row["parent"], name: try plainName(row["name"], in: row["parent"]),
-                        size: row["size"])
+                        size: row["size"], costMilliseconds: row["cost_ms"])
         }
     }
 }

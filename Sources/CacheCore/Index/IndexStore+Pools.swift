@@ -21,7 +21,8 @@ extension IndexStore {
                 negativeTTLSeconds: row["negative_ttl"], maxFetches: row["max_fetches"],
                 eviction: EvictionChoice(rawValue: row["eviction"]) ?? .lru,
                 autoActive: PolicyKind(rawValue: row["eviction_active"]) ?? .lru,
-                recordsTrace: row["trace"], minSize: row["min_size"])
+                recordsTrace: row["trace"], minSize: row["min_size"],
+                goal: CacheGoal(rawValue: row["goal"]) ?? .files)
         }
         return settings
     }
@@ -36,12 +37,12 @@ extension IndexStore {
         let shown = sealed == nil ? settings : PoolSettings()
         try db.execute(sql: """
             INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
-                negative_ttl, max_fetches, eviction, eviction_active, trace, min_size, sealed)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                negative_ttl, max_fetches, eviction, eviction_active, trace, min_size, goal, sealed)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [poolID, shown.maxSize, shown.maxAgeSeconds, shown.ageBasis.rawValue,
                              shown.maxFiles, shown.lowWatermarkPercent, shown.origin, shown.negativeTTLSeconds,
                              shown.maxFetches, shown.eviction.rawValue, shown.autoActive.rawValue,
-                             shown.recordsTrace, shown.minSize, sealed])
+                             shown.recordsTrace, shown.minSize, shown.goal.rawValue, sealed])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its settings.

@@ -185,6 +185,14 @@ enum Schema {
         migrator.registerMigration("v10-sealed-policy") { db in
             try db.execute(sql: "ALTER TABLE pool ADD COLUMN sealed BLOB")
         }
+        // What a pool's evictions save (`user.cache.goal`), and what a miss of each file costs
+        // in milliseconds (`user.cache.cost`, or its last fetch's time; 0 = unknown).
+        migrator.registerMigration("v11-goal-and-cost") { db in
+            try db.execute(sql: """
+                ALTER TABLE pool ADD COLUMN goal TEXT NOT NULL DEFAULT 'files';
+                ALTER TABLE entry ADD COLUMN cost_ms INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

@@ -36,11 +36,12 @@ extension ReadThrough {
     /// fetches with retries and finishes the entry or removes it.
     private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress) {
         countFetchedFile(id, pool: source.pool)
+        let started = ContinuousClock.now
         var outcome = fetchWithRetries(id, source: source, progress: progress)
         if fetches.isStopping { return }
         if case .success(let delivery) = outcome {
             do {
-                try finishFetchedFile(id, source: source, version: delivery)
+                try finishFetchedFile(id, source: source, version: delivery, took: ContinuousClock.now - started)
                 fetches.remove(id)
                 progress.finish(.complete)
                 names.enforceLimitsIfOver(in: source.pool)
@@ -206,8 +207,12 @@ extension ReadThrough {
     /// directory is), to be synced by the durability worker like any closed file. One not
     /// counted yet (it was to be persistent when its fetch started) counts from now. Throws
     /// when its record cannot be changed; the caller then drops it as a failed fetch.
-    private func finishFetchedFile(_ id: EntryID, source: FetchSource, version: OriginDelivery) throws {
+    /// Its miss cost is the time the fetch `took`, retries included.
+    private func finishFetchedFile(_ id: EntryID, source: FetchSource, version: OriginDelivery, took: Duration) throws {
         let time = names.now.nanoseconds
-        try names.finishFetch(id, blocks: Tunables.blocks(forSize: source.size), at: time, version: version)
+        let (seconds, attoseconds) = took.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        try names.finishFetch(id, blocks: Tunables.blocks(forSize: source.size), at: time,
+                              fetchMilliseconds: milliseconds, version: version)
     }
 }

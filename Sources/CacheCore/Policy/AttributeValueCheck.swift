@@ -1,4 +1,5 @@
 import CacheModel
+import CachePolicy
 import Foundation
 
 /// Why a value cannot be written to a `user.cache.*` setting, in the words the daemon logs,
@@ -42,6 +43,12 @@ public enum AttributeValueCheck {
         case .eviction:
             return EvictionChoice(rawValue: trimmed) != nil
                 ? nil : "expected one of \(EvictionChoice.accepted.joined(separator: ", "))"
+        case .goal:
+            return CacheGoal(rawValue: trimmed) != nil
+                ? nil : "expected one of \(CacheGoal.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .cost:
+            return ValueParsing.costMilliseconds(value) != nil
+                ? nil : "expected a duration of 0 or more such as 300ms or 2s (a plain number is milliseconds)"
         case .origin:
             guard !trimmed.isEmpty, case .failure(let reason) = OriginURL.check(trimmed) else { return nil }
             return reason.description

@@ -16,6 +16,7 @@ enum PrometheusStatus {
                         fetchErrors: pool.fetchErrors, fetchTTFBMillisecondsTotal: pool.fetchTTFBTotal,
                         fetchTTFBCount: pool.fetchTTFBCount)
             figures.recentHitRatio = pool.hitRatio
+            figures.recentByteHitRatio = pool.byteHitRatio
             figures.estimatedHitRatios = pool.whatIf
             return figures
         }, in: registry)

@@ -54,13 +54,15 @@ struct StatusCommand: ParsableCommand {
         var oldestAccess: String
         var eviction: String
         var evictionActive: String
+        var goal: String
         /// Nil before the pool's first request.
         var hitRatio: Double?
+        var byteHitRatio: Double?
         var whatIf: [PoolFigures.EstimatedHitRatio]
 
         enum CodingKeys: String, CodingKey {
-            case name, usage, files, hits, misses, eviction
-            case evictionActive = "eviction_active", hitRatio = "hit_ratio", whatIf = "what_if"
+            case name, usage, files, hits, misses, eviction, goal
+            case evictionActive = "eviction_active", hitRatio = "hit_ratio", whatIf = "what_if", byteHitRatio = "byte_hit_ratio"
             case maxSize = "max_size", minSize = "min_size", maxFiles = "max_files", persistentUsage = "persistent_usage"
             case pendingUsage = "pending_usage", pinnedFiles = "pinned_files", maxAge = "max_age"
             case ageBasis = "age_basis", evictedFiles = "evicted_files", evictedBytes = "evicted_bytes"
@@ -120,7 +122,9 @@ struct StatusCommand: ParsableCommand {
             oldestAccess: try Xattr.get(path, "user.cache.oldest_access"),
             eviction: try Xattr.get(path, "user.cache.eviction"),
             evictionActive: try Xattr.get(path, "user.cache.eviction_active"),
+            goal: try Xattr.get(path, "user.cache.goal"),
             hitRatio: Double(try Xattr.get(path, "user.cache.hit_ratio")),
+            byteHitRatio: Double(try Xattr.get(path, "user.cache.byte_hit_ratio")),
             whatIf: PoolFigures.EstimatedHitRatio.parseCurve(try Xattr.get(path, "user.cache.hit_ratio_curve")))
     }
 
@@ -137,8 +141,8 @@ struct StatusCommand: ParsableCommand {
     private func printTable(_ report: Report) {
         print("store \(report.store), min_free \(report.minFree)")
         for warning in report.warnings { print("warning: \(warning)") }
-        let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "HIT RATIO",
-                      "EVICTED", "OLDEST ACCESS"]
+        let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "GOAL",
+                      "HIT RATIO", "BYTE HIT", "EVICTED", "OLDEST ACCESS"]
         var rows = [header]
         for pool in report.pools {
             rows.append([
@@ -147,7 +151,8 @@ struct StatusCommand: ParsableCommand {
                 pool.maxFiles == 0 ? String(pool.files) : "\(pool.files)/\(pool.maxFiles)",
                 String(pool.pinnedFiles), Format.bytes(pool.persistentUsage),
                 pool.maxAge == 0 ? "never" : Format.duration(pool.maxAge) + (pool.ageBasis == "access" ? "" : " (mtime)"),
-                Self.policyName(pool), pool.hitRatio.map { String(format: "%.3f", $0) } ?? "-",
+                Self.policyName(pool), pool.goal, pool.hitRatio.map { String(format: "%.3f", $0) } ?? "-",
+                pool.byteHitRatio.map { String(format: "%.3f", $0) } ?? "-",
                 String(pool.evictedFiles), pool.oldestAccess.isEmpty ? "-" : pool.oldestAccess,
             ])
         }

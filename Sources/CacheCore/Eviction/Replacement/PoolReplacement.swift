@@ -16,14 +16,21 @@ struct PoolReplacement: Sendable {
         case built(AnyReplacementPolicy)
     }
 
-    /// A change heard while the policy was being built.
+    /// A change heard while the policy was being built. Costs are the files' own, in
+    /// milliseconds (0 = unknown).
     enum ResidentChange: Sendable {
-        case inserted(EntryID, fingerprint: UInt64, size: Int64)
+        case inserted(EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64)
         case accessed(EntryID)
-        case removed(EntryID)
+        case resized(EntryID, size: Int64, costMilliseconds: Int64, previousCostMilliseconds: Int64)
+        case removed(EntryID, costMilliseconds: Int64)
     }
 
     var choice: EvictionChoice
+    /// `user.cache.goal`: what a miss costs for the pool's policy.
+    var goal: CacheGoal
+    /// The own costs of the policy's residents that have one, for the pool's mean cost:
+    /// counted from the index when the policy is built, then kept by what it hears.
+    var knownCosts = KnownCosts()
     var residents: Residents
     /// Miniature simulations of the pool's sampled requests: `auto`'s choice and the
     /// what-if curve. Nil for a pool without limits (nothing would ever be evicted).
@@ -34,9 +41,13 @@ struct PoolReplacement: Sendable {
     init(settings: PoolSettings) {
         trace = settings.recordsTrace ? AccessTraceBuffer() : nil
         choice = settings.eviction
+        goal = settings.goal
         residents = settings.eviction == .lru ? .index : .building(settings.activePolicy, pending: [])
         advisor = Self.advisor(for: settings)
     }
+
+    /// How the pool's policy weighs a file now (see ``PolicyCosting``).
+    var costing: PolicyCosting { PolicyCosting(goal: goal, meanCostMilliseconds: knownCosts.mean) }
 
     var activeKind: PolicyKind {
         switch residents {
@@ -46,6 +57,8 @@ struct PoolReplacement: Sendable {
         }
     }
 
+    /// The simulations score by object hits. Where `auto` learns to score by the pool's goal
+    /// (`PolicyAdvisor`), `settings.goal` is what to hand it here and in `apply`.
     static func advisor(for settings: PoolSettings) -> PolicyAdvisor? {
         guard settings.maxSize > 0 || settings.maxFiles > 0 else { return nil }
         return PolicyAdvisor(current: settings.activePolicy, capacityBytes: settings.maxSize,
@@ -59,14 +72,16 @@ struct PoolReplacement: Sendable {
         if settings.recordsTrace != (trace != nil) { trace = settings.recordsTrace ? AccessTraceBuffer() : nil }
         choice = settings.eviction
         let kind = settings.activePolicy
+        let goalChanged = settings.goal != goal
+        goal = settings.goal
         if settings.eviction == .lru {
             residents = .index
+        } else if goalChanged, case .built = residents {
+            // Every resident's cost changes: rebuilt from the index as at mount, with the
+            // files' own costs (a build under way reads them anyway).
+            residents = .building(kind, pending: [])
         } else if kind != activeKind || isIndex {
-            switch residents {
-            case .built(let current): residents = .built(current.converted(to: kind))
-            case .building(_, let pending): residents = .building(kind, pending: pending)
-            case .index: residents = .building(kind, pending: [])
-            }
+            switchPolicy(to: kind)
         }
         if settings.maxSize > 0 || settings.maxFiles > 0 {
             if advisor == nil {
@@ -80,6 +95,20 @@ struct PoolReplacement: Sendable {
         }
     }
 
+    /// Another policy takes over the residents: a built one hands them over in its victim
+    /// order, weighed by the goal (under `cost`, whose per-file costs only the index holds,
+    /// the new policy is built from the index instead).
+    mutating func switchPolicy(to kind: PolicyKind) {
+        switch residents {
+        case .built(let current) where goal != .cost:
+            let costing = costing
+            residents = .built(current.converted(to: kind) { _, size in costing.cost(size: size, ownMilliseconds: 0) })
+        case .built: residents = .building(kind, pending: [])
+        case .building(_, let pending): residents = .building(kind, pending: pending)
+        case .index: residents = .building(kind, pending: [])
+        }
+    }
+
     private var isIndex: Bool {
         if case .index = residents { return true }
         return false
@@ -88,7 +117,7 @@ struct PoolReplacement: Sendable {
     /// Replays a change heard while building: what the index already showed is not inserted
     /// twice (an insert of a resident would count as a read).
     mutating func replay(_ change: ResidentChange) {
-        if case .inserted(let id, _, _) = change, case .built(let policy) = residents, policy.contains(id) { return }
+        if case .inserted(let id, _, _, _) = change, case .built(let policy) = residents, policy.contains(id) { return }
         hear(change)
     }
 
@@ -99,16 +128,71 @@ struct PoolReplacement: Sendable {
             residents = .index
             // Past the bound only the reads' counts would be lost (the index holds which
             // files are cached and their recency): the bound keeps memory in check.
-            if pending.count < Tunables.pendingPolicyChanges { pending.append(change) }
+            if case .resized(let id, let size, let cost, _) = change,
+               case .resized(id, _, _, let previous)? = pending.last {
+                // A file written in many pieces: its last size and cost are what count.
+                pending[pending.count - 1] = .resized(id, size: size, costMilliseconds: cost,
+                                                      previousCostMilliseconds: previous)
+            } else if pending.count < Tunables.pendingPolicyChanges {
+                pending.append(change)
+            }
             residents = .building(kind, pending: pending)
         case .built(var policy):
             residents = .index
             switch change {
-            case .inserted(let id, let fingerprint, let size): policy.insert(id, fingerprint: fingerprint, size: size, cost: 1)
+            case .inserted(let id, let fingerprint, let size, let cost):
+                if !policy.contains(id) { knownCosts.add(cost) }
+                policy.insert(id, fingerprint: fingerprint, size: size,
+                              cost: costing.cost(size: size, ownMilliseconds: cost))
             case .accessed(let id): policy.access(id)
-            case .removed(let id): policy.remove(id)
+            case .resized(let id, let size, let cost, let previous):
+                guard policy.contains(id) else { break }
+                knownCosts.remove(previous)
+                knownCosts.add(cost)
+                policy.resize(id, size: size, cost: costing.cost(size: size, ownMilliseconds: cost))
+            case .removed(let id, let cost):
+                // An evicted file is no longer in the policy, but still counted here.
+                knownCosts.remove(cost)
+                policy.remove(id)
             }
             residents = .built(policy)
         }
+    }
+}
+
+/// How a pool's policy weighs a file: the goal's cost (``CacheGoal/cost(size:measured:)``) of
+/// its size and its miss cost, which is its own (`user.cache.cost`, or its fetch's time),
+/// else the mean of the pool's files that have one, else 1.
+struct PolicyCosting: Sendable {
+    var goal: CacheGoal
+    var meanCostMilliseconds: Double?
+
+    func cost(size: Int64, ownMilliseconds: Int64) -> Double {
+        let measured = ownMilliseconds > 0 ? Double(ownMilliseconds) : meanCostMilliseconds ?? 1
+        return goal.cost(size: size, measured: measured)
+    }
+}
+
+/// The own miss costs of a pool's cached files that have one (0 = unknown is not counted),
+/// for their mean. An estimate between builds: a cost change heard while the policy was being
+/// built, and read by the build too, counts twice until the next build.
+struct KnownCosts: Sendable {
+    private(set) var totalMilliseconds: Int64 = 0
+    private(set) var files: Int64 = 0
+
+    var mean: Double? { files > 0 ? Double(totalMilliseconds) / Double(files) : nil }
+
+    mutating func add(_ milliseconds: Int64) {
+        guard milliseconds > 0 else { return }
+        totalMilliseconds += milliseconds
+        files += 1
+    }
+
+    /// Never below nothing: a file removed that was never counted (removed while its
+    /// policy was being built from an index that did not hold it yet) takes nothing away.
+    mutating func remove(_ milliseconds: Int64) {
+        guard milliseconds > 0, files > 0 else { return }
+        totalMilliseconds = max(totalMilliseconds - milliseconds, 0)
+        files -= 1
     }
 }

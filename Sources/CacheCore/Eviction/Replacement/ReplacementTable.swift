@@ -48,27 +48,42 @@ final class ReplacementTable: Sendable {
 
     /// A new cached file (a create, a fetch, a file that stops being persistent). `size` may
     /// be an estimate (a create's file is empty yet).
-    func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID) {
+    func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
-            state.hear(.inserted(id, fingerprint: fingerprint, size: size))
+            state.hear(.inserted(id, fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds))
             state.advisor?.record(fingerprint: fingerprint, size: size)
-            state.trace?.append(fingerprint: fingerprint, size: size)
+            state.trace?.append(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
         }
     }
 
     /// An open for reading of a cached file: an access for the policy.
-    func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, pool: EntryID) {
+    func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
             state.hear(.accessed(id))
             state.advisor?.record(fingerprint: fingerprint, size: size)
-            state.trace?.append(fingerprint: fingerprint, size: size)
+            state.trace?.append(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
         }
     }
 
     /// A cached file left the pool by other means than the policy's choice (removed by a
     /// user, expired, made persistent).
-    func removed(_ id: EntryID, pool: EntryID) {
-        self.pool(pool)?.state.withLock { $0.hear(.removed(id)) }
+    func removed(_ id: EntryID, costMilliseconds: Int64, pool: EntryID) {
+        self.pool(pool)?.state.withLock { $0.hear(.removed(id, costMilliseconds: costMilliseconds)) }
+    }
+
+    /// A cached file grew, shrank or was given another cost: not an access.
+    func resized(_ id: EntryID, size: Int64, costMilliseconds: Int64, previousCostMilliseconds: Int64,
+                 pool: EntryID) {
+        self.pool(pool)?.state.withLock {
+            $0.hear(.resized(id, size: size, costMilliseconds: costMilliseconds,
+                             previousCostMilliseconds: previousCostMilliseconds))
+        }
+    }
+
+    /// How the pool's policy weighs a file now (its goal, its mean cost); files goal for an
+    /// unknown pool.
+    func costing(of pool: EntryID) -> PolicyCosting {
+        self.pool(pool)?.state.withLock { $0.costing } ?? PolicyCosting(goal: .files, meanCostMilliseconds: nil)
     }
 
     // MARK: - What the evictor asks
@@ -104,12 +119,17 @@ final class ReplacementTable: Sendable {
 
     /// Installs a policy built from the index's cached files, oldest access first, and
     /// replays what happened since the build began.
-    func finishBuild(of pool: EntryID, residents: [(id: EntryID, fingerprint: UInt64, size: Int64)]) {
+    func finishBuild(of pool: EntryID,
+                     residents: [(id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64)]) {
         self.pool(pool)?.state.withLock { state in
             guard case .building(let kind, let pending) = state.residents else { return }
             var policy = AnyReplacementPolicy(kind: kind)
+            state.knownCosts = KnownCosts()
+            for resident in residents { state.knownCosts.add(resident.costMilliseconds) }
+            let costing = state.costing
             for resident in residents {
-                policy.restore(resident.id, fingerprint: resident.fingerprint, size: resident.size, cost: 1)
+                policy.restore(resident.id, fingerprint: resident.fingerprint, size: resident.size,
+                               cost: costing.cost(size: resident.size, ownMilliseconds: resident.costMilliseconds))
             }
             state.residents = .built(policy)
             for change in pending { state.replay(change) }
@@ -160,11 +180,7 @@ final class ReplacementTable: Sendable {
                 defer { state.advisor = advisor }
                 guard let recommended = advisor.recommendation(), recommended.kind != state.activeKind else { return }
                 let from = state.activeKind
-                switch state.residents {
-                case .built(let policy): state.residents = .built(policy.converted(to: recommended.kind))
-                case .building(_, let pending): state.residents = .building(recommended.kind, pending: pending)
-                case .index: state.residents = .building(recommended.kind, pending: [])
-                }
+                state.switchPolicy(to: recommended.kind)
                 advisor.setCurrent(recommended.kind)
                 switches.append(Switch(pool: id, from: from, to: recommended.kind, ratios: recommended.ratios))
             }
@@ -176,7 +192,7 @@ final class ReplacementTable: Sendable {
 
     func report(of pool: EntryID) -> ReplacementReport? {
         self.pool(pool)?.state.withLock { state in
-            ReplacementReport(choice: state.choice, active: state.activeKind,
+            ReplacementReport(choice: state.choice, active: state.activeKind, goal: state.goal,
                               simulatedHitRatios: state.advisor?.hitRatios() ?? [:],
                               curve: state.advisor?.curve().map {
                                   ReplacementReport.CurvePoint(multiplier: $0.multiplier, sizeBytes: $0.sizeBytes,
@@ -198,6 +214,7 @@ public struct ReplacementReport: Sendable {
 
     public var choice: EvictionChoice
     public var active: PolicyKind
+    public var goal: CacheGoal
     public var simulatedHitRatios: [PolicyKind: Double]
     public var curve: [CurvePoint]
     public var sampledRequests: Int
