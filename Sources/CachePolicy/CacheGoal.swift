@@ -18,4 +18,13 @@ public enum CacheGoal: String, CaseIterable, Sendable, Codable {
         case .cost: return max(measured, 0)
         }
     }
+
+    /// The goal's measure, as figures name it.
+    public var measureName: String {
+        switch self {
+        case .files: return "hit ratios"
+        case .bytes: return "byte hit ratios"
+        case .cost: return "shares of miss cost saved"
+        }
+    }
 }

@@ -92,7 +92,8 @@ import Testing
             let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
             let change = events.split(separator: "\n").first { $0.contains("\"event\":\"policy-changed\"") }
             #expect(active == "tinylfu")
-            #expect(change?.contains("s3fifo -> tinylfu") == true, "\(events.suffix(2000))")
+            #expect(change?.contains("auto (goal files): s3fifo -> tinylfu; simulated hit ratios") == true,
+                    "\(events.suffix(2000))")
             // The choice `auto` made is kept across a remount.
             try mount.remount()
             #expect(try mount.xattr("data", "user.cache.eviction_active") == active)

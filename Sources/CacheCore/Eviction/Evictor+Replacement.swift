@@ -177,7 +177,8 @@ extension Evictor {
                     change.ratios[kind].map { "\(kind.rawValue) \(HitRatioText.format($0))" }
                 }.joined(separator: ", ")
                 let name = names[pool] ?? ""
-                let reason = "auto: \(change.from.rawValue) -> \(change.to.rawValue); simulated hit ratios of recent reads: \(figures)"
+                let reason = "auto (goal \(change.goal.rawValue)): \(change.from.rawValue) -> \(change.to.rawValue); "
+                    + "simulated \(change.goal.measureName) of recent reads: \(figures)"
                 events.append(CacheEvent(time: host.now, event: .policyChanged, pool: name, path: name, size: 0,
                                          reason: reason))
             }

@@ -57,11 +57,17 @@ struct PoolReplacement: Sendable {
         }
     }
 
-    /// The simulations score by object hits. Where `auto` learns to score by the pool's goal
-    /// (`PolicyAdvisor`), `settings.goal` is what to hand it here and in `apply`.
+    /// A request the pool's simulations and its trace hear (a new file, or a read of one).
+    mutating func noteRequest(fingerprint: UInt64, size: Int64, costMilliseconds: Int64) {
+        let measured = costing.measuredMilliseconds(own: costMilliseconds)
+        advisor?.record(fingerprint: fingerprint, size: size, cost: measured)
+        trace?.append(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
+    }
+
+    /// The simulations score each candidate by the pool's goal (missed files, bytes or cost).
     static func advisor(for settings: PoolSettings) -> PolicyAdvisor? {
         guard settings.maxSize > 0 || settings.maxFiles > 0 else { return nil }
-        return PolicyAdvisor(current: settings.activePolicy, capacityBytes: settings.maxSize,
+        return PolicyAdvisor(current: settings.activePolicy, goal: settings.goal, capacityBytes: settings.maxSize,
                              capacityFiles: settings.maxFiles)
     }
 
@@ -89,6 +95,7 @@ struct PoolReplacement: Sendable {
             } else {
                 advisor?.setCapacity(bytes: settings.maxSize, files: settings.maxFiles)
                 advisor?.setCurrent(kind)
+                advisor?.setGoal(settings.goal)
             }
         } else {
             advisor = nil
@@ -168,8 +175,12 @@ struct PolicyCosting: Sendable {
     var meanCostMilliseconds: Double?
 
     func cost(size: Int64, ownMilliseconds: Int64) -> Double {
-        let measured = ownMilliseconds > 0 ? Double(ownMilliseconds) : meanCostMilliseconds ?? 1
-        return goal.cost(size: size, measured: measured)
+        goal.cost(size: size, measured: measuredMilliseconds(own: ownMilliseconds))
+    }
+
+    /// A file's miss cost: its own, else the pool's mean over files that have one, else 1.
+    func measuredMilliseconds(own: Int64) -> Double {
+        own > 0 ? Double(own) : meanCostMilliseconds ?? 1
     }
 }
 

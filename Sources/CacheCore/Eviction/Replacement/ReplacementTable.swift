@@ -51,8 +51,7 @@ final class ReplacementTable: Sendable {
     func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
             state.hear(.inserted(id, fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds))
-            state.advisor?.record(fingerprint: fingerprint, size: size)
-            state.trace?.append(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
+            state.noteRequest(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
         }
     }
 
@@ -60,8 +59,7 @@ final class ReplacementTable: Sendable {
     func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
             state.hear(.accessed(id))
-            state.advisor?.record(fingerprint: fingerprint, size: size)
-            state.trace?.append(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
+            state.noteRequest(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
         }
     }
 
@@ -166,6 +164,7 @@ final class ReplacementTable: Sendable {
         var pool: EntryID
         var from: PolicyKind
         var to: PolicyKind
+        var goal: CacheGoal
         var ratios: [PolicyKind: Double]
     }
 
@@ -182,7 +181,8 @@ final class ReplacementTable: Sendable {
                 let from = state.activeKind
                 state.switchPolicy(to: recommended.kind)
                 advisor.setCurrent(recommended.kind)
-                switches.append(Switch(pool: id, from: from, to: recommended.kind, ratios: recommended.ratios))
+                switches.append(Switch(pool: id, from: from, to: recommended.kind, goal: recommended.goal,
+                                      ratios: recommended.ratios))
             }
         }
         return switches
