@@ -2,7 +2,7 @@ import CacheModel
 import struct Foundation.Data
 
 /// Where the namespace reads what it has not loaded: a directory's names and an entry's row.
-/// Read-only; CacheCore's `IndexStore` is the one implementation.
+/// Read-only; CacheCore's `IndexDatabase` is the one implementation.
 package protocol DirectorySource: Sendable {
     func entry(_ id: EntryID) throws -> EntryRecord?
     func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws

@@ -76,7 +76,7 @@ import Testing
         }
         #expect(try storeFilesHoldingMarker() == [])
         // A row found by its name in the index, with the key: the name as asked, the target opened.
-        let index = try IndexStore(path: StoreLayout(root: store.path).indexPath, encryption: encryption)
+        let index = try IndexDatabase(path: StoreLayout(root: store.path).indexPath, encryption: encryption)
         let link = try #require(try index.child(of: made.directory, named: Data(named("link-"))))
         #expect(link.entryID == made.symlink && link.name == Data(named("link-")) && link.target == Data(named("/target-")))
 
@@ -98,7 +98,7 @@ import Testing
     /// Without the key the index still opens (as `verify` may), but no name matches.
     @Test func withoutTheKeyNoNameIsFound() throws {
         let made = try makeOneOfEachAndUnmount()
-        let index = try IndexStore(path: StoreLayout(root: store.path).indexPath)
+        let index = try IndexDatabase(path: StoreLayout(root: store.path).indexPath)
         #expect(try index.child(of: made.directory, named: Data(named("moved-"))) == nil)
         let stored = try #require(try index.entry(made.file))
         #expect(!stored.name.isEmpty && stored.name != Data(named("moved-")))

@@ -8,7 +8,7 @@ import Testing
     /// each with a value no other field has, so a shifted column cannot go unnoticed.
     @Test func anEntryComesBackFieldForField() throws {
         let store = try TestStore()
-        let index = try IndexStore(path: store.path + "/index.sqlite")
+        let index = try IndexDatabase(path: store.path + "/index.sqlite")
         let stored = EntryRecord(
             id: nil, parent: WellKnownEntry.root, name: Data("ünïcode name".utf8), pool: 7, kind: .file,
             mode: 0o4755, uid: 1001, gid: 1002, size: 123_456, atime: 11, mtime: 12, ctime: 13, lastAccess: 14,

@@ -108,10 +108,10 @@ private final class ChildReads: Sendable {
 
     func reads(of directory: EntryID) -> Int { counts.withLock { $0[directory, default: 0] } }
 
-    func counting(_ index: IndexStore) -> any DirectorySource { Source(index: index, reads: self) }
+    func counting(_ index: IndexDatabase) -> any DirectorySource { Source(index: index, reads: self) }
 
     private struct Source: DirectorySource {
-        let index: IndexStore
+        let index: IndexDatabase
         let reads: ChildReads
 
         func entry(_ id: EntryID) throws -> EntryRecord? { try index.entry(id) }

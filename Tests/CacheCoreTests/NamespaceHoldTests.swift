@@ -58,7 +58,7 @@ final class IndexReadsInsideTheHold: Sendable {
 
     func watch(_ namespace: Namespace) { self.namespace.withLock { $0 = namespace } }
 
-    func watching(_ index: IndexStore) -> any DirectorySource { Source(index: index, reads: self) }
+    func watching(_ index: IndexDatabase) -> any DirectorySource { Source(index: index, reads: self) }
 
     fileprivate func count() {
         let held = namespace.withLock { $0 }?.isHeldByCurrentThread ?? false
@@ -66,7 +66,7 @@ final class IndexReadsInsideTheHold: Sendable {
     }
 
     private struct Source: DirectorySource {
-        let index: IndexStore
+        let index: IndexDatabase
         let reads: IndexReadsInsideTheHold
 
         func entry(_ id: EntryID) throws -> EntryRecord? {

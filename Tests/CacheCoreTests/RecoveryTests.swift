@@ -138,7 +138,7 @@ import Testing
         let layout = StoreLayout(root: store.path)
         let folder = layout.objectDirectory(for: id)
         let disk = FaultyDisk()
-        let recovery = Recovery(index: try IndexStore(path: layout.indexPath), layout: layout, disk: disk,
+        let recovery = Recovery(index: try IndexDatabase(path: layout.indexPath), layout: layout, disk: disk,
                                 logger: Logger(label: "test"))
         for code in [EIO, EACCES] {
             disk.failListings.withLock { $0 = [folder: code] }

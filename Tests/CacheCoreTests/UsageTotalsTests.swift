@@ -89,8 +89,8 @@ import Testing
         engine.release(created.handle)
     }
 
-    private func index(_ store: TestStore) throws -> IndexStore {
-        try IndexStore(path: store.path + "/index.sqlite")
+    private func index(_ store: TestStore) throws -> IndexDatabase {
+        try IndexDatabase(path: store.path + "/index.sqlite")
     }
 
     private func setUsageRow(_ store: TestStore, _ pool: EntryID, files: Int64, bytes: Int64) throws {

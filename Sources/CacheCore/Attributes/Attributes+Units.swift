@@ -9,7 +9,7 @@ extension Attributes {
         guard let isUnit = ValueParsing.flag(text) else {
             throw CacheError.invalidXattrValue(name: CacheAttribute.unit.fullName, reason: "expected 0 or 1")
         }
-        let name = IndexStore.unitAttributeName
+        let name = IndexDatabase.unitAttributeName
         try writer.perform { db in
             if isUnit {
                 // Nothing is written for a directory removed meanwhile.

@@ -14,8 +14,8 @@ final class Attributes: Sendable {
     let names: Names
     let files: Files
     let readThrough: ReadThrough
-    let eviction: StoreEvictionHost
-    let index: IndexStore
+    let eviction: EngineEvictionHost
+    let index: IndexDatabase
     let writer: IndexWriter
     let evictor: Evictor
     let counters: CounterBook
@@ -27,7 +27,7 @@ final class Attributes: Sendable {
     /// one snapshot.
     let lastPreview = Mutex<PreviewPages?>(nil)
 
-    init(names: Names, files: Files, readThrough: ReadThrough, eviction: StoreEvictionHost, writer: IndexWriter,
+    init(names: Names, files: Files, readThrough: ReadThrough, eviction: EngineEvictionHost, writer: IndexWriter,
          evictor: Evictor, counters: CounterBook, events: EventLog, layout: StoreLayout, warnings: StoreWarnings,
          logger: Logger) {
         self.names = names

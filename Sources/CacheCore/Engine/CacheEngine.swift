@@ -11,16 +11,16 @@ import Logging
 ///
 /// - ``Names``: the namespace, pool usage and policies, ids, access times.
 /// - ``Files``: open handles, the writing mark, the durability sync.
-/// - ``ByteStore``: file bytes in `objects/`, their removal, the store's filesystem.
+/// - ``ObjectFiles``: file bytes in `objects/`, their removal, the store's filesystem.
 /// - ``ReadThrough``: origins and fetches.
 /// - ``Attributes``: extended attributes, settings and figures.
-/// - ``Evictor`` (through ``StoreEvictionHost``): size, age and pressure passes, policies.
+/// - ``Evictor`` (through ``EngineEvictionHost``): size, age and pressure passes, policies.
 ///
 /// The lock order, and what may wait for I/O under which lock, are written once, in
 /// docs/ARCHITECTURE.md ("Invariants" and "Threads and locks").
 public final class CacheEngine: Sendable {
     let layout: StoreLayout
-    let index: IndexStore
+    let index: IndexDatabase
     let writer: IndexWriter
     let events: EventLog
     let reserve: SpaceReserve
@@ -31,8 +31,8 @@ public final class CacheEngine: Sendable {
     /// What cachefs changed by itself, told to the kernel from a thread of its own.
     let notifications: KernelNotifications
     let names: Names
-    let bytes: ByteStore
-    let eviction: StoreEvictionHost
+    let bytes: ObjectFiles
+    let eviction: EngineEvictionHost
     let readThrough: ReadThrough
     let files: Files
     let attributes: Attributes
@@ -63,7 +63,7 @@ public final class CacheEngine: Sendable {
                           settings: opened.poolSettings)
         notifications = KernelNotifications(notifier: configuration.notifier)
         let fetches = FetchTable(), access = AccessTracker(), handles = HandleTable()
-        bytes = ByteStore(layout: layout, disk: disk, spares: opened.spares, writer: writer, fetches: fetches,
+        bytes = ObjectFiles(layout: layout, disk: disk, spares: opened.spares, writer: writer, fetches: fetches,
                           access: access, threads: threads, logger: logger)
         let counters = CounterBook(opened.counters)
         let setup = NamesSetup(usage: opened.usage, poolSettings: opened.poolSettings, ids: opened.ids,
@@ -75,7 +75,7 @@ public final class CacheEngine: Sendable {
                       effects: EngineNameEffects(bytes: bytes, events: events, notifications: notifications,
                                                  evictor: evictor))
         try names.load(WellKnownEntry.root)
-        eviction = StoreEvictionHost(names: names, bytes: bytes, handles: handles, writer: writer, events: events,
+        eviction = EngineEvictionHost(names: names, bytes: bytes, handles: handles, writer: writer, events: events,
                                      counters: counters, traces: TraceFiles(layout: layout, disk: disk, logger: logger),
                                      evictor: evictor, logger: logger)
         readThrough = ReadThrough(fetches: fetches, threads: threads, originContext: opened.originContext,

@@ -32,7 +32,7 @@ public struct EngineConfiguration: Sendable {
     public var encryption: StoreEncryption?
     /// Where the namespace reads directories not loaded yet: the index, or a test double
     /// around it.
-    var directorySource: @Sendable (IndexStore) -> any DirectorySource = { $0 }
+    var directorySource: @Sendable (IndexDatabase) -> any DirectorySource = { $0 }
 
     public init(storePath: String, poolOverrides: [PoolOverride] = [], minFree: MinFree? = nil,
                 clock: any WallClock = SystemClock(), disk: any Disk = PosixDisk(),

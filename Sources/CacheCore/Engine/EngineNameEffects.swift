@@ -5,7 +5,7 @@ import CacheNames
 /// store discards, the event log records, the notification thread tells the kernel, the
 /// evictor looks at pools over a limit.
 struct EngineNameEffects: NameEffectsSink {
-    let bytes: ByteStore
+    let bytes: ObjectFiles
     let events: EventLog
     let notifications: KernelNotifications
     let evictor: Evictor

@@ -81,7 +81,7 @@ protocol EvictionHost: AnyObject, Sendable {
     func retryPendingEvents()
 }
 
-/// The index's victim queries the evictor uses (`IndexStore` answers them).
+/// The index's victim queries the evictor uses (`IndexDatabase` answers them).
 protocol VictimQueries: Sendable {
     func leastRecentlyUsed(pool: EntryID?, limit: Int, offset: Int) throws -> [EntryRecord]
     func forEachLeastRecentlyUsed(pool: EntryID, batch: Int, _ body: ([EntryRecord]) throws -> Bool) throws
@@ -89,7 +89,7 @@ protocol VictimQueries: Sendable {
     func ownExpirationDue(pool: EntryID, at time: Int64, basis: AgeBasis, limit: Int, offset: Int) throws -> [EntryRecord]
     func earliestExpiry(pool: EntryID, maxAge: Int64, basis: AgeBasis) throws -> Int64?
     func endedLeases(before time: Int64) throws -> [EntryID]
-    func cachedFilesByAccess(pool: EntryID) throws -> [IndexStore.ResidentRow]
+    func cachedFilesByAccess(pool: EntryID) throws -> [IndexDatabase.ResidentRow]
 }
 
-extension IndexStore: VictimQueries {}
+extension IndexDatabase: VictimQueries {}

@@ -21,7 +21,7 @@ struct PoolCounters: Sendable, Codable, Equatable {
 
     /// The saved counters; none (a new store) start at zero. An index that cannot be read
     /// fails the mount; counters that do not decode start at zero, with a word in the log.
-    static func load(from index: IndexStore, logger: Logger) throws -> PoolCounters {
+    static func load(from index: IndexDatabase, logger: Logger) throws -> PoolCounters {
         guard let text = try index.setting(settingKey) else { return PoolCounters() }
         do {
             return try JSONDecoder().decode(PoolCounters.self, from: Data(text.utf8))

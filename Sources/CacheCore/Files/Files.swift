@@ -14,17 +14,17 @@ final class Files: Sendable {
     let durability: BackgroundWorker
 
     let names: Names
-    let bytes: ByteStore
+    let bytes: ObjectFiles
     let readThrough: ReadThrough
-    let eviction: StoreEvictionHost
-    let index: IndexStore
+    let eviction: EngineEvictionHost
+    let index: IndexDatabase
     let writer: IndexWriter
     let evictor: Evictor
     let notifications: KernelNotifications
     let logger: Logger
 
-    init(handles: HandleTable, durabilitySeconds: Double, names: Names, bytes: ByteStore, readThrough: ReadThrough,
-         eviction: StoreEvictionHost, writer: IndexWriter, evictor: Evictor, notifications: KernelNotifications,
+    init(handles: HandleTable, durabilitySeconds: Double, names: Names, bytes: ObjectFiles, readThrough: ReadThrough,
+         eviction: EngineEvictionHost, writer: IndexWriter, evictor: Evictor, notifications: KernelNotifications,
          logger: Logger) {
         self.handles = handles
         durability = BackgroundWorker(tick: durabilitySeconds, name: "cachefs-durable", roundAtStart: false)

@@ -13,7 +13,7 @@ extension IndexChange {
         """
 
     /// Writes the change; `index` seals what an encrypted store keeps sealed.
-    func apply(in db: Database, of index: IndexStore) throws {
+    func apply(in db: Database, of index: IndexDatabase) throws {
         switch self {
         case .insert(let record):
             try db.cachedStatement(sql: Self.insertSQL).execute(arguments: index.stored(record).columnValues)

@@ -39,14 +39,14 @@ final class IndexWriter: Sendable {
     }
 
     /// The index it commits to (its seals apply to what actions write).
-    let index: IndexStore
+    let index: IndexDatabase
     private let walPath: String
     private let logger: Logger
     private let commitWindow: Double
     private let maxBatch: Int
     private let state = ConditionLock(State())
 
-    /// Where a write-back of a removed index file stands (see `IndexStore.writeBack`).
+    /// Where a write-back of a removed index file stands (see `IndexDatabase.writeBack`).
     private struct WriteBack {
         var noticed = false
         var last: Double = 0
@@ -57,7 +57,7 @@ final class IndexWriter: Sendable {
 
     private let disk: any Disk
 
-    init(index: IndexStore, walPath: String, disk: any Disk = PosixDisk(), logger: Logger, commitWindow: Double,
+    init(index: IndexDatabase, walPath: String, disk: any Disk = PosixDisk(), logger: Logger, commitWindow: Double,
          maxBatch: Int = Tunables.commitBatch, warnings: StoreWarnings = StoreWarnings()) {
         self.disk = disk
         self.warnings = warnings

@@ -43,7 +43,7 @@ enum UsageTotals {
     }
 }
 
-extension IndexStore {
+extension IndexDatabase {
     /// The usage rows: what a mount starts its ``UsageLedger`` from.
     public func usageTotals() throws -> [EntryID: PoolUsage] {
         try pool.read { db in

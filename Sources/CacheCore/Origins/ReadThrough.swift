@@ -18,14 +18,14 @@ final class ReadThrough: Sendable {
     let originSettings: OriginSettings
 
     let names: Names
-    let bytes: ByteStore
-    let eviction: StoreEvictionHost
+    let bytes: ObjectFiles
+    let eviction: EngineEvictionHost
     let counters: CounterBook
     let events: EventLog
     let logger: Logger
 
     init(fetches: FetchTable, threads: BlockingPool, originContext: OriginContext, originSettings: OriginSettings,
-         names: Names, bytes: ByteStore, eviction: StoreEvictionHost, counters: CounterBook, events: EventLog,
+         names: Names, bytes: ObjectFiles, eviction: EngineEvictionHost, counters: CounterBook, events: EventLog,
          logger: Logger) {
         self.fetches = fetches
         fetchLimiter = FetchLimiter(threads: threads) { [names] pool in

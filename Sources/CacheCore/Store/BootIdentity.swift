@@ -16,7 +16,7 @@ enum BootIdentity {
     }
 
     /// A store last used in another boot and not unmounted cleanly lost power (or the OS crashed).
-    static func wasPowerLost(index: IndexStore, currentBoot: String) throws -> Bool {
+    static func wasPowerLost(index: IndexDatabase, currentBoot: String) throws -> Bool {
         guard let lastBoot = try index.setting(bootKey) else { return false }
         let wasClean = try index.setting(cleanKey) == "1"
         return lastBoot != currentBoot && !wasClean

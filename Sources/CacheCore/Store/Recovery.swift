@@ -11,7 +11,7 @@ import Logging
 /// open for writing. A cached file caught mid-write is dropped, never served torn; a
 /// persistent one keeps what reached the disk, as on any POSIX filesystem.
 struct Recovery {
-    let index: IndexStore
+    let index: IndexDatabase
     let layout: StoreLayout
     let disk: any Disk
     let logger: Logger

@@ -27,7 +27,7 @@ enum StoreInitializer {
         }
     }
 
-    static func ensureRootAndPools(index: IndexStore, clock: any WallClock, overrides: [PoolOverride]) throws {
+    static func ensureRootAndPools(index: IndexDatabase, clock: any WallClock, overrides: [PoolOverride]) throws {
         let now = clock.now().nanoseconds
         if try index.entry(WellKnownEntry.root) == nil {
             var root = EntryRecord.directory(name: Data(), parent: 0, pool: 0, mode: 0o755,
@@ -47,7 +47,7 @@ enum StoreInitializer {
     }
 
     /// `--origin POOL=URL` options: each pool (created if needed) gets the origin, persisted.
-    static func applyOrigins(_ origins: [OriginOverride], index: IndexStore, clock: any WallClock) throws {
+    static func applyOrigins(_ origins: [OriginOverride], index: IndexDatabase, clock: any WallClock) throws {
         for origin in origins {
             let name = Data(origin.pool.utf8)
             if try index.child(of: WellKnownEntry.root, named: name) == nil {
@@ -64,7 +64,7 @@ enum StoreInitializer {
     }
 
     /// A `--pool` option creates the pool if needed and persists its limits.
-    private static func apply(_ override: PoolOverride, index: IndexStore, now: Int64) throws {
+    private static func apply(_ override: PoolOverride, index: IndexDatabase, now: Int64) throws {
         let name = Data(override.name.utf8)
         if let existing = try index.child(of: WellKnownEntry.root, named: name) {
             var settings = try index.poolSettings()[existing.entryID] ?? PoolSettings()

@@ -8,7 +8,7 @@ import Foundation
 struct StoreOpening {
     let lock: StoreLock
     let reserve: SpaceReserve
-    let index: IndexStore
+    let index: IndexDatabase
     let writer: IndexWriter
     let events: EventLog
     let spares: SpareByteFiles
@@ -28,7 +28,7 @@ struct StoreOpening {
         let reserve = SpaceReserve(path: layout.reservePath, disk: disk, logger: logger)
         self.reserve = reserve
         do {
-            index = try IndexStore(path: layout.indexPath,
+            index = try IndexDatabase(path: layout.indexPath,
                                    sealing: configuration.encryption.map { IndexSealing($0, alarm: tamperAlarm) },
                                    freeSpaceForIndex: { reserve.releaseForFullDisk() })
         } catch {

@@ -94,7 +94,7 @@ public struct StoreVerifier {
         }
         let lock = try StoreLock(layout: layout, disk: disk)
         defer { withExtendedLifetime(lock) {} }
-        let index = try IndexStore(path: layout.indexPath, encryption: encryption)
+        let index = try IndexDatabase(path: layout.indexPath, encryption: encryption)
         var report = Report()
         var indexed: [EntryID: EntryRecord] = [:]
         let (files, unopened) = try index.allFiles()
@@ -178,7 +178,7 @@ public struct StoreVerifier {
         } catch where error.errno == ENOENT {}
     }
 
-    private func repair(_ problems: [Problem], index: IndexStore) throws {
+    private func repair(_ problems: [Problem], index: IndexDatabase) throws {
         for problem in problems {
             switch problem {
             case .orphanBytes(let path):

@@ -8,13 +8,13 @@ import Synchronization
 /// the next read of the pools' policies (a race made to order), and entries memory does not
 /// hold whose directories fail to load, as an index error would.
 final class ForwardingEvictionHost: EvictionHost {
-    let real: StoreEvictionHost
+    let real: EngineEvictionHost
     /// Runs once, after the next `poolSettings()` read and before its answer is returned.
     let afterNextPoolSettings = Mutex<(@Sendable () -> Void)?>(nil)
     /// Entries `withCachedFiles` does not find in memory and `loadEntries` fails to load.
     let failingLoads = Mutex<Set<EntryID>>([])
 
-    init(_ real: StoreEvictionHost) { self.real = real }
+    init(_ real: EngineEvictionHost) { self.real = real }
 
     var logger: Logger { real.logger }
     var now: Timestamp { real.now }

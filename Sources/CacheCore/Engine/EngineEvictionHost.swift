@@ -6,11 +6,11 @@ import Logging
 /// What the evictor sees of the store (``EvictionHost``): each question and act a forward
 /// to the subsystem that owns the answer. Requests that meet a full disk evict through it
 /// too (`freeingSpace`), so a file is never removed two ways.
-final class StoreEvictionHost: EvictionHost, Sendable {
+final class EngineEvictionHost: EvictionHost, Sendable {
     private let names: Names
-    private let bytes: ByteStore
+    private let bytes: ObjectFiles
     private let handles: HandleTable
-    private let index: IndexStore
+    private let index: IndexDatabase
     private let writer: IndexWriter
     private let events: EventLog
     private let counters: CounterBook
@@ -18,7 +18,7 @@ final class StoreEvictionHost: EvictionHost, Sendable {
     private let evictor: Evictor
     let logger: Logger
 
-    init(names: Names, bytes: ByteStore, handles: HandleTable, writer: IndexWriter, events: EventLog,
+    init(names: Names, bytes: ObjectFiles, handles: HandleTable, writer: IndexWriter, events: EventLog,
          counters: CounterBook, traces: TraceFiles, evictor: Evictor, logger: Logger) {
         self.names = names
         self.bytes = bytes
@@ -162,7 +162,7 @@ final class StoreEvictionHost: EvictionHost, Sendable {
 }
 
 /// Units as the evictor sees them.
-extension StoreEvictionHost {
+extension EngineEvictionHost {
     /// The units of a pool as committed, outermost only (a unit inside another is part of
     /// it), or nil when the pool has none. `pending` are reads not flushed yet (a preview's).
     func units(of pool: EntryID, pending: [EntryID: Int64], writing: Set<EntryID>) throws -> [EvictionUnit]? {

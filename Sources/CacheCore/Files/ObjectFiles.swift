@@ -7,7 +7,7 @@ import Logging
 /// The owner of file bytes in the store's `objects/` folder: new bytes (a spare if one
 /// waits), their removal once the index no longer names them, and the store filesystem's
 /// figures. Every call is I/O and none is made inside the namespace hold.
-final class ByteStore: Sendable {
+final class ObjectFiles: Sendable {
     let layout: StoreLayout
     let disk: any Disk
     let spares: SpareByteFiles

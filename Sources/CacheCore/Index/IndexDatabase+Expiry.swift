@@ -4,7 +4,7 @@ import GRDB
 /// When age policy removes files next, and which are due. Each query repeats the condition
 /// of a partial index (`Schema.evictable`, and the expression indexes of per-file
 /// expirations), so finding the next expiry costs O(log n), never a scan.
-extension IndexStore {
+extension IndexDatabase {
     /// The soonest time, in nanoseconds, at which one of the pool's files expires by the
     /// committed index: the oldest basis time under the pool's `maxAge` (seconds, 0 for
     /// never), or the soonest per-file expiration. Nil when nothing in the pool can expire.

@@ -4,7 +4,7 @@ import GRDB
 
 /// Victim queries of the evictor. Each repeats `Schema.evictable` so SQLite uses the partial
 /// indexes, which makes choosing the next victim O(log n).
-extension IndexStore {
+extension IndexDatabase {
     /// The least recently used evictable files of a pool, or of every pool when nil.
     public func leastRecentlyUsed(pool poolID: EntryID?, limit: Int, offset: Int = 0) throws -> [EntryRecord] {
         try plain(pool.read { db in
@@ -77,7 +77,7 @@ extension IndexStore {
 }
 
 /// What a replacement policy is rebuilt from at mount (or when a pool changes policy).
-extension IndexStore {
+extension IndexDatabase {
     /// A cached file as a policy knows it: its id, and the directory and name its fingerprint
     /// is made of.
     public struct ResidentRow: Sendable {

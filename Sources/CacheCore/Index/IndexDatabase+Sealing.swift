@@ -5,7 +5,7 @@ import Synchronization
 
 /// Every row goes through these on its way in and out, so the rest of cachefs sees plain
 /// names whether or not the store is encrypted (see ``IndexSealing``).
-extension IndexStore {
+extension IndexDatabase {
     func stored(_ record: EntryRecord) throws -> EntryRecord {
         guard let sealing else { return record }
         return try sealing.stored(record)

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// Which closed files are known to be on the disk (see Recovery after a power loss).
-extension IndexStore {
+extension IndexDatabase {
     /// Closed files whose bytes may not have reached the disk yet, with their mtime.
     public func notYetDurable(limit: Int) throws -> [(id: EntryID, mtime: Int64)] {
         try pool.read { db in

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// Hard links (the `link` table) and link counts.
-extension IndexStore {
+extension IndexDatabase {
     /// The hard links in a directory with their entries, to load it into memory.
     package func allLinks(in parent: EntryID) throws -> [(name: Data, record: EntryRecord)] {
         try pool.unsafeRead { db in

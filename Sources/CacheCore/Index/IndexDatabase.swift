@@ -4,9 +4,9 @@ import GRDB
 
 /// The SQLite index of a store (GRDB, WAL mode): entries, user xattrs, pool settings, store settings.
 ///
-/// Rule: one `IndexStore` per store per process, opened for the life of the mount. GRDB
+/// Rule: one `IndexDatabase` per store per process, opened for the life of the mount. GRDB
 /// serialises writes and lets reads run in parallel, so any libfuse thread may call in.
-public final class IndexStore: Sendable {
+public final class IndexDatabase: Sendable {
     let pool: DatabasePool
     /// Called when SQLite finds the disk full; returns whether it freed space to retry with.
     private let freeSpaceForIndex: @Sendable () -> Bool

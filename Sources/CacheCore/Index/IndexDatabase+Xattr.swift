@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// Ordinary `user.*` extended attributes, stored per entry (sealed in an encrypted store).
-extension IndexStore {
+extension IndexDatabase {
     public func xattr(_ id: EntryID, name: Data) throws -> Data? {
         let storedName = try storedXattrName(name, of: id)
         return try pool.unsafeRead { db in

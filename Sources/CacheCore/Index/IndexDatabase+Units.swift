@@ -5,7 +5,7 @@ import GRDB
 /// Eviction units (`user.cache.unit` on a directory): the roots are rows of the xattr
 /// table under that name, so a root's mark goes with its directory; what a unit holds is
 /// read from the committed entries when a pass needs it, never kept twice.
-extension IndexStore {
+extension IndexDatabase {
     static let unitAttributeName = Data(CacheAttribute.unit.fullName.utf8)
 
     /// Every directory marked as a unit root.

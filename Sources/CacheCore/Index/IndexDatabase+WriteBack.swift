@@ -21,7 +21,7 @@ struct FileIdentity: Sendable, Equatable {
 /// notices before a commit and writes the open database back under its name: at once,
 /// then again while the mount lasts (see `IndexWriter`) and at unmount, so a clean unmount
 /// loses nothing and a crash loses at most what came after the last write-back.
-extension IndexStore {
+extension IndexDatabase {
     /// Whether the file at `path` is no longer the one this index has open.
     var isRemoved: Bool {
         guard let openedFile else { return false }

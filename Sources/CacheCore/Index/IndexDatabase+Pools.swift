@@ -4,7 +4,7 @@ import CachePolicy
 import GRDB
 
 /// Pool settings (limits, origin, eviction choice) and store-wide settings.
-extension IndexStore {
+extension IndexDatabase {
     public func poolSettings() throws -> [EntryID: PoolSettings] {
         let rows = try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM pool") }
         var settings: [EntryID: PoolSettings] = [:]
