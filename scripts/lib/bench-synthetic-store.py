@@ -43,7 +43,7 @@ def main() -> int:
     columns = [row[1] for row in db.execute("PRAGMA table_info(entry)")]
     expected = ["id", "parent", "name", "pool", "kind", "mode", "uid", "gid", "size", "atime", "mtime",
                 "ctime", "last_access", "persistent", "pinned_until", "expiration", "writing", "durable",
-                "nlink", "blocks", "rdev", "target"]
+                "nlink", "blocks", "rdev", "target", "cost_ms"]
     if columns != expected:
         print(f"unexpected columns in entry: {columns}\nschema: {schema[0]}", file=sys.stderr)
         return 1

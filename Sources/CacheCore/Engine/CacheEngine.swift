@@ -119,6 +119,9 @@ public final class CacheEngine: Sendable {
             // Everything reaches the disk before the store is called clean: after a reboot
             // that follows a clean unmount, no file is suspected of being torn.
             try bytes.disk.syncFilesystem(layout.root)
+            // The log first gives its blocks back: on a disk that writes filled, its headroom
+            // may be spent, and the writes below need room (no data write takes it any more).
+            try index.checkpoint()
             try index.markAllClosedFilesDurable()
             try index.setSetting(BootIdentity.cleanKey, "1")
             try index.checkpoint()

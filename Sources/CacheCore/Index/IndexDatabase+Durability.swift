@@ -16,7 +16,7 @@ extension IndexDatabase {
 
     /// After a clean shutdown (everything synced), every closed file is durable.
     public func markAllClosedFilesDurable() throws {
-        try write { db in try db.execute(sql: "UPDATE entry SET durable = 1 WHERE kind = 2 AND writing = 0") }
+        try write { db in try db.execute(sql: "UPDATE entry SET durable = 1 WHERE kind = 2 AND writing = 0 AND durable = 0") }
     }
 
     /// Files not known durable, for recovery after a power loss.
