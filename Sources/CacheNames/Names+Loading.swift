@@ -146,6 +146,7 @@ extension Names {
                 var position: Int? = 0
                 while let start = position {
                     position = namespace.withLock { $0.install(load, from: start) }
+                    yieldBetweenHolds()
                 }
                 // Growing the tables to a big directory freed their smaller copies; hand
                 // those pages back rather than keep them resident.

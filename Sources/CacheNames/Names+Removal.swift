@@ -38,6 +38,7 @@ extension Names {
                 total.files += removed.files
                 total.bytes += removed.bytes
                 total.ids.formUnion(removed.ids)
+                yieldBetweenHolds()
             } catch {
                 logger.error("could not remove \(batch.count) files (\(kind.rawValue)): \(error)")
             }

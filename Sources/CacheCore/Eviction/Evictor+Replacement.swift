@@ -132,6 +132,7 @@ extension Evictor {
                   !notLoaded.isEmpty || chosenInHold == Tunables.removalsPerHold || heldBack != nil else { break }
             unreadable.formUnion(host.loadEntries(Array(notLoaded)))
             loaded.formUnion(notLoaded)
+            yieldBetweenHolds()
         }
         return victims
     }
