@@ -227,6 +227,10 @@ extension Evictor {
     }
 
     private func relievePressureInPass(extra: Int64, in host: any EvictionHost) -> PressureOutcome {
+        // Files removed before the pass (a user's `rm` just before a write that met ENOSPC)
+        // give their bytes back after their commit: that space counts before anything is
+        // evicted for it, or the write would see ENOSPC while the disk is about to have room.
+        host.waitForIndex()
         var flushed = false
         var removedAny = false
         var cannotGiveAboveFloor: Set<EntryID> = []
