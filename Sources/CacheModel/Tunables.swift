@@ -48,6 +48,11 @@ public enum Tunables {
     /// A write that meets ENOSPC evicts and tries again at most this often: other writers
     /// may take each freed block first, but a write must not loop forever.
     package static let enospcRetries = 64
+    /// How long a write that met ENOSPC, with nothing left to evict, waits for the bytes of
+    /// files removed just before (kept until the kernel's FORGET, which follows `rm` by
+    /// milliseconds) to go, polling every `removedBytesPollMicroseconds`.
+    package static let removedBytesWaitSeconds = 1.0
+    package static let removedBytesPollMicroseconds: UInt32 = 10_000
     /// Bytes written between two looks at free space: a fast writer cannot fill the disk
     /// between the evictor's once-a-second checks (4 MiB is a few milliseconds of writing).
     package static let pressureCheckBytes: Int64 = 4 << 20

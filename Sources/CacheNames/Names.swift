@@ -189,6 +189,9 @@ extension Names {
 
     package func pendingBytes(of pool: EntryID) -> Int64 { usage.pendingBytes(of: pool) }
 
+    /// Bytes of removed files that stay until their last close or the kernel's FORGET.
+    package func pendingBytesOfAllPools() -> Int64 { usage.pendingBytesOfAllPools() }
+
     /// A read of `id` now, gathered without the namespace lock.
     package func noteAccess(_ id: EntryID) { access.touch(id, at: now.nanoseconds) }
 

@@ -20,6 +20,10 @@ final class UsageLedger: Sendable {
         pending.withLock { $0[pool] ?? 0 }
     }
 
+    func pendingBytesOfAllPools() -> Int64 {
+        pending.withLock { $0.values.reduce(0, +) }
+    }
+
     func all() -> [EntryID: PoolUsage] {
         usage.withLock { $0 }
     }

@@ -35,6 +35,23 @@ import Testing
         }
     }
 
+    /// On ext4 a removed file's space is free once `rm` returns. Here its bytes wait for the
+    /// kernel's FORGET, which follows a moment later: a write right after the `rm`, with nothing
+    /// left to evict, must wait for them rather than answer ENOSPC. Ten rounds, each filling
+    /// the disk with a persistent file.
+    @Test func aWriteRightAfterRemovingTheFileThatFilledTheDiskSucceeds() throws {
+        try SmallDisk.with(mountOptions: ["--pool", "keep=0", "-o", "min_free=0"]) { disk in
+            let run = disk.run
+            #expect(try run("mkdir keep/big && setfattr -n user.cache.persistent -v 1 keep/big").succeeded)
+            for round in 1...10 {
+                let filled = try run("head -c 80000000 /dev/zero > keep/big/huge")
+                #expect(!filled.succeeded && filled.error.contains("No space left"), "round \(round): \(filled.error)")
+                let after = try run("rm keep/big/huge && echo alive > keep/big/after && cat keep/big/after && rm keep/big/after")
+                #expect(after.succeeded && after.output.contains("alive"), "round \(round): \(after.error)")
+            }
+        }
+    }
+
     /// With no free-space margin at all (`min_free=0`) the first sign of a full disk is a
     /// write's ENOSPC: the cache must evict and go on, never jam or answer EIO, with one
     /// writer or several at once.

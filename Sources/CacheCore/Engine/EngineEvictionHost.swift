@@ -1,6 +1,7 @@
 import CacheModel
 import CacheNames
 import Foundation
+import Glibc
 import Logging
 
 /// What the evictor sees of the store (``EvictionHost``): each question and act a forward
@@ -149,10 +150,29 @@ final class EngineEvictionHost: EvictionHost, Sendable {
             guard case .failure(let error) = result, error == .io(ENOSPC) else { return try result.get() }
             attempts += 1
             let outcome = evictor.relievePressure(extra: extra, in: self)
+            if outcome == .nothingEvictable, attempts <= Tunables.enospcRetries, waitForRemovedFilesToLetGo() { continue }
             guard attempts <= Tunables.enospcRetries, outcome == .enoughSpace || outcome == .stillShort else {
                 throw error
             }
         }
+    }
+
+    /// A file a user removed keeps its bytes until its last close or the kernel's FORGET, which
+    /// the kernel sends a moment after `rm` returns. On ext4 the space is free once `rm`
+    /// returns, so a write that met ENOSPC with nothing left to evict waits (at most
+    /// `Tunables.removedBytesWaitSeconds`) for such bytes to go; true when some did.
+    private func waitForRemovedFilesToLetGo() -> Bool {
+        let held = names.pendingBytesOfAllPools()
+        guard held > 0 else { return false }
+        let deadline = Date().addingTimeInterval(Tunables.removedBytesWaitSeconds)
+        while Date() < deadline {
+            usleep(Tunables.removedBytesPollMicroseconds)
+            if names.pendingBytesOfAllPools() < held {
+                waitForIndex()
+                return true
+            }
+        }
+        return false
     }
 
     /// `purge` and `clear` of pools, before the setfattr that asked returns.
