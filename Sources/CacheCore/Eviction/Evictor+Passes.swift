@@ -227,11 +227,8 @@ extension Evictor {
     }
 
     private func relievePressureInPass(extra: Int64, in host: any EvictionHost) -> PressureOutcome {
-        // Files removed before the pass (a user's `rm` just before a write that met ENOSPC)
-        // give their bytes back after their commit: that space counts before anything is
-        // evicted for it, or the write would see ENOSPC while the disk is about to have room.
-        host.waitForIndex()
         var flushed = false
+        var removalsSettled = false
         var removedAny = false
         var cannotGiveAboveFloor: Set<EntryID> = []
         var cannotGive: Set<EntryID> = []
@@ -248,6 +245,14 @@ extension Evictor {
             guard space.available < needed else {
                 if removedAny { host.retryPendingEvents() }
                 return .enoughSpace
+            }
+            // Files removed before the pass (a user's `rm` just before a write that met ENOSPC)
+            // give their bytes back after their commit: that space counts before anything is
+            // evicted for it, or the write would see ENOSPC while the disk is about to have room.
+            if !removalsSettled {
+                removalsSettled = true
+                host.waitForIndex()
+                continue
             }
             if !flushed {
                 host.flushAccessTimes()
