@@ -37,11 +37,20 @@ import Testing
     @Test func aFileOlderThanMaxAgeGoesAtTheSweepAndIsNeverServed() throws {
         try withMountedStore(arguments: ["--pool", "data=0,1s", "-o", "sweep_interval=0.3"]) { mount in
             _ = try mount.mustSucceed("echo old > data/f")
-            #expect(Shell.waitUntil(seconds: 3) { (try? mount.sh("ls data").output) == "" })
-            #expect(Shell.waitUntil(seconds: 2) {
-                let events = (try? String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)) ?? ""
+            var listing = try mount.sh("ls data")
+            #expect(try Shell.waitUntil(seconds: 3) {
+                listing = try mount.sh("ls data")
+                return listing.succeeded && listing.output.isEmpty
+            }, "\(listing)")
+            // The event is written right after the hold that took the name away.
+            let eventsPath = mount.store + "/events.jsonl"
+            var events = ""
+            #expect(try Shell.waitUntil(seconds: 2) {
+                if FileManager.default.fileExists(atPath: eventsPath) {
+                    events = try String(contentsOfFile: eventsPath, encoding: .utf8)
+                }
                 return events.contains("\"event\":\"expired\"")
-            })
+            }, "events.jsonl: \(events)")
         }
         // Without a sweep in time, a lookup or an open of an expired file answers ENOENT.
         try withMountedStore(arguments: ["--pool", "data=0,1s"]) { mount in

@@ -4,9 +4,14 @@ import CacheModel
 /// the user's path, so a rename is one index update and names are never parsed from disk.
 public struct StoreLayout: Sendable {
     public let root: String
+    /// `objects/XX/` for each fan-out folder, built once: an open of a hit's bytes builds
+    /// only the id's digits onto it.
+    private let objectPrefixes: [String]
 
     public init(root: String) {
-        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        let root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        self.root = root
+        objectPrefixes = Self.fanOutDirectories.map { root + "/objects/" + $0 + "/" }
     }
 
     public var indexPath: String { root + "/index.sqlite" }
@@ -27,11 +32,11 @@ public struct StoreLayout: Sendable {
 
     /// 256 fan-out folders keep any one directory of the store small.
     public func objectDirectory(for id: EntryID) -> String {
-        objectsPath + "/" + Self.fanOut(id)
+        String(objectPrefixes[Int(id & 0xff)].dropLast())
     }
 
     public func objectPath(for id: EntryID) -> String {
-        objectDirectory(for: id) + "/" + String(id)
+        objectPrefixes[Int(id & 0xff)] + String(id)
     }
 
     static func fanOut(_ id: EntryID) -> String {
