@@ -100,6 +100,10 @@ public enum Tunables {
     /// installs: about a millisecond of work, so a request never waits long behind the load of a
     /// directory of 100,000 files (docs/benchmarks.md, the eviction-latency rows).
     package static let installNamesPerHold = 1_024
+    /// How many rows of a directory a load reads from the index at a time, outside the
+    /// namespace hold: the load of a directory of a million files holds one page of rows
+    /// besides what memory keeps, not all of them.
+    package static let loadRowsPerRead = 16_384
     /// How many loads one operation may wait for before it gives up: each load settles a
     /// directory or an entry for good, so only a walk of that many unloaded ones meets it.
     package static let loadsPerOperation = 1_000

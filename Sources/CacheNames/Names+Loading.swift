@@ -142,15 +142,26 @@ extension Names {
             try loadsInFlight.whileClaiming(next) {
                 // Another loader may have installed it while this one waited for its claim.
                 guard !namespace.withLock({ $0.isLoaded(next) }) else { return }
-                let load = try DirectoryLoad(next, ownEntry: row, from: directories)
-                var position: Int? = 0
-                while let start = position {
-                    position = namespace.withLock { $0.install(load, from: start) }
-                    yieldBetweenHolds()
+                var pages = DirectoryPages(next, ownEntry: row, from: directories)
+                var installed = 0
+                do {
+                    while let load = try pages.next() {
+                        var position: Int? = 0
+                        while let start = position {
+                            position = namespace.withLock { $0.install(load, from: start) }
+                            yieldBetweenHolds()
+                        }
+                        installed += load.names.count
+                        // Dropped (another loader was first, or the directory left memory).
+                        if !load.isLast && !namespace.withLock({ $0.isInstalling(next) }) { break }
+                    }
+                } catch {
+                    namespace.withLock { $0.abandonInstall(of: next) }
+                    throw error
                 }
                 // Growing the tables to a big directory freed their smaller copies; hand
                 // those pages back rather than keep them resident.
-                if load.names.count >= Tunables.trimAfterLoadingEntries { malloc_trim(0) }
+                if installed >= Tunables.trimAfterLoadingEntries { malloc_trim(0) }
             }
         }
         do {

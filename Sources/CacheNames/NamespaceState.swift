@@ -349,9 +349,9 @@ struct NamespaceState: Sendable {
     }
 
     /// Puts the names of a directory read from the index in memory, `Tunables.installNamesPerHold`
-    /// a hold, so no hold of a large directory's install is long. Call with `from` 0 first,
-    /// then with each position returned until it returns nil; the directory counts as loaded
-    /// only after the last part, and until then every operation on its names misses and waits
+    /// a hold, so no hold of a large directory's install is long. Call for each page with `from`
+    /// 0 first, then with each position returned until it returns nil; the directory counts as
+    /// loaded only after the last page's last part, and until then every operation on its names misses and waits
     /// for the loader (``LoadsInFlight``). Entries put in memory by an earlier part are the
     /// truth from then on, as after a whole install: a change by id between parts is kept.
     ///
@@ -360,7 +360,7 @@ struct NamespaceState: Sendable {
     /// own entry.
     mutating func install(_ load: DirectoryLoad, from start: Int) -> Int? {
         let directory = load.directory
-        if start == 0 {
+        if load.isFirst && start == 0 {
             if inodes[directory] == nil, let own = load.ownEntry, own.parent == 0 || own.parent == nil {
                 inodes[directory] = Inode(record: own)
             }
@@ -373,16 +373,28 @@ struct NamespaceState: Sendable {
         for (name, row) in load.names[start..<end] {
             addLoadedName(name, of: row, into: &partial, of: directory)
         }
-        guard end == load.names.count else {
+        if end == load.names.count { partial.links.merge(load.links) { kept, _ in kept } }
+        guard end == load.names.count, load.isLast else {
             installing[directory] = partial
-            return end
+            return end == load.names.count ? nil : end
         }
         partial.children.restoreOrder()
         directories[directory] = partial.children
         for id in partial.linked {
-            if let links = load.links[id] { inodes.modify(id) { $0.links = links } }
+            if let links = partial.links[id] { inodes.modify(id) { $0.links = links } }
         }
         return nil
+    }
+
+    /// Whether a load of `directory` has begun and not ended: its next page may be read.
+    func isInstalling(_ directory: EntryID) -> Bool {
+        installing[directory] != nil
+    }
+
+    /// A load that could not read its next page: the directory stays unloaded, and the
+    /// entries its pages put in memory stay, as entries known by id.
+    mutating func abandonInstall(of directory: EntryID) {
+        installing[directory] = nil
     }
 
     /// A name read from the index while loading `directory`. An entry memory already had is
@@ -417,4 +429,6 @@ private struct PartialInstall {
     var readNow: Set<EntryID> = []
     /// Those with hard links, whose names are set once the install ends.
     var linked: [EntryID] = []
+    /// Their names, as the pages read so far had them.
+    var links: [EntryID: [LinkName]] = [:]
 }

@@ -13,7 +13,9 @@ import Testing
         let perHold = Tunables.installNamesPerHold
         let count = 2 * perHold + 17
         let source = SyntheticDirectory(directory: 1, files: count)
-        let load = try DirectoryLoad(1, ownEntry: source.ownEntry, from: source)
+        var pages = DirectoryPages(1, ownEntry: source.ownEntry, from: source, pageSize: count + 1)
+        let load = try #require(try pages.next())
+        #expect(load.isFirst && load.isLast, "one page holds the whole directory")
         var state = NamespaceState()
         var parts: [Int] = []
         var position: Int? = 0
@@ -37,6 +39,55 @@ import Testing
         #expect(listed.count == count)
         #expect(listed.map(\.record.entryID) == listed.map(\.record.entryID).sorted())
         #expect(state.install(load, from: 0) == nil, "a loaded directory is not installed twice")
+    }
+
+    /// A large directory is read in pages and each page installed in its holds: the rows held
+    /// at once are one page's, and the directory is loaded only after the last page.
+    @Test func aDirectoryLoadsPageByPageAndIsLoadedOnlyAfterTheLastPage() throws {
+        let count = 3 * 1_000 + 7
+        let source = SyntheticDirectory(directory: 1, files: count)
+        var pages = DirectoryPages(1, ownEntry: source.ownEntry, from: source, pageSize: 1_000)
+        var state = NamespaceState()
+        var pageSizes: [Int] = []
+        while let load = try pages.next() {
+            pageSizes.append(load.names.count)
+            var position: Int? = 0
+            while let start = position { position = state.install(load, from: start) }
+            if !load.isLast {
+                #expect(state.isInstalling(1) && !state.isLoaded(1), "a directory is not loaded between pages")
+                if pageSizes.count == 1 { state.modify(source.firstChild) { $0.record.size = 4242 } }
+            }
+        }
+        #expect(pageSizes == [1_000, 1_000, 1_000, 7])
+        #expect(state.isLoaded(1) && !state.isInstalling(1))
+        let listed = try state.children(of: 1, after: ListingCursor(id: 0, namesListed: 0), limit: .max)
+        #expect(listed.map(\.record.entryID) == (0..<count).map { source.firstChild + Int64($0) })
+        #expect(try state.child(of: 1, named: Data("f0".utf8))?.size == 4242, "a change between pages is kept")
+    }
+
+    /// A page that cannot be read ends the load: the directory stays unloaded, and the next
+    /// load reads it whole.
+    @Test func aLoadThatFailsBetweenPagesLeavesTheDirectoryToTheNextLoad() throws {
+        let count = 2_500
+        let failing = SyntheticDirectory(directory: 1, files: count, failingAfterPages: 1)
+        var pages = DirectoryPages(1, ownEntry: failing.ownEntry, from: failing, pageSize: 1_000)
+        var state = NamespaceState()
+        let first = try #require(try pages.next())
+        var position: Int? = 0
+        while let start = position { position = state.install(first, from: start) }
+        #expect(throws: CacheError.self) { try pages.next() }
+        state.abandonInstall(of: 1)
+        #expect(!state.isLoaded(1) && !state.isInstalling(1))
+
+        let source = SyntheticDirectory(directory: 1, files: count)
+        var again = DirectoryPages(1, ownEntry: source.ownEntry, from: source, pageSize: 1_000)
+        while let load = try again.next() {
+            position = 0
+            while let start = position { position = state.install(load, from: start) }
+        }
+        #expect(state.isLoaded(1))
+        let listed = try state.children(of: 1, after: ListingCursor(id: 0, namesListed: 0), limit: .max)
+        #expect(listed.count == count)
     }
 
     /// Several requests reach a large directory after a remount at once: one reads it from
@@ -74,21 +125,38 @@ import Testing
 }
 
 /// A directory of `files` entries, each named `fN`, as the index would hand it over.
-private struct SyntheticDirectory: DirectorySource {
+private final class SyntheticDirectory: DirectorySource {
     let directory: EntryID
     let files: Int
     var firstChild: EntryID { directory + 1 }
+
+    init(directory: EntryID, files: Int, failingAfterPages: Int? = nil) {
+        self.directory = directory
+        self.files = files
+        self.failingAfterPages = failingAfterPages
+    }
 
     var ownEntry: EntryRecord { Self.record(id: directory, parent: nil, name: "", kind: .directory) }
 
     func entry(_ id: EntryID) throws -> EntryRecord? { nil }
 
-    func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
-        guard parent == directory else { return }
-        // Name order, as the index reads it: not the id order a directory keeps.
-        for number in (0..<files).sorted(by: { "f\($0)" < "f\($1)" }) {
-            try body(Self.record(id: firstChild + Int64(number), parent: directory, name: "f\(number)", kind: .file))
+    /// Fails the read of every page after this many, when set.
+    let failingAfterPages: Int?
+    let pagesRead = Mutex(0)
+
+    func children(of parent: EntryID, after: EntryID, limit: Int) throws -> ChildPage {
+        guard parent == directory else { return ChildPage(rows: [], lastRead: nil, isFull: false) }
+        let read = pagesRead.withLock { count in
+            defer { count += 1 }
+            return count
         }
+        if let failingAfterPages, read >= failingAfterPages { throw CacheError.io(EIO) }
+        let first = Int(max(after - firstChild + 1, 0))
+        let numbers = first..<min(first + limit, files)
+        let rows = numbers.map {
+            Self.record(id: firstChild + Int64($0), parent: directory, name: "f\($0)", kind: .file)
+        }
+        return ChildPage(rows: rows, lastRead: rows.last?.entryID, isFull: rows.count == limit)
     }
 
     func allLinks(in parent: EntryID) throws -> [(name: Data, record: EntryRecord)] { [] }
@@ -116,9 +184,10 @@ private final class ChildReads: Sendable {
 
         func entry(_ id: EntryID) throws -> EntryRecord? { try index.entry(id) }
 
-        func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
-            reads.counts.withLock { $0[parent, default: 0] += 1 }
-            try index.forEachChild(of: parent, body)
+        func children(of parent: EntryID, after: EntryID, limit: Int) throws -> ChildPage {
+            // A read of the directory starts at its first page.
+            if after == 0 { reads.counts.withLock { $0[parent, default: 0] += 1 } }
+            return try index.children(of: parent, after: after, limit: limit)
         }
 
         func allLinks(in parent: EntryID) throws -> [(name: Data, record: EntryRecord)] {

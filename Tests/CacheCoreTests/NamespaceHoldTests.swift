@@ -74,9 +74,9 @@ final class IndexReadsInsideTheHold: Sendable {
             return try index.entry(id)
         }
 
-        func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
+        func children(of parent: EntryID, after: EntryID, limit: Int) throws -> ChildPage {
             reads.count()
-            try index.forEachChild(of: parent, body)
+            return try index.children(of: parent, after: after, limit: limit)
         }
 
         func allLinks(in parent: EntryID) throws -> [(name: Data, record: EntryRecord)] {

@@ -68,22 +68,16 @@ public final class IndexDatabase: Sendable {
         }.map { record in try plain(record, named: name) }
     }
 
-    /// Every child of a directory, to load it into memory: each row goes to `body` as it is
-    /// read (no array of every row of a big directory). An encrypted store's rows are read
-    /// first and opened on every core (``listable(_:)``), since opening names is most of
-    /// such a load.
-    package func forEachChild(of parent: EntryID, _ body: (EntryRecord) throws -> Void) throws {
-        let statement = "SELECT * FROM entry WHERE parent = ?"
-        guard sealing != nil else {
-            return try pool.unsafeRead { db in
-                let rows = try Row.fetchCursor(db.cachedStatement(sql: statement), arguments: [parent])
-                while let row = try rows.next() { try body(EntryRecord(row: row)) }
-            }
-        }
+    /// A page of a directory's children, to load it into memory. An encrypted store's rows
+    /// are opened on every core (``listable(_:)``), since opening names is most of such a load.
+    package func children(of parent: EntryID, after: EntryID, limit: Int) throws -> ChildPage {
+        // entry_children is (parent, rowid): each page starts where the last ended.
+        let statement = "SELECT * FROM entry WHERE parent = ? AND id > ? ORDER BY id LIMIT ?"
         let stored = try pool.unsafeRead { db in
-            try EntryRecord.fetchAll(db.cachedStatement(sql: statement), arguments: [parent])
+            try EntryRecord.fetchAll(db.cachedStatement(sql: statement), arguments: [parent, after, limit])
         }
-        for case let record? in listableInParallel(stored) { try body(record) }
+        let rows = sealing == nil ? stored : listableInParallel(stored).compactMap { $0 }
+        return ChildPage(rows: rows, lastRead: stored.last?.entryID, isFull: stored.count == limit)
     }
 
     /// The largest id ever given to an entry (AUTOINCREMENT's record, deleted rows included).
