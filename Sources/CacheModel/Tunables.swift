@@ -181,6 +181,10 @@ public enum Tunables {
     /// Emptied bytes of removed files kept for creates to rename into place (ext4 skips
     /// recently freed inodes when it allocates: a spare costs 30 µs, a new inode up to 450).
     public static let spareFiles = 4096
+    /// How many read-only descriptors of stored bytes may stay open unused between hits
+    /// (`KeptDescriptors`; at most a quarter of the open-file limit): enough for the 10,000
+    /// files of the bench's hit loop, about 5 MB of kernel memory when all are kept.
+    package static let keptDescriptors = 16_384
     /// A fetch adds to `fetched_bytes` and checks the file is still wanted once per this many
     /// bytes stored: often enough for a live figure, rare enough to cost nothing.
     package static let fetchAccountingBytes: Int64 = 1 << 20

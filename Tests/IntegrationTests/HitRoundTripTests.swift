@@ -26,3 +26,41 @@ import Testing
         #expect(flushes < Double(reads), "\(flushes) flushes for \(reads) reads: a reader's close flushed")
     }
 }
+
+/// Hits share a kept read-only descriptor of the file's bytes; none outlives its bytes.
+@Suite struct KeptDescriptorMountTests {
+    /// The daemon's descriptors of bytes no entry owns any more: removed from the disk, or
+    /// moved to the spares (where a kept one would read the next file's bytes).
+    private static func deletedDescriptors(of pid: Int32, in store: String) throws -> [String] {
+        let folder = "/proc/\(pid)/fd"
+        return try FileManager.default.contentsOfDirectory(atPath: folder).compactMap { fd in
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + fd)
+            guard let target, target.hasPrefix(store),
+                  target.hasSuffix("(deleted)") || target.contains("/spares/") else { return nil }
+            return target
+        }
+    }
+
+    @Test func aReadFileRemovedOrEvictedLeavesNoDescriptorAndItsSpareServesTheNextFile() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            let pid = try #require(mount.daemon?.pid)
+            for round in 0..<3 {
+                _ = try mount.mustSucceed("echo first-\(round) > data/a && cat data/a data/a > /dev/null")
+                _ = try mount.mustSucceed("rm data/a")
+                // The removed bytes become the next file's (a spare) once the removal commits.
+                _ = try mount.mustSucceed("sleep 0.3; echo second-\(round) > data/b")
+                #expect(try mount.mustSucceed("cat data/b") == "second-\(round)")
+                _ = try mount.mustSucceed("rm data/b")
+            }
+            _ = try mount.mustSucceed("head -c 200000 /dev/urandom > data/c && cat data/c > /dev/null")
+            _ = try mount.mustSucceed("setfattr -n user.cache.clear -v 1 data")
+            var deleted: [String] = []
+            let none = try Shell.waitUntil(seconds: 5) {
+                deleted = try Self.deletedDescriptors(of: pid, in: mount.store)
+                let objects = try Shell.bash("find '\(mount.store)/objects' -type f | wc -l").output
+                return deleted.isEmpty && objects.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+            }
+            #expect(none, "descriptors of removed bytes: \(deleted)")
+        }
+    }
+}

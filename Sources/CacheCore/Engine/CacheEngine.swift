@@ -64,7 +64,9 @@ public final class CacheEngine: Sendable {
         notifications = KernelNotifications(notifier: configuration.notifier)
         let fetches = FetchTable(), access = AccessTracker(), handles = HandleTable()
         bytes = ObjectFiles(layout: layout, disk: disk, spares: opened.spares, writer: writer, fetches: fetches,
-                          access: access, threads: threads, logger: logger)
+                          access: access, threads: threads,
+                          keptDescriptors: isEncrypted ? 0 : KeptDescriptors.capacityWithinOpenFileLimit(),
+                          logger: logger)
         let counters = CounterBook(opened.counters)
         let setup = NamesSetup(usage: opened.usage, poolSettings: opened.poolSettings, ids: opened.ids,
                                unitRoots: opened.unitRoots, access: access,

@@ -60,8 +60,9 @@ extension Files {
         if writable, let fetch { try fetch.waitForCompletion() }
         if writable { try markWriting(id) }
         let fd: Int32
+        let kept: Bool
         do {
-            fd = try bytes.open(id, writable: writable)
+            (fd, kept) = writable ? (try bytes.open(id, writable: true), false) : try bytes.openToRead(id)
         } catch {
             if writable { finishWriting(id) }
             // Removed by cachefs (and, being closed, its bytes unlinked) since the record was read.
@@ -73,7 +74,7 @@ extension Files {
         let time = names.now.nanoseconds
         let (opened, movedAccessTime) = names.countOpen(id, writable: writable, reads: accessMode != O_WRONLY, at: time)
         guard let opened else {
-            bytes.disk.close(fd)
+            bytes.closeDescriptor(fd, of: id, kept: kept)
             if writable { finishWriting(id) }
             throw CacheError.stale
         }
@@ -87,7 +88,7 @@ extension Files {
         }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
                                           sizeLimit: writable ? names.writeLimit(for: opened) : nil,
-                                          fetch: writable ? nil : fetch),
+                                          fetch: writable ? nil : fetch, keptDescriptor: kept),
                                  writeOnly: accessMode == O_WRONLY)
         if writable && flags & O_TRUNC != 0 {
             do {
@@ -152,7 +153,7 @@ extension Files {
     /// whose name was removed while open loses its bytes when its last handle goes.
     func release(_ handle: UInt64) {
         guard let file = handles.remove(handle) else { return }
-        bytes.disk.close(file.fd)
+        bytes.closeDescriptor(file.fd, of: file.entry, kept: file.keptDescriptor)
         // Under the namespace lock: a removal sees the file open or closed, never half-way.
         names.countClose(file.entry, writable: file.writable)
         if file.writable { names.enforceLimitsIfOver(in: file.pool) }

@@ -46,8 +46,9 @@ final class Files: Sendable {
     /// Closes every descriptor still open (at unmount).
     func closeAll() {
         for file in handles.removeAll() {
-            bytes.disk.close(file.fd)
+            bytes.closeDescriptor(file.fd, of: file.entry, kept: file.keptDescriptor)
         }
+        bytes.kept.closeAll()
     }
 
     /// Cached files closed but not yet synced are dropped after a power loss (they might be

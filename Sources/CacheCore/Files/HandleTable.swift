@@ -16,6 +16,8 @@ public struct OpenFile: Sendable {
     /// Reads and writes go past the kernel's page cache (FUSE's `direct_io`); see
     /// ``HandleTable/add(_:writeOnly:)``.
     public var bypassesPageCache = false
+    /// `fd` is shared with the file's other readers and kept (``KeptDescriptors``).
+    var keptDescriptor = false
 }
 
 /// Open handles by FUSE file handle number. Guarded by its own mutex, held only briefly.

@@ -12,14 +12,17 @@ final class ObjectFiles: Sendable {
     let disk: any Disk
     let spares: SpareByteFiles
     let remover: ByteRemover
+    /// Read-only descriptors shared by a file's readers and kept between hits.
+    let kept: KeptDescriptors
     private let writer: IndexWriter
     private let fetches: FetchTable
     private let access: AccessTracker
     private let logger: Logger
 
     init(layout: StoreLayout, disk: any Disk, spares: SpareByteFiles, writer: IndexWriter, fetches: FetchTable,
-         access: AccessTracker, threads: BlockingPool, logger: Logger) {
+         access: AccessTracker, threads: BlockingPool, keptDescriptors: Int, logger: Logger) {
         remover = ByteRemover(threads: threads)
+        kept = KeptDescriptors(capacity: keptDescriptors, disk: disk)
         self.layout = layout
         self.disk = disk
         self.spares = spares
@@ -43,6 +46,17 @@ final class ObjectFiles: Sendable {
         try disk.open(layout.objectPath(for: id), flags: writable ? O_RDWR : O_RDONLY, mode: 0)
     }
 
+    /// A descriptor to read `id`'s bytes, shared and kept when it can be (``KeptDescriptors``);
+    /// given back with ``closeDescriptor(_:of:kept:)``.
+    func openToRead(_ id: EntryID) throws(CacheError) -> (fd: Int32, kept: Bool) {
+        try kept.acquire(id) { () throws(CacheError) -> Int32 in try open(id, writable: false) }
+    }
+
+    /// Gives back a descriptor from ``open(_:writable:)`` (`kept` false) or ``openToRead(_:)``.
+    func closeDescriptor(_ fd: Int32, of id: EntryID, kept isKept: Bool) {
+        kept.release(id, fd: fd, kept: isKept)
+    }
+
     /// Deletes the bytes of entries whose names are gone, once the index has their rows
     /// nameless: a crash before the unlink leaves a nameless row, which recovery finishes,
     /// never bytes without a row. The rows go after the bytes. Ids are never reused.
@@ -58,6 +72,8 @@ final class ObjectFiles: Sendable {
     }
 
     func unlink(_ ids: [EntryID]) {
+        // No kept descriptor may outlive its bytes (it would read a spare's next file).
+        kept.drop(ids)
         for id in ids {
             // A fetch in flight may still write through its own descriptor: such bytes are
             // unlinked, never handed to a new file.
