@@ -75,6 +75,24 @@ import Testing
         #expect(!Self.isOpen(unused.fd), "an unused descriptor closes at once")
     }
 
+    /// An open that meets the descriptor limit (EMFILE) closes the unused kept descriptors
+    /// and succeeds on its second try.
+    @Test func anOpenOutOfDescriptorsClosesTheUnusedKeptOnesAndTriesAgain() throws {
+        let store = try TestStore()
+        let disk = FaultyDisk()
+        let engine = try store.open(disk: disk)
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        let kept = try engine.writeFile("kept", in: data, content: Array("k".utf8))
+        let next = try engine.writeFile("next", in: data, content: Array("n".utf8))
+        #expect(try engine.readAll(kept) == Array("k".utf8))
+        #expect(engine.bytes.kept.count == 1)
+        disk.failNextOpens.withLock { $0[engine.layout.objectPath(for: next)] = EMFILE }
+        #expect(try engine.readAll(next) == Array("n".utf8))
+        #expect(engine.bytes.kept.count == 1, "the unused one closed; the new one is kept")
+        #expect(disk.failNextOpens.withLock { $0.isEmpty }, "the first try met EMFILE")
+    }
+
     @Test func withNoCapacityEveryDescriptorIsPrivate() throws {
         let kept = KeptDescriptors(capacity: 0, disk: PosixDisk())
         let opener = Opener()

@@ -41,9 +41,10 @@ final class KeptDescriptors: Sendable {
         self.disk = disk
     }
 
-    /// `Tunables.keptDescriptors`, or a quarter of the process's open-file limit if that is
-    /// less. The soft limit is raised to the hard one first (a service's usual first step;
-    /// systemd leaves the soft limit at 1,024 for `select()`'s sake, which the daemon never calls).
+    /// `Tunables.keptDescriptors`, or fewer so that `Tunables.descriptorsLeftUnkept` of the
+    /// process's open-file limit stay free. The soft limit is raised to the hard one first (a
+    /// service's usual first step; systemd leaves the soft limit at 1,024 for `select()`'s
+    /// sake, which the daemon never calls).
     static func capacityWithinOpenFileLimit() -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
@@ -52,7 +53,8 @@ final class KeptDescriptors: Sendable {
             raised.rlim_cur = limit.rlim_max
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
-        return Int(min(UInt64(Tunables.keptDescriptors), UInt64(limit.rlim_cur) / 4))
+        let free = Int(clamping: limit.rlim_cur) - Tunables.descriptorsLeftUnkept
+        return max(0, min(Tunables.keptDescriptors, free))
     }
 
     /// A descriptor of `id`'s bytes to read: a kept one, or one `open` makes, kept from now on.
@@ -120,6 +122,18 @@ final class KeptDescriptors: Sendable {
                 }
             }
             return closing
+        }
+        for fd in closing { disk.close(fd) }
+    }
+
+    /// Closes every unused descriptor: the process ran out of descriptors (EMFILE).
+    func closeUnused() {
+        let closing = state.withLock { state -> [Int32] in
+            let unused = state.byID.filter { $0.value.users == 0 }
+            for id in unused.keys { state.byID[id] = nil }
+            state.unused = 0
+            state.unusedOrder.removeAll()
+            return unused.values.map(\.fd)
         }
         for fd in closing { disk.close(fd) }
     }

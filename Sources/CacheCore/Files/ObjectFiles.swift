@@ -39,11 +39,22 @@ final class ObjectFiles: Sendable {
     /// New, empty bytes for `id`, open for reading and writing: a spare if one waits.
     func makeBytes(for id: EntryID) throws(CacheError) -> Int32 {
         if let fd = spares.take(for: id) { return fd }
-        return try disk.open(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
+        return try openFreeingKept(layout.objectPath(for: id), flags: O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
     }
 
     func open(_ id: EntryID, writable: Bool) throws(CacheError) -> Int32 {
-        try disk.open(layout.objectPath(for: id), flags: writable ? O_RDWR : O_RDONLY, mode: 0)
+        try openFreeingKept(layout.objectPath(for: id), flags: writable ? O_RDWR : O_RDONLY, mode: 0)
+    }
+
+    /// An open that meets the process's descriptor limit closes the unused kept descriptors
+    /// and tries once more: kept ones never cost a request its descriptor.
+    private func openFreeingKept(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32 {
+        do {
+            return try disk.open(path, flags: flags, mode: mode)
+        } catch where error.errno == EMFILE {
+            kept.closeUnused()
+            return try disk.open(path, flags: flags, mode: mode)
+        }
     }
 
     /// A descriptor to read `id`'s bytes, shared and kept when it can be (``KeptDescriptors``);

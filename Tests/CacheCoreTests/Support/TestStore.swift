@@ -82,6 +82,8 @@ final class FaultyDisk: Disk {
     let failListings = Mutex<[String: Int32]>([:])
     /// Paths whose `unlink` fails, with the errno it fails with.
     let failUnlinks = Mutex<[String: Int32]>([:])
+    /// Paths whose next `open` fails (once), with the errno it fails with.
+    let failNextOpens = Mutex<[String: Int32]>([:])
 
     func open(_ path: String, flags: Int32, mode: mode_t) throws(CacheError) -> Int32 {
         let hook = beforeNextOpen.withLock { hook in
@@ -89,6 +91,7 @@ final class FaultyDisk: Disk {
             return hook
         }
         hook?()
+        if let failure = failNextOpens.withLock({ $0.removeValue(forKey: path) }) { throw CacheError.io(failure) }
         return try real.open(path, flags: flags, mode: mode)
     }
     func close(_ fd: Int32) { real.close(fd) }
