@@ -114,20 +114,24 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      otherwise): passthrough_hp (--reference PATH or PASSTHROUGH_HP; built
      from libfuse's example/passthrough_hp.cc by you, the bench never builds
      it; without it its column reads "not given") mounted with its defaults
-     over a directory of the store's disk, cachefs with a plaintext store,
-     cachefs with an encrypted store, and a directory on the disk. Each run,
-     side after side (the order reversed every other run): create + 1 KiB
-     write + close of 10,000 [1,000] files; settle (cachefs's background sync,
-     sync, every daemon idle); read every file once untimed, then the timed
-     open + read 1 KiB + close of each (a warm hit: the file's bytes are in
-     the mount's page cache, both daemons open with keep_cache, so only the
-     open and close reach a daemon); unlink them (cachefs: its CPU until the
-     store holds none of their bytes). Files/s and each daemon's CPU per op
-     (from before the loop until the daemon is idle after it), cachefs
-     against passthrough_hp (targets: hits 1.5x its rate and under 10 µs of
-     CPU, creates its rate and at most its CPU, unlinks at most its CPU) and
-     every FUSE side against the disk; also the CPU a create leaves for the
-     settle (passthrough_hp's writeback at sync, cachefs's background sync).
+     (and --foreground) over a directory of the store's disk, cachefs with a
+     plaintext store, cachefs with an encrypted store, and a directory on the
+     disk, each run in a directory of its own. First every run's create +
+     1 KiB write + close of 10,000 [1,000] files, side after side
+     (passthrough_hp and cachefs first in turn), each run followed by a
+     settle (cachefs's background sync, sync, every daemon idle) and echo 2 >
+     drop_caches (passthrough_hp holds a descriptor per inode the kernel
+     knows); no unlink comes before them (ext4 without a journal makes a
+     create skip the inodes freed in the last minute). Then, run by run, on
+     each side two untimed reads of every file and the timed open + read
+     1 KiB + close of each (a warm hit: only the open and close reach a
+     daemon), then the unlinks (cachefs: its CPU until the store holds none
+     of their bytes). Files/s, each daemon's CPU per op (from before the
+     loop until the daemon is idle after it) and, with perf, FUSE requests
+     per op: cachefs against passthrough_hp (targets: hits 1.5x its rate and
+     under 10 µs of CPU, creates its rate and at most its CPU, unlinks at
+     most its CPU), the encrypted store against it, every FUSE side against
+     the disk; also a create's deferred CPU (until the settle's end).
 
 Options:
   --quick               Small sizes, for smoke runs.
@@ -147,8 +151,8 @@ Options:
                         default threads (and OPTS), then with single_threaded;
                         both sets of rows are printed.
   --eviction-latency    Only workload 12.
-  --hot-path            Only workload 13 (about a minute and a half with
-                        PASSTHROUGH_HP set).
+  --hot-path            Only workload 13 (two to three minutes here; needs
+                        root: it drops the kernel's dentries between runs).
   --reference PATH      The passthrough_hp binary of workload 13 (overrides
                         PASSTHROUGH_HP).
   --scale               Only the flatness of one directory: a store of its own
