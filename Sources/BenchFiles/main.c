@@ -3,9 +3,10 @@
  * Built by `swift build` (product cachefs-bench-files). */
 
 /* files [-s FIRST] [-k STEP] [-p PREFIX] [-t TO] [-o OBJECTS] MODE DIR N SIZE
- *   MODE create|stat|unlink|mkdir|rmdir|rename: does it to N names in DIR,
+ *   MODE create|read|stat|unlink|mkdir|rmdir|rename: does it to N names in DIR,
  *   PREFIX%07ld (default prefix f) for FIRST, FIRST+STEP, ... (default 0, 1);
- *   create writes SIZE bytes, stat checks the size (SIZE -1: a directory),
+ *   create writes SIZE bytes, read opens the file read-only, reads SIZE bytes
+ *   (it must get them all) and closes it, stat checks the size (SIZE -1: a directory),
  *   rename renames each name to TO%07ld (default prefix r). Prints seconds.
  *   unlink with -o OBJECTS (a cachefs store's objects directory, DIR being in
  *   its mount): notes each file's inode number (= entry id) first, untimed;
@@ -46,7 +47,7 @@ int main(int argc, char **argv) {
     }
     if (argc - optind != 4 || step < 1 || first < 0) {
         fprintf(stderr, "usage: files [-s FIRST] [-k STEP] [-p PREFIX] [-t TO] "
-                        "create|stat|unlink|mkdir|rmdir|rename DIR N SIZE\n");
+                        "create|read|stat|unlink|mkdir|rmdir|rename DIR N SIZE\n");
         return 2;
     }
     const char *mode = argv[optind];
@@ -55,8 +56,9 @@ int main(int argc, char **argv) {
     memset(buf, 'x', sizeof buf);
     int dir = open(argv[optind + 1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) { perror(argv[optind + 1]); return 1; }
-    enum { CREATE, STAT, UNLINK, MKDIR, RMDIR, RENAME } op;
+    enum { CREATE, READ, STAT, UNLINK, MKDIR, RMDIR, RENAME } op;
     if (!strcmp(mode, "create")) op = CREATE;
+    else if (!strcmp(mode, "read")) op = READ;
     else if (!strcmp(mode, "stat")) op = STAT;
     else if (!strcmp(mode, "unlink")) op = UNLINK;
     else if (!strcmp(mode, "mkdir")) op = MKDIR;
@@ -88,6 +90,18 @@ int main(int argc, char **argv) {
             int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
             if (fd < 0) { perror(name); return 1; }
             if (size > 0 && write(fd, buf, size) != size) { perror("write"); return 1; }
+            if (close(fd) != 0) { perror("close"); return 1; }
+            break;
+        }
+        case READ: {
+            int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) { perror(name); return 1; }
+            ssize_t got = size > 0 ? read(fd, buf, size) : 0;
+            if (got != size) {
+                if (got < 0) perror(name);
+                else fprintf(stderr, "%s: read %zd bytes, expected %ld\n", name, got, size);
+                return 1;
+            }
             if (close(fd) != 0) { perror("close"); return 1; }
             break;
         }

@@ -23,7 +23,7 @@ from . import measure, options, report
 from .core import BenchError, Interrupted, Steps, log, read_lines, warn
 from .mounts import Mount, anything_mounted_under, unmount_leftovers
 from .results import Results
-from .sections import encryption, engine, io, latency, listing, memory, origin, scale, small_files
+from .sections import encryption, engine, hot_path, io, latency, listing, memory, origin, scale, small_files
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 HELPER_SOURCE = os.path.join(REPO_ROOT, "Sources", "BenchFiles", "main.c")
@@ -43,6 +43,7 @@ class Bench:
         self.cachefs = None
         self.files_bin = None
         self.mount = None         # the Mount in use (see use_store)
+        self.reference = None     # passthrough_hp's ReferenceMount while --hot-path runs
         self.main_paths = None    # the store and mountpoint of workloads 1-5
         self.extra_opts = ""      # appended to the mount options by --compare-threading
         self.can_drop_caches = False
@@ -149,6 +150,11 @@ class Bench:
                 self.mount.unmount()
             except Exception as error:   # keep cleaning up
                 warn(f"unmounting {self.mount.mnt}: {error}")
+        if self.reference is not None:
+            try:
+                self.reference.unmount()     # and stops passthrough_hp, killing it if it must
+            except Exception as error:
+                warn(f"unmounting {self.reference.mnt}: {error}")
         unmount_leftovers(self.work)
         origin.stop_server(self)
         if status not in (0, 130, 143):
@@ -214,6 +220,8 @@ def define_metrics(b):
         encryption.define(b)
     elif o.mode == "latency":
         latency.define(b)
+    elif o.mode == "hotpath":
+        hot_path.define(b)
     else:
         io.define(b)
         small_files.define(b)
@@ -284,6 +292,8 @@ def run_policies(b):
 def run(b):
     o = b.opts
     ensure_tools()
+    if o.mode == "hotpath":
+        hot_path.reference_binary(b)   # a wrong path fails before anything is built or made
     b.make_work_dir()         # validates --work before a possibly long build
     b.resolve_binaries()
     b.check_drop_caches()
@@ -309,6 +319,8 @@ def run(b):
             encryption.run_encryption(b)
     elif o.mode == "latency":
         latency.run_latency(b)
+    elif o.mode == "hotpath":
+        hot_path.run_hot_path(b)
     else:
         run_main(b)
 
@@ -325,6 +337,7 @@ def run(b):
         "work_filesystem": fs_type(b.work),
         "fuse_trace": b.fuse_trace,
         "can_drop_caches": b.can_drop_caches,
+        "reference": hot_path.reference_binary(b) if o.mode == "hotpath" else None,
     })
     log(f"bench: rows written to {json_path}")
     if b.results.failed:

@@ -1,11 +1,12 @@
 """Mounting and unmounting cachefs stores; finding their daemons."""
 import os
 import re
+import resource
 import signal
 import subprocess
 import time
 
-from .core import BenchError, log, now, warn
+from .core import BenchError, log, now, read_lines, warn
 
 
 def mounted_points():
@@ -181,3 +182,102 @@ def unmount_leftovers(work):
 
 def anything_mounted_under(work):
     return any(m.startswith(work + "/") for m in mounted_points())
+
+
+class ReferenceMount:
+    """libfuse's passthrough_hp (example/passthrough_hp.cc, built by whoever runs the
+    bench) mounted over SOURCE, a directory on the store's disk, with its defaults. It
+    runs as a child of the bench with --foreground: passthrough_hp 3.14 daemonizes
+    otherwise (fuse_daemonize forks before it mounts), and the bench needs the pid of
+    the process that serves the requests to read its CPU time. The mountpoint and the
+    source are absolute paths. Same attributes as Mount where the measurements read
+    them (mnt, daemon_pid, fuse_conn).
+
+    passthrough_hp keeps a descriptor open for every inode the kernel knows and raises its
+    own soft limit of descriptors to the hard one; the bench raises the hard limit for it
+    (to fs.nr_open, as root): this machine's 20,000 ran out in the second run's creates."""
+
+    def __init__(self, bench, binary, source, mnt):
+        self.bench = bench
+        self.binary = binary
+        self.store = source
+        self.mnt = mnt
+        self.proc = None
+        self.daemon_pid = None
+        self.fuse_conn = None
+        os.makedirs(source, exist_ok=True)
+        os.makedirs(mnt, exist_ok=True)
+
+    def mount(self):
+        b = self.bench
+        out = open(f"{b.work}/reference.out", "ab")
+        try:
+            self.proc = subprocess.Popen([self.binary, "--foreground", self.store, self.mnt], stdout=out,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                         preexec_fn=raise_fd_limit)
+        except OSError as error:
+            raise BenchError(f"cannot run {self.binary}: {error}")
+        finally:
+            out.close()
+        self.daemon_pid = self.proc.pid
+        deadline = now() + 10
+        while not self.is_mounted():
+            if self.proc.poll() is not None or now() >= deadline:
+                self.unmount()
+                tail = " / ".join(read_lines(f"{b.work}/reference.out")[-3:])
+                raise BenchError(f"{os.path.basename(self.binary)} did not mount {self.mnt}: {tail}")
+            time.sleep(0.05)
+        self.fuse_conn = fuse_conn_id(self.mnt)
+        log(f"    mounted {os.path.basename(self.binary)} over {self.store} (pid {self.daemon_pid})")
+
+    def is_mounted(self):
+        return self.mnt in mounted_points()
+
+    def unmount(self):
+        """fusermount3 -u, then the daemon exits by itself; if it does not within 10 s (or
+        the unmount failed), it is terminated, then killed, and the mount detached."""
+        b = self.bench
+        if self.proc is None:
+            return
+        if self.is_mounted():
+            for _ in range(5):
+                if fusermount(b.work, "-u", self.mnt) == 0:
+                    break
+                time.sleep(1)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            warn(f"{os.path.basename(self.binary)} still running after unmount; terminating it")
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(self.proc.pid, sig)
+                except OSError:
+                    pass
+                try:
+                    self.proc.wait(timeout=5)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        if self.is_mounted():
+            fusermount(b.work, "-uz", self.mnt)
+        self.proc = None
+        self.daemon_pid = None
+        self.fuse_conn = None
+
+    def check_alive(self):
+        if not self.is_mounted():
+            raise BenchError(f"{self.mnt} is no longer mounted (did passthrough_hp exit?)")
+        if self.proc is None or self.proc.poll() is not None:
+            raise BenchError(f"passthrough_hp exited; {self.mnt} is stale")
+
+
+def raise_fd_limit():
+    """In a child before exec: the hard limit of descriptors up to fs.nr_open, if allowed."""
+    try:
+        with open("/proc/sys/fs/nr_open") as f:
+            most = int(f.read())
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard != resource.RLIM_INFINITY and hard < most:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, most))
+    except (OSError, ValueError):
+        pass

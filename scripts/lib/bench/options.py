@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 USAGE = """\
 Usage: scripts/bench [--quick] [--repeat N] [--work DIR] [--mount-options OPTS]
-                     [--json FILE]
+                     [--json FILE] [--reference PATH]
                      [--compare-threading | --scale | --origin | --policies |
-                      --encryption | --eviction-latency]
+                      --encryption | --eviction-latency | --hot-path]
 
 Measures cachefs (through its FUSE mount) against the store's own filesystem
 and prints a table: workload | mount | direct | ratio | target | status, and
@@ -109,10 +109,34 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      calls started within each window, evicting beside idle (target: max
      under 10 ms); then all of it again, on a fresh store, with a busy loop
      per core running through both windows (killed afterwards).
+  13. the hot path against libfuse's passthrough_hp (--hot-path runs only
+     this; not in the default run; medians of 5 runs unless --repeat says
+     otherwise): passthrough_hp (--reference PATH or PASSTHROUGH_HP; built
+     from libfuse's example/passthrough_hp.cc by you, the bench never builds
+     it; without it its column reads "not given") mounted with its defaults
+     (and --foreground) over a directory of the store's disk, cachefs with a
+     plaintext store, cachefs with an encrypted store, and a directory on the
+     disk, each run in a directory of its own. First every run's create +
+     1 KiB write + close of 10,000 [1,000] files, side after side
+     (passthrough_hp and cachefs first in turn), each run followed by a
+     settle (cachefs's background sync, sync, every daemon idle) and echo 2 >
+     drop_caches (passthrough_hp holds a descriptor per inode the kernel
+     knows); no unlink comes before them (ext4 without a journal makes a
+     create skip the inodes freed in the last minute). Then, run by run, on
+     each side two untimed reads of every file and the timed open + read
+     1 KiB + close of each (a warm hit: only the open and close reach a
+     daemon), then the unlinks (cachefs: its CPU until the store holds none
+     of their bytes). Files/s, each daemon's CPU per op (from before the
+     loop until the daemon is idle after it) and, with perf, FUSE requests
+     per op: cachefs against passthrough_hp (targets: hits 1.5x its rate and
+     under 10 µs of CPU, creates its rate and at most its CPU, unlinks at
+     most its CPU), the encrypted store against it, every FUSE side against
+     the disk; also a create's deferred CPU (until the settle's end).
 
 Options:
   --quick               Small sizes, for smoke runs.
-  --repeat N            Repetitions; medians are reported (default 3).
+  --repeat N            Repetitions; medians are reported (default 3; 5 with
+                        --hot-path).
   --work DIR            Parent of the scratch directory; must be a real disk,
                         not tmpfs. Default: /var/tmp (or the repository's
                         filesystem if /var/tmp is tmpfs). A fresh
@@ -127,6 +151,10 @@ Options:
                         default threads (and OPTS), then with single_threaded;
                         both sets of rows are printed.
   --eviction-latency    Only workload 12.
+  --hot-path            Only workload 13 (two to three minutes here; needs
+                        root: it drops the kernel's dentries between runs).
+  --reference PATH      The passthrough_hp binary of workload 13 (overrides
+                        PASSTHROUGH_HP).
   --scale               Only the flatness of one directory: a store of its own
                         and a directory on the disk grow side by side with
                         empty files; at 10,000 files, 5,000 [2,000] creates
@@ -150,6 +178,11 @@ Environment:
                 Sources/BenchFiles/main.c). If unset: cachefs-bench-files
                 beside the cachefs binary, else compiled with cc from
                 Sources/BenchFiles/main.c into the scratch directory.
+  PASSTHROUGH_HP
+                libfuse's passthrough_hp binary for --hot-path, e.g. built
+                from tag fuse-3.14.0: g++ -O2 -std=c++17 passthrough_hp.cc
+                $(pkg-config --cflags --libs fuse3) -lpthread (with
+                example/cxxopts.hpp beside it). Unset: "not given".
   STEP_TIMEOUT  Seconds before one measured command is killed (default 900).
   SCALE_BUDGET  Seconds --scale may spend growing its directories (default 1800).
 
@@ -177,7 +210,8 @@ class Options:
     work_parent: str = ""
     mount_opts: str = ""
     json_path: str = ""
-    mode: str = "main"   # main, scale, threading, origin, policies, encryption or latency
+    mode: str = "main"   # main, scale, threading, origin, policies, encryption, latency or hotpath
+    reference: str = ""  # --reference: passthrough_hp for --hot-path
     scale_budget: int = 1800
     step_timeout: int = 900
     # Sizes (set by finish()).
@@ -221,12 +255,14 @@ def parse(argv):
             raise UsageError(message)
         return args.pop(0)
 
+    repeat_given = False
     while args:
         arg = args.pop(0)
         if arg == "--quick":
             o.quick = True
         elif arg == "--repeat":
             o.repeat = int(value(arg, r"[1-9][0-9]*", "--repeat needs a positive integer"))
+            repeat_given = True
         elif arg == "--work":
             o.work_parent = value(arg, r".+", "--work needs a directory")
         elif arg == "--mount-options":
@@ -245,6 +281,10 @@ def parse(argv):
             o.mode = "encryption"
         elif arg == "--eviction-latency":
             o.mode = "latency"
+        elif arg == "--hot-path":
+            o.mode = "hotpath"
+        elif arg == "--reference":
+            o.reference = value(arg, r".+", "--reference needs the path of a passthrough_hp binary")
         elif arg in ("-h", "--help"):
             sys.stdout.write(USAGE)
             sys.exit(0)
@@ -274,6 +314,8 @@ def parse(argv):
     o.sync_wait = interval + 1
     if o.mode in ("scale", "latency"):
         o.repeat = 1   # measured once
+    if o.mode == "hotpath" and not repeat_given:
+        o.repeat = 5   # creates are noisy here: medians of at least five interleaved runs
     if o.mode == "threading" and "single_threaded" in o.mount_opts.split(","):
         raise UsageError("--compare-threading adds single_threaded itself; leave it out of --mount-options")
     return o

@@ -7,6 +7,18 @@ from .results import Metric, Section, fmt_value, row
 RULE = "-----------------------------------+------------------+------------------+--------+----------+-------"
 
 
+HOT_PATH_NOTE = """\
+Hot path, medians of {repeat} runs: every run's creates first (no unlink before them: ext4 without
+a journal makes creates skip inodes freed in the last minute), side after side, passthrough_hp and
+cachefs first in turn; then each run's hits and unlinks. Hits are warm: each file was read twice
+(untimed) before the timed read, so its name and bytes are in the mount's caches and only the open
+and close reach a daemon, the same on every side. Ratios: the first column over the second for
+files/s, the second over the first for CPU (higher is better). Daemon CPU per op: from just before
+the loop until the daemon is idle after it (cachefs's unlinks: until the store has freed their
+bytes); "deferred": a create's share of the daemon's CPU from its loop's end to the settle's end
+(cachefs's background sync; passthrough_hp writes a file back at its close, within the loop)."""
+
+
 LATENCY_NOTE = """\
 getxattr rows (ms; measured once): one process reads user.cache.state of a cached 1 KiB file in
 pool hot in a loop; evicting = the calls started while a pass under s3fifo removed 80 % of the
@@ -35,12 +47,12 @@ def print_table(b):
                    v["ratio"], v["target"], v["status"]))
     print()
     o = b.opts
-    if o.mode != "latency":
+    if o.mode not in ("latency", "hotpath"):
         print(f"Medians of {o.repeat} run(s); ratio = mount/direct (rates), direct_s/mount_s (ls, find).")
-    if o.mode not in ("scale", "origin", "encryption", "latency"):
+    if o.mode not in ("scale", "origin", "encryption", "latency", "hotpath"):
         print("Name operations: rename, cold stat, unlink and rmdir act on synced files (settled on")
         print("both sides); cold stat = after echo 2 > drop_caches (every name a LOOKUP to the daemon).")
-    if o.mode not in ("origin", "latency"):
+    if o.mode not in ("origin", "latency", "hotpath"):
         print("Daemon CPU per op: run time of the daemon's threads during the row, per operation.")
     if o.mode == "scale":
         print(f"Scale: one directory of empty files, measured once at each end ({b.scale_count} files at the end).")
@@ -53,6 +65,8 @@ def print_table(b):
         print("Encryption: ratio = encrypted store / plaintext store, both through their mounts, run in turn.")
     elif o.mode == "latency":
         print(LATENCY_NOTE)
+    elif o.mode == "hotpath":
+        print(HOT_PATH_NOTE.format(repeat=o.repeat))
     else:
         print("Engine: evict = files evicted/s after max_size 1M vs find -delete on the store's disk;")
         print(f"hot = warm reads while the evictor empties pool data vs idle (medians of {o.hot_reads} reads")
@@ -74,7 +88,7 @@ def write_json(b, path, info):
         v = row(item)
         rows.append({
             "section": item.section,
-            "columns": columns,
+            "columns": list(item.columns) if item.columns else columns,
             "key": item.key,
             "name": item.label.strip(),
             "unit": item.unit,

@@ -22,6 +22,7 @@ class Metric:
     kind: str
     target: str = None   # as printed ("0.25"), or None
     section: str = ""
+    columns: tuple = None   # what its two sides are, when not its section's columns
     mount: list = field(default_factory=list)
     direct: list = field(default_factory=list)
 
@@ -40,8 +41,8 @@ class Results:
         self.section = first_section
         self.failed = False
 
-    def define(self, key, label, unit, kind, target=None):
-        m = Metric(key, label, unit, kind, target, self.section)
+    def define(self, key, label, unit, kind, target=None, columns=None):
+        m = Metric(key, label, unit, kind, target, self.section, columns)
         self.items.append(m)
         self.metrics[key] = m
         return m
@@ -112,6 +113,8 @@ def fmt_value(unit, value):
         return f"{value:.1f} {unit}"
     if unit == "text":
         return str(value)
+    if unit == "requests":
+        return f"{value:.2f}"
     return f"{value:.0f} {unit}"
 
 

@@ -1,0 +1,265 @@
+"""--hot-path: the per-file hot path (a hit, a create, an unlink) beside libfuse's reference
+daemon passthrough_hp (issue 30), and the store's disk itself.
+
+Four sides, each a directory of its own on the same disk: passthrough_hp mounted over
+WORK/reference-source (its binary from --reference or PASSTHROUGH_HP; built from libfuse by
+whoever runs the bench, never by the bench), cachefs with a plaintext store, cachefs with an
+encrypted store (cachefs keygen, --encrypt), and WORK/direct. Every side stays mounted for
+the whole section, and each run has a directory of its own on every side. First every
+run's creates of N files of 1 KiB, side after side (passthrough_hp first, then cachefs, then
+the encrypted store and the disk; every other run each pair swaps places),
+each run followed by a settle and a drop of the kernel's dentries (see run_creates); then,
+run after run in the same orders, the hits on each side (two untimed reads of every file,
+the warm-up, then the timed read) and the unlinks on each side.
+
+A hit is a warm one, the steady state of a file read again and again: the timed read is the
+third since the kernel's dentries were dropped, so the file's name and bytes are in the
+kernel's caches of that mount (cachefs and passthrough_hp both open with keep_cache) and the
+kernel has nothing left to ask. The read() is then the kernel's alone on every side; what
+reaches a daemon is the open and the close (OPEN, FLUSH unless the daemon asked for noflush,
+RELEASE). Two warm-up passes because the first read of a file is a LOOKUP and a READ, and
+after a READ the kernel marks the file's atime stale and sends a GETATTR at its next read
+(seen on 6.18 through cachefs).
+
+Daemon CPU per operation: its utime + stime (or its threads' run time, see
+measure.cpu_per_op) from just before the helper's loop until the daemon is idle after it
+(so RELEASEs and FORGETs the loop left queued count), divided by N. cachefs's unlinks are
+timed until the calls return, and their CPU runs until the store holds none of the files'
+bytes (the helper's -o). What a create leaves for later (cachefs's background sync of
+closed files; passthrough_hp's writeback cache writes a file's dirty pages back at its
+close, within the loop) is a row of its own, "deferred": see run_creates.
+"""
+import os
+import time
+
+from .. import measure
+from ..core import FAIL, BenchError, drop_caches, log, warn
+from ..mounts import Mount, ReferenceMount
+
+NOT_GIVEN = "not given"
+# side: what it is called in the rows and the log
+SIDES = (("reference", "passthrough_hp"), ("cachefs", "cachefs"), ("encrypted", "encrypted"),
+         ("disk", "disk (ext4)"))
+OPS = ("hit", "create", "unlink")
+# Targets from issue 30, for the plaintext store against the reference.
+RATE_TARGETS = {"hit": "1.5", "create": "1.0"}
+CPU_TARGETS = {"hit": ("max", "10"), "create": ("time", "1.0"), "unlink": ("time", "1.0")}
+
+
+def reference_binary(b):
+    """The passthrough_hp binary to measure against, or None (its column says "not given")."""
+    path = b.opts.reference or os.environ.get("PASSTHROUGH_HP", "")
+    if not path:
+        return None
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise BenchError(f"passthrough_hp binary not found or not executable: {path}")
+    return os.path.abspath(path)
+
+
+def op_label(op, n):
+    return {"hit": f"open+read 1K+close x {n}, warm",
+            "create": f"create 1K x {n}",
+            "unlink": f"unlink x {n}"}[op]
+
+
+def define(b):
+    n, r = b.opts.nfiles, b.results
+    d = r.define
+    for prefix, col1, title in (("hot", "cachefs", "hot path: cachefs"),
+                                ("hot_enc", "encrypted", "hot path: encrypted store")):
+        r.define_section(title, col1, "passthrough_hp")
+        targets = prefix == "hot"    # the issue's targets are for the plaintext store
+        for op in OPS:
+            d(f"{prefix}_{op}", op_label(op, n), "files/s", "rate", RATE_TARGETS.get(op) if targets else None)
+            kind, target = CPU_TARGETS[op]
+            if not targets:
+                kind, target = ("abs" if kind == "max" else kind), None
+            d(f"{prefix}_cpu_{op}", f"  daemon CPU per {op}", "µs", kind, target)
+            if op == "create":
+                d(f"{prefix}_cpu_deferred", "  deferred CPU per create", "µs", "abs")
+            if b.fuse_trace:
+                d(f"{prefix}_req_{op}", f"  FUSE requests per {op}", "requests", "abs")
+    r.define_section("hot path against the disk", "FUSE", "disk (ext4)")
+    for op in OPS:
+        for side, name in SIDES[:3]:
+            d(f"hot_{op}_disk_{side}", f"{op}: {name}", "files/s", "rate", columns=(name, "disk (ext4)"))
+
+
+def routes(kind, op, side):
+    """The (key, column) pairs a figure of SIDE is recorded into. kind: rate, cpu (op
+    "deferred": the create's deferred CPU) or req (FUSE requests per op)."""
+    if kind in ("cpu", "req"):
+        return {"cachefs": [(f"hot_{kind}_{op}", "mount")],
+                "encrypted": [(f"hot_enc_{kind}_{op}", "mount")],
+                "reference": [(f"hot_{kind}_{op}", "direct"), (f"hot_enc_{kind}_{op}", "direct")]}.get(side, [])
+    pairs = {"cachefs": [(f"hot_{op}", "mount")],
+             "encrypted": [(f"hot_enc_{op}", "mount")],
+             "reference": [(f"hot_{op}", "direct"), (f"hot_enc_{op}", "direct")],
+             "disk": [(f"hot_{op}_disk_{s}", "direct") for s, _ in SIDES[:3]]}[side]
+    if side != "disk":
+        pairs.append((f"hot_{op}_disk_{side}", "mount"))
+    return pairs
+
+
+def record(b, kind, op, side, value):
+    for key, column in routes(kind, op, side):
+        b.results.record(key, column, value)
+
+
+def run_hot_path(b):
+    o = b.opts
+    binary = reference_binary(b)
+    if not b.can_drop_caches:
+        raise BenchError("--hot-path drops the kernel's dentries between runs (see run_creates): run it as root")
+    log(f"    reference: {binary or 'not given (--reference PATH or PASSTHROUGH_HP)'}")
+    key = f"{b.work}/store.key"
+    if not os.path.exists(key) and b.steps.run(None, [b.cachefs, "keygen", key]) != 0:
+        raise BenchError("cachefs keygen failed")
+    mounts = {
+        "cachefs": Mount(b, *b.main_paths),
+        "encrypted": Mount(b, f"{b.work}/encrypted-store", f"{b.work}/encrypted-mnt"),
+    }
+    if binary:
+        mounts["reference"] = ReferenceMount(b, binary, f"{b.work}/reference-source", f"{b.work}/reference-mnt")
+        b.reference = mounts["reference"]
+    try:
+        mounts["cachefs"].mount(["--pool", "data=0"])
+        mounts["encrypted"].mount(["--pool", "data=0", "--encrypt", "--key-file", key])
+        if binary:
+            mounts["reference"].mount()
+        sides = [s for s, _ in SIDES if s in mounts or s == "disk"]
+        rounds = []     # per run: the order of the sides and their directories
+        for rep in range(1, o.repeat + 1):
+            order = sides if rep % 2 else swap_pairs(sides)
+            rounds.append((rep, order, {side: side_dir(b, mounts, side, rep) for side in order}))
+        run_creates(b, mounts, rounds)
+        run_hits_and_unlinks(b, mounts, rounds)
+        if not binary:
+            for _ in rounds:
+                for op in OPS:
+                    record(b, "rate", op, "reference", NOT_GIVEN)
+                for op in (*OPS, "deferred"):
+                    record(b, "cpu", op, "reference", NOT_GIVEN)
+                if b.fuse_trace:
+                    for op in OPS:
+                        record(b, "req", op, "reference", NOT_GIVEN)
+    finally:
+        b.use_main_store()
+        for side in ("reference", "encrypted", "cachefs"):
+            if side in mounts:
+                mounts[side].unmount()
+        b.reference = None
+        b.remove(mounts["encrypted"].store, f"{b.work}/reference-source")
+
+
+def swap_pairs(sides):
+    """reference, cachefs, encrypted, disk -> cachefs, reference, disk, encrypted: every
+    other run the reference and cachefs swap places (each first in turn), as do the other two."""
+    swapped = list(sides)
+    for i in range(0, len(swapped) - 1, 2):
+        swapped[i], swapped[i + 1] = swapped[i + 1], swapped[i]
+    return swapped
+
+
+def side_dir(b, mounts, side, rep):
+    if side == "disk":
+        return f"{b.direct}/hot{rep}"
+    if side == "reference":
+        return f"{mounts[side].mnt}/hot{rep}"
+    return f"{mounts[side].mnt}/data/hot{rep}"
+
+
+def timed(b, mounts, side, op, args, n, wait_args=()):
+    """One helper run on SIDE, recorded: files/s, and on a mount the daemon's CPU per op
+    from before it until the daemon is idle after it, and the FUSE requests per op.
+    Returns the daemon's CPU samples (before, after), or (None, None) on the disk."""
+    mount = mounts.get(side)
+    if mount is not None:
+        mount.check_alive()
+        b.mount = mount            # the helper's FUSE request count reads the mount in use
+    pid = mount.daemon_pid if mount is not None else None
+    before = measure.daemon_cpu_sample(pid) if pid else None
+    result = measure.files(b, *wait_args, *args)
+    after = cpu = None
+    if pid:
+        measure.wait_pid_idle(pid)
+        after = measure.daemon_cpu_sample(pid)
+        cpu = measure.cpu_per_op(before, after, n)
+    line = f"    {side:<10} {op:<6} {result.value} files/s"
+    if result.value2 not in (None, FAIL):
+        line += f" ({result.value2} files/s until the store held none of their bytes)"
+    if cpu is not None:
+        line += f", daemon CPU {cpu} µs per {op}"
+    if result.reqs:
+        line += f", FUSE requests per {op} {result.reqs[0] / n:.2f}"
+    log(line)
+    record(b, "rate", op, side, result.value)
+    if mount is not None:
+        record(b, "cpu", op, side, cpu if cpu is not None else FAIL)
+        if b.fuse_trace:
+            record(b, "req", op, side, round(result.reqs[0] / n, 2) if result.reqs else FAIL)
+    return before, after
+
+
+def run_creates(b, mounts, rounds):
+    """Every run's creates before any unlink: on an ext4 without a journal (this machine's
+    disk) allocating an inode skips, reading its inode table block, every inode freed in
+    the last minute (five while that block is dirty), so creates soon after another run's
+    unlinks cost passthrough_hp and the disk several times more (measured: the reference's
+    CPU per create went from 280 to 600 µs, the disk's creates from 42,000 to 2,200/s),
+    and cachefs nothing (its removed files' bytes become spares, see SpareByteFiles).
+
+    After each run's creates, the settle (cachefs's background sync of the closed files,
+    `sync`, every daemon idle): a side's "deferred" CPU runs from the end of its create
+    window to the end of the settle, per file (the other sides' creates and the settle's
+    idle time included). Then the kernel's dentries and inodes are dropped (echo 2 >
+    drop_caches, every daemon idle again, untimed): passthrough_hp holds a descriptor for
+    every inode the kernel knows, and five runs' files would pass this machine's hard limit
+    of 20,000 descriptors, which the bench cannot raise (no CAP_SYS_RESOURCE)."""
+    n = b.opts.nfiles
+    for rep, order, dirs in rounds:
+        log(f"==> hot path: creates, run {rep}/{len(rounds)} ({', '.join(order)})")
+        for directory in dirs.values():
+            os.makedirs(directory)
+        os.sync()
+        for side in order:
+            measure.wait_pid_idle(mounts[side].daemon_pid if side in mounts else None)
+        ends = {}
+        for side in order:
+            _, after = timed(b, mounts, side, "create", ["create", dirs[side], n, 1024], n)
+            if after is not None:
+                ends[side] = after
+        time.sleep(b.opts.sync_wait)   # cachefs's background sync of the closed files
+        os.sync()                      # and dirty pages anywhere
+        for side, after in ends.items():
+            measure.wait_pid_idle(mounts[side].daemon_pid)
+            deferred = measure.cpu_per_op(after, measure.daemon_cpu_sample(mounts[side].daemon_pid), n)
+            record(b, "cpu", "deferred", side, deferred)
+            log(f"    {side:<10} deferred CPU per create {deferred} µs (until the settle's end)")
+        drop_caches(2)
+        for side in ends:
+            measure.wait_pid_idle(mounts[side].daemon_pid)
+
+
+def run_hits_and_unlinks(b, mounts, rounds):
+    """Per run: on each side two untimed reads of every file, then the timed one (see the
+    module's docstring); then on each side the unlinks (cachefs's: CPU until the store
+    holds none of the files' bytes, -o). No create follows them."""
+    n = b.opts.nfiles
+    for rep, order, dirs in rounds:
+        log(f"==> hot path: hits and unlinks, run {rep}/{len(rounds)} ({', '.join(order)})")
+        for side in order:
+            for _ in range(2):
+                if b.steps.run(None, [b.files_bin, "read", dirs[side], n, 1024]) != 0:
+                    raise BenchError(f"reading the files of {dirs[side]} failed")
+            timed(b, mounts, side, "hit", ["read", dirs[side], n, 1024], n)
+        for side in order:
+            wait = []
+            if side in ("cachefs", "encrypted"):
+                wait = ["-o", f"{mounts[side].store}/objects"]
+            timed(b, mounts, side, "unlink", ["unlink", dirs[side], n, 0], n, wait)
+        for directory in dirs.values():
+            try:
+                os.rmdir(directory)
+            except OSError as error:
+                warn(f"removing {directory}: {error}")
