@@ -41,8 +41,9 @@ import Testing
         }
     }
 
-    @Test func aReadFileRemovedOrEvictedLeavesNoDescriptorAndItsSpareServesTheNextFile() throws {
-        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+    @Test(arguments: [false, true])
+    func aReadFileRemovedOrEvictedLeavesNoDescriptorAndItsSpareServesTheNextFile(encrypted: Bool) throws {
+        let check = { (mount: MountedStore) throws in
             let pid = try #require(mount.daemon?.pid)
             for round in 0..<3 {
                 _ = try mount.mustSucceed("echo first-\(round) > data/a && cat data/a data/a > /dev/null")
@@ -61,6 +62,11 @@ import Testing
                 return deleted.isEmpty && objects.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
             }
             #expect(none, "descriptors of removed bytes: \(deleted)")
+        }
+        if encrypted {
+            try withEncryptedMountedStore(arguments: ["--pool", "data=0"], check)
+        } else {
+            try withMountedStore(arguments: ["--pool", "data=0"], check)
         }
     }
 }

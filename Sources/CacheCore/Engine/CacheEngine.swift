@@ -65,7 +65,7 @@ public final class CacheEngine: Sendable {
         let fetches = FetchTable(), access = AccessTracker(), handles = HandleTable()
         bytes = ObjectFiles(layout: layout, disk: disk, spares: opened.spares, writer: writer, fetches: fetches,
                           access: access, threads: threads,
-                          keptDescriptors: isEncrypted ? 0 : KeptDescriptors.capacityWithinOpenFileLimit(),
+                          keptDescriptors: KeptDescriptors.capacityWithinOpenFileLimit(),
                           logger: logger)
         let counters = CounterBook(opened.counters)
         let setup = NamesSetup(usage: opened.usage, poolSettings: opened.poolSettings, ids: opened.ids,

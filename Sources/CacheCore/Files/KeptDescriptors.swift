@@ -10,8 +10,9 @@ import Synchronization
 /// Rules: a descriptor is closed before its bytes are unlinked or moved to the spares
 /// (``drop(_:)``), at once when no handle uses it, else at its last handle's release, so no
 /// descriptor ever reads another file's bytes and an unlinked file's blocks are freed. At most
-/// `capacity` wait unused; beyond that the one unused longest is closed. A plaintext store's
-/// only: an encrypted store's descriptors carry their file's sealing state.
+/// `capacity` wait unused; beyond that the one unused longest is closed. On an encrypted store
+/// a kept descriptor also keeps its file's sealing state (shared by every descriptor of the
+/// file, as for readers open while a writer writes), so a hit also skips reading the header.
 final class KeptDescriptors: Sendable {
     private struct Kept {
         var fd: Int32
