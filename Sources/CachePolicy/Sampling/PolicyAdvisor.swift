@@ -10,6 +10,8 @@ public struct PolicyRecommendation: Sendable, Equatable {
     /// ratio (`files`), byte hit ratio (`bytes`) or share of the requests' cost its hits saved
     /// (`cost`).
     public var ratios: [PolicyKind: Double]
+    /// The lead `kind` needed over `from` (see ``PolicyAdvisor/requiredLead(of:over:)``).
+    public var margin: Double
 
     /// By how much `kind` leads `from` on the goal's measure.
     public var lead: Double { (ratios[kind] ?? 0) - (ratios[from] ?? 0) }
@@ -35,11 +37,15 @@ public struct PolicyAdvisor: Sendable {
     /// pool's recent reads (a few cache-fulls), not its whole history.
     static let decayPeriod = 8_192
     /// Sampled requests between two looks at which policy leads, and how many looks in a
-    /// row another one must lead by `switchMargin` before `auto` switches: it never flaps
+    /// row another one must lead by `requiredLead` before `auto` switches: it never flaps
     /// on noise.
     static let checkPeriod = 256
     static let checksToSwitch = 4
+    /// The least lead that switches: all a count of files (goal `files`) needs.
     static let switchMargin = 0.005
+    /// How many times the noise the goal's weights add to a lead it must also exceed.
+    /// 1.5 to 3 all end within 0.01 of the best policy on the bench's byte traces, 1 does not.
+    static let marginInAddedStandardErrors = 2.0
     /// The policy `auto` runs until its simulations have seen enough to choose: S3-FIFO, the
     /// best of the candidates on most published workloads, so the time it takes them to warm
     /// up costs little (starting from LRU cost up to 0.006 of hit ratio on the bench's traces).
@@ -62,11 +68,16 @@ public struct PolicyAdvisor: Sendable {
     private var curveSimulations: [Int] = []
     /// Each simulation's hits, weighed by the goal (one per file, its bytes, or its cost).
     private var hits: [Double] = []
+    /// Per pair of candidates, what a lead between them varies with: the sampled requests
+    /// one of them hit and the other missed.
+    private var disagreements: [Disagreement] = []
     /// The sampled requests' weight, and every request's weight times the rate (what a
     /// perfect sample would have seen), over the same recent window: SHARDS-adj's
     /// correction, by the goal's measure.
     private var requests = 0.0
     private var expectedRequests = 0.0
+    /// The sampled requests over the same window, each counting 1.
+    private var requestCount = 0.0
     public private(set) var sampledRequests = 0
     private var sinceCheck = 0
     private var leadingStreak: (kind: PolicyKind, checks: Int)?
@@ -130,21 +141,23 @@ public struct PolicyAdvisor: Sendable {
         current = kind
         let kept = bySize.mapValues { simulations[$0] }
         let keptHits = bySize.mapValues { hits[$0] }
-        let keptRequests = requests
-        let keptExpected = expectedRequests
+        let keptDisagreements = disagreements
+        let keptRequests = (requests, expectedRequests, requestCount)
         rebuild()
         for (kind, index) in bySize {
             if let simulation = kept[kind] { simulations[index] = simulation }
             hits[index] = keptHits[kind] ?? 0
         }
-        requests = keptRequests
-        expectedRequests = keptExpected
+        disagreements = keptDisagreements
+        (requests, expectedRequests, requestCount) = keptRequests
     }
 
     private mutating func resetFigures() {
         hits = Array(repeating: 0, count: simulations.count)
+        disagreements = Array(repeating: Disagreement(), count: candidates.count * candidates.count)
         requests = 0
         expectedRequests = 0
+        requestCount = 0
     }
 
     /// A request of the pool's (a hit, or a miss about to be inserted), `size` bytes large,
@@ -156,19 +169,36 @@ public struct PolicyAdvisor: Sendable {
         expectedRequests += sampler.rate * weight
         guard sampler.samples(fingerprint) else { return }
         let key = Int64(bitPattern: fingerprint)
+        var candidatesHit: UInt64 = 0
         for index in simulations.indices where simulations[index].get(key, size: size, cost: cost) {
             hits[index] += weight
+            if index < candidates.count { candidatesHit |= 1 << UInt64(index) }
         }
+        recordDisagreements(candidatesHit: candidatesHit, weight: weight)
         requests += weight
+        requestCount += 1
         sampledRequests += 1
         sinceCheck += 1
         if sampledRequests % Self.decayPeriod == 0 {
             requests /= 2
             expectedRequests /= 2
+            requestCount /= 2
             for index in hits.indices { hits[index] /= 2 }
+            for index in disagreements.indices { disagreements[index].halveWeights() }
         }
         if let largest = curveSimulations.last, simulations[largest].residentCount > maxSampledKeys {
             lowerSamplingRate()
+        }
+    }
+
+    private mutating func recordDisagreements(candidatesHit: UInt64, weight: Double) {
+        let count = candidates.count
+        guard candidatesHit != 0, candidatesHit != (1 << UInt64(count)) - 1 else { return }
+        let hit = { (index: Int) in candidatesHit & (1 << UInt64(index)) != 0 }
+        for first in 0..<count {
+            for second in (first + 1)..<count where hit(first) != hit(second) {
+                disagreements[first * count + second].add(weight: weight)
+            }
         }
     }
 
@@ -199,16 +229,33 @@ public struct PolicyAdvisor: Sendable {
         return bySize.mapValues { adjustedRatio($0) }
     }
 
+    /// The lead `leader` needs over `current` on the goal's measure: `switchMargin`, or
+    /// `marginInAddedStandardErrors` times what the goal's weights add to the lead's
+    /// standard error if more. That error comes from the sampled requests the two disagreed
+    /// on, each counting its weight (under `files` 1, so nothing is added; under `bytes` one
+    /// large file can be most of the lead, and a lead it makes comes and goes with it).
+    func requiredLead(of leader: PolicyKind, over current: PolicyKind) -> Double {
+        guard let leaderIndex = bySize[leader], let currentIndex = bySize[current], leaderIndex != currentIndex,
+              requests > 0 else { return Self.switchMargin }
+        let pair = disagreements[min(leaderIndex, currentIndex) * candidates.count + max(leaderIndex, currentIndex)]
+        let weighted = pair.squaredWeights.squareRoot() / requests
+        let counted = pair.squaredUnitWeights.squareRoot() / requestCount
+        return max(Self.switchMargin, Self.marginInAddedStandardErrors * (weighted - counted))
+    }
+
     /// A policy to switch to, when another has led the current one on the goal's measure by
-    /// `switchMargin` for `checksToSwitch` looks in a row; nil otherwise. Called by the
+    /// `requiredLead` for `checksToSwitch` looks in a row; nil otherwise. Called by the
     /// evictor's rounds.
     public mutating func recommendation() -> PolicyRecommendation? {
         guard sampledRequests >= Self.minimumRequests, sinceCheck >= Self.checkPeriod else { return nil }
         sinceCheck = 0
         let ratios = hitRatios()
-        let currentRatio = ratios[current] ?? 0
-        guard let best = candidates.max(by: { (ratios[$0] ?? 0) < (ratios[$1] ?? 0) }),
-              best != current, (ratios[best] ?? 0) - currentRatio >= Self.switchMargin else {
+        guard let best = candidates.max(by: { (ratios[$0] ?? 0) < (ratios[$1] ?? 0) }), best != current else {
+            leadingStreak = nil
+            return nil
+        }
+        let margin = requiredLead(of: best, over: current)
+        guard (ratios[best] ?? 0) - (ratios[current] ?? 0) >= margin else {
             leadingStreak = nil
             return nil
         }
@@ -216,7 +263,7 @@ public struct PolicyAdvisor: Sendable {
         leadingStreak = (best, checks)
         guard checks >= Self.checksToSwitch else { return nil }
         leadingStreak = nil
-        return PolicyRecommendation(kind: best, from: current, goal: goal, ratios: ratios)
+        return PolicyRecommendation(kind: best, from: current, goal: goal, ratios: ratios, margin: margin)
     }
 
     /// The current policy's estimated measure of the goal (the hit ratio, for `files`) at
@@ -236,4 +283,24 @@ public struct PolicyAdvisor: Sendable {
 
     /// Names the largest simulation holds: the bound on the advisor's memory.
     public var namesHeld: Int { curveSimulations.last.map { simulations[$0].residentCount } ?? 0 }
+}
+
+/// The sampled requests on which two candidates disagreed (one hit, the other missed), over
+/// the figures' decaying window: the sum of their weights squared, from which a lead's
+/// standard error is estimated (each request taken as an independent draw), and the same
+/// sum with every weight 1 (what a count of files would have).
+struct Disagreement: Sendable {
+    private(set) var squaredWeights = 0.0
+    private(set) var squaredUnitWeights = 0.0
+
+    mutating func add(weight: Double) {
+        squaredWeights += weight * weight
+        squaredUnitWeights += 1
+    }
+
+    /// The window's decay halves every weight, so their squares quarter.
+    mutating func halveWeights() {
+        squaredWeights /= 4
+        squaredUnitWeights /= 4
+    }
 }
