@@ -12,6 +12,10 @@ import math
 import random
 import sys
 
+if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+    print(__doc__, file=sys.stderr)
+    sys.exit(0 if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help") else 2)
+
 rng = random.Random(29)
 objects, requests = 20000, 150000
 weights = [1 / (rank + 1) ** 0.9 for rank in range(objects)]
