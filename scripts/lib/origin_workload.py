@@ -77,6 +77,14 @@ class Reader:
         fd = os.open(os.path.join(pool, name), os.O_RDONLY)
         try:
             data = os.pread(fd, length, offset)
+            # A short count is not the end of the file until a read returns nothing: a pread
+            # the kernel split into READs returns what the first ones brought when the daemon
+            # is killed before the next (then this raises ENOTCONN, a read cut by the kill).
+            while data and len(data) < length:
+                more = os.pread(fd, length - len(data), offset + len(data))
+                if not more:
+                    break
+                data += more
         finally:
             os.close(fd)
         want = self.origin_range(name, offset, length)
