@@ -134,7 +134,7 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      most its CPU), the encrypted store against it, every FUSE side against
      the disk; also a create's deferred CPU (until the settle's end).
   14. what each eviction policy costs beside lru (--policy-costs runs only
-     this; about four minutes): (a) a store of its own, pool data with
+     this; about three minutes): (a) a store of its own, pool data with
      max_size 1G (nothing is evicted), 10,000 files of 1 KiB created in
      data/costs; run after run, for lru, s3fifo, sieve, tinylfu, gdsf and
      auto in turn (each run starting one policy further on): the policy set
@@ -142,15 +142,16 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      untimed reads of every file, then the timed open + read 1 KiB + close
      of each; the daemon's CPU per open (all its threads, those that exit
      included, from taskstats; needs root, else /proc) from before the loop
-     until it is idle 3 s after it (the reads' access times, written to the
-     index every 2 s, land in the window: the warm-ups' before it). Medians
-     of 3 runs unless --repeat says otherwise; each policy's difference to
-     lru's is taken run by run (target: at most 2 µs). (b) a store built
-     offline (as in 8) with 100,000 [20,000] files of 1 KiB in data,
-     max_size 1G, mounted once per policy (lru, the others, lru again last
-     as the noise floor): the policy set and built, `ls -f` of data, the
-     daemon idle, VmRSS; (RSS - lru's RSS) / files (target: at most 48
-     bytes beyond lru's). Measured once per policy.
+     until it is idle after the access-time flush that follows it (the
+     reads' access times are written to the index every 2 s; the warm-ups'
+     flush comes before the window). Each policy's difference to lru's is
+     taken run by run (target: at most 2 µs). (b) a store built offline (as
+     in 8) with 100,000 [20,000] files of 1 KiB in data, max_size 1G; run
+     after run, one mount per policy: the policy set and built, `ls -f` of
+     data, the daemon idle, VmRSS; (RSS - that run's lru RSS) / files
+     (target: at most 48 bytes), and the spread of lru's RSS over the runs
+     per file (the noise of one figure). Medians of 3 runs unless --repeat
+     says otherwise.
 
 Options:
   --quick               Small sizes, for smoke runs.

@@ -27,13 +27,13 @@ files of data/bulk (not loaded since the mount), idle = those of an idle window 
 
 
 POLICY_COSTS_NOTE = """\
-Policy costs. CPU: the daemon's CPU (all its threads, exited ones included: taskstats) per warm
-open + read 1 KiB + close of {ncost} cached files (only OPEN and RELEASE reach it), from before
-the loop until it is idle 3 s after (the reads' access times reach the index in that window),
-medians of {repeat} runs; "beyond lru" is the median of each run's difference to that run's lru.
-Memory: the daemon's VmRSS after `ls -f` of {nmem} resident files, one mount per policy,
-measured once each (a single figure per policy, no median); "beyond lru" = (RSS - lru's RSS) /
-{nmem}; "lru again" is a second lru mount, last: the noise of one such figure."""
+Policy costs, medians of {repeat} runs, policies interleaved. CPU: the daemon's CPU (all its
+threads, exited ones included: taskstats) per warm open + read 1 KiB + close of {ncost} cached
+files (only OPEN and RELEASE reach it), from before the loop until it is idle after the access-
+time flush that follows it (its reads' access times written to the index). Memory: the daemon's
+VmRSS after `ls -f` of {nmem} resident files, one mount per policy and run; "beyond lru" =
+(RSS - the same run's lru RSS) / {nmem}, the median of the runs; "lru: its RSS's spread" =
+(largest - smallest lru RSS of the runs) / {nmem}, what one such figure may be off by."""
 
 
 def line(*cols):
