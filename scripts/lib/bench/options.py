@@ -134,7 +134,7 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      most its CPU), the encrypted store against it, every FUSE side against
      the disk; also a create's deferred CPU (until the settle's end).
   14. what each eviction policy costs beside lru (--policy-costs runs only
-     this; about three minutes): (a) a store of its own, pool data with
+     this; two to five minutes here): (a) a store of its own, pool data with
      max_size 1G (nothing is evicted), 10,000 files of 1 KiB created in
      data/costs; run after run, for lru, s3fifo, sieve, tinylfu, gdsf and
      auto in turn (each run starting one policy further on): the policy set

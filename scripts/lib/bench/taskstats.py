@@ -7,7 +7,7 @@ exited ones, and utime + stime (/proc/PID/stat) is in 10 ms ticks: 1 µs per ope
 opens, as much as the differences to be measured. The thread group's cpu_run_virtual_total is
 the sum of every thread's sum_exec_runtime (the live ones' and, kept in the group's stats at
 their exit, the exited ones'), in nanoseconds. perf stat -p with task-clock, tried first,
-missed up to 20 % of it when threads exited. Needs CAP_NET_ADMIN (root) and a kernel with
+missed up to a sixth of it when threads exited. Needs CAP_NET_ADMIN (root) and a kernel with
 CONFIG_TASKSTATS; cpu_ns returns None otherwise.
 """
 import socket
