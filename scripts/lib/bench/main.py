@@ -23,7 +23,8 @@ from . import measure, options, report
 from .core import BenchError, Interrupted, Steps, log, read_lines, warn
 from .mounts import Mount, anything_mounted_under, unmount_leftovers
 from .results import Results
-from .sections import encryption, engine, hot_path, io, latency, listing, memory, origin, scale, small_files
+from .sections import (encryption, engine, hot_path, io, latency, listing, memory, origin, policy_costs, scale,
+                       small_files)
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 HELPER_SOURCE = os.path.join(REPO_ROOT, "Sources", "BenchFiles", "main.c")
@@ -222,6 +223,8 @@ def define_metrics(b):
         latency.define(b)
     elif o.mode == "hotpath":
         hot_path.define(b)
+    elif o.mode == "policycosts":
+        policy_costs.define(b)
     else:
         io.define(b)
         small_files.define(b)
@@ -321,6 +324,8 @@ def run(b):
         latency.run_latency(b)
     elif o.mode == "hotpath":
         hot_path.run_hot_path(b)
+    elif o.mode == "policycosts":
+        policy_costs.run_policy_costs(b)
     else:
         run_main(b)
 

@@ -8,7 +8,8 @@ USAGE = """\
 Usage: scripts/bench [--quick] [--repeat N] [--work DIR] [--mount-options OPTS]
                      [--json FILE] [--reference PATH]
                      [--compare-threading | --scale | --origin | --policies |
-                      --encryption | --eviction-latency | --hot-path]
+                      --encryption | --eviction-latency | --hot-path |
+                      --policy-costs]
 
 Measures cachefs (through its FUSE mount) against the store's own filesystem
 and prints a table: workload | mount | direct | ratio | target | status, and
@@ -132,6 +133,25 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      under 10 µs of CPU, creates its rate and at most its CPU, unlinks at
      most its CPU), the encrypted store against it, every FUSE side against
      the disk; also a create's deferred CPU (until the settle's end).
+  14. what each eviction policy costs beside lru (--policy-costs runs only
+     this; two to five minutes here): (a) a store of its own, pool data with
+     max_size 1G (nothing is evicted), 10,000 files of 1 KiB created in
+     data/costs; run after run, for lru, s3fifo, sieve, tinylfu, gdsf and
+     auto in turn (each run starting one policy further on): the policy set
+     (user.cache.eviction; eviction_active shows it, the daemon idle), two
+     untimed reads of every file, then the timed open + read 1 KiB + close
+     of each; the daemon's CPU per open (all its threads, those that exit
+     included, from taskstats; needs root, else /proc) from before the loop
+     until it is idle after the access-time flush that follows it (the
+     reads' access times are written to the index every 2 s; the warm-ups'
+     flush comes before the window). Each policy's difference to lru's is
+     taken run by run (target: at most 2 µs). (b) a store built offline (as
+     in 8) with 100,000 [20,000] files of 1 KiB in data, max_size 1G; run
+     after run, one mount per policy: the policy set and built, `ls -f` of
+     data, the daemon idle, VmRSS; (RSS - that run's lru RSS) / files
+     (target: at most 48 bytes), and the spread of lru's RSS over the runs
+     per file (the noise of one figure). Medians of 3 runs unless --repeat
+     says otherwise.
 
 Options:
   --quick               Small sizes, for smoke runs.
@@ -151,6 +171,7 @@ Options:
                         default threads (and OPTS), then with single_threaded;
                         both sets of rows are printed.
   --eviction-latency    Only workload 12.
+  --policy-costs        Only workload 14.
   --hot-path            Only workload 13 (two to three minutes here; needs
                         root: it drops the kernel's dentries between runs).
   --reference PATH      The passthrough_hp binary of workload 13 (overrides
@@ -210,7 +231,7 @@ class Options:
     work_parent: str = ""
     mount_opts: str = ""
     json_path: str = ""
-    mode: str = "main"   # main, scale, threading, origin, policies, encryption, latency or hotpath
+    mode: str = "main"   # main, scale, threading, origin, policies, encryption, latency, hotpath or policycosts
     reference: str = ""  # --reference: passthrough_hp for --hot-path
     scale_budget: int = 1800
     step_timeout: int = 900
@@ -233,6 +254,8 @@ class Options:
     scale_batch: int = 0
     nlat: int = 0          # files of the latency rows' store
     lat_idle: int = 0      # seconds of their idle window
+    ncost: int = 10000     # files of --policy-costs' CPU store
+    nmem: int = 0          # files of its memory store
     sync_wait: int = 3
 
 
@@ -283,6 +306,8 @@ def parse(argv):
             o.mode = "latency"
         elif arg == "--hot-path":
             o.mode = "hotpath"
+        elif arg == "--policy-costs":
+            o.mode = "policycosts"
         elif arg == "--reference":
             o.reference = value(arg, r".+", "--reference needs the path of a passthrough_hp binary")
         elif arg in ("-h", "--help"):
@@ -300,12 +325,14 @@ def parse(argv):
         o.origin_small = 200
         o.scale_low, o.scale_high, o.scale_batch = 10000, 100000, 2000
         o.nlat, o.lat_idle = 20000, 2
+        o.nmem = 20000
     else:
         o.seq_mib, o.write_mib, o.nfiles, o.nls, o.rand_seconds = 1024, 512, 10000, 100000, 5
         o.nevict, o.hot_reads, o.nhot, o.mem_sizes = 100000, 5, 200000, [100000, 1000000]
         o.origin_small = 1000
         o.scale_low, o.scale_high, o.scale_batch = 10000, 1000000, 5000
         o.nlat, o.lat_idle = 60000, 5
+        o.nmem = 100000
     # settle() waits for the daemon's background sync of closed files.
     interval = 2
     match = re.search(r",sync_interval=([0-9]+),", f",{o.mount_opts},")

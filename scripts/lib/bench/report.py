@@ -26,6 +26,16 @@ files of data/bulk (not loaded since the mount), idle = those of an idle window 
 "busy loops": one per core, running through both windows."""
 
 
+POLICY_COSTS_NOTE = """\
+Policy costs, medians of {repeat} runs, policies interleaved. CPU: the daemon's CPU (all its
+threads, exited ones included: taskstats) per warm open + read 1 KiB + close of {ncost} cached
+files (only OPEN and RELEASE reach it), from before the loop until it is idle after the access-
+time flush that follows it (its reads' access times written to the index). Memory: the daemon's
+VmRSS after `ls -f` of {nmem} resident files, one mount per policy and run; "beyond lru" =
+(RSS - the same run's lru RSS) / {nmem}, the median of the runs; "lru: its RSS's spread" =
+(largest - smallest lru RSS of the runs) / {nmem}, what one such figure may be off by."""
+
+
 def line(*cols):
     return "%-34s | %16s | %16s | %6s | %8s | %s" % cols
 
@@ -47,12 +57,12 @@ def print_table(b):
                    v["ratio"], v["target"], v["status"]))
     print()
     o = b.opts
-    if o.mode not in ("latency", "hotpath"):
+    if o.mode not in ("latency", "hotpath", "policycosts"):
         print(f"Medians of {o.repeat} run(s); ratio = mount/direct (rates), direct_s/mount_s (ls, find).")
-    if o.mode not in ("scale", "origin", "encryption", "latency", "hotpath"):
+    if o.mode not in ("scale", "origin", "encryption", "latency", "hotpath", "policycosts"):
         print("Name operations: rename, cold stat, unlink and rmdir act on synced files (settled on")
         print("both sides); cold stat = after echo 2 > drop_caches (every name a LOOKUP to the daemon).")
-    if o.mode not in ("origin", "latency", "hotpath"):
+    if o.mode not in ("origin", "latency", "hotpath", "policycosts"):
         print("Daemon CPU per op: run time of the daemon's threads during the row, per operation.")
     if o.mode == "scale":
         print(f"Scale: one directory of empty files, measured once at each end ({b.scale_count} files at the end).")
@@ -67,6 +77,8 @@ def print_table(b):
         print(LATENCY_NOTE)
     elif o.mode == "hotpath":
         print(HOT_PATH_NOTE.format(repeat=o.repeat))
+    elif o.mode == "policycosts":
+        print(POLICY_COSTS_NOTE.format(ncost=f"{o.ncost:,}", nmem=f"{o.nmem:,}", repeat=o.repeat))
     else:
         print("Engine: evict = files evicted/s after max_size 1M vs find -delete on the store's disk;")
         print(f"hot = warm reads while the evictor empties pool data vs idle (medians of {o.hot_reads} reads")

@@ -3,8 +3,8 @@
 A metric's KIND is rate (higher is better) or time (seconds), compared as a
 ratio mount/direct (direct/mount for times) with TARGET the minimum ratio from
 the issue, or None; or, for figures without a baseline (only the "mount" side
-is recorded): max (TARGET is the value to stay under), abs (no target) or text
-(ok when "clean"). A max or abs row may also record a "direct" side, printed
+is recorded): max (TARGET is the value to stay under), atmost (TARGET is the
+most it may be, that value included), abs (no target) or text (ok when "clean"). A max or abs row may also record a "direct" side, printed
 beside it as a baseline without a ratio (the latency rows: evicting beside idle).
 A value is a number, FAIL, or a text (the verify rows).
 """
@@ -136,6 +136,8 @@ def row(m):
         status = "ok" if mm == (t or "clean") else ("-" if mm is None else "FAIL")
     elif m.kind == "max" and t is not None and mm is not None:
         status = "ok" if mm < float(t) else "above"
+    elif m.kind == "atmost" and t is not None and is_number(mm):
+        status = "ok" if mm <= float(t) else "above"
     elif t is None or r == "-":
         status = "-"
     elif float(r) >= float(t):
@@ -148,6 +150,8 @@ def row(m):
         target = t
     elif m.kind == "max":
         target = f"< {t} {m.unit}"
+    elif m.kind == "atmost":
+        target = f"<= {t} {m.unit}"
     else:
         target = f">= {t}x"
     return {"mount": mm, "direct": md, "ratio": r, "target": target, "status": status}
