@@ -61,6 +61,16 @@ import Testing
         }
     }
 
+    /// The durability thread's query, every 2 s, reads the partial index of files not yet
+    /// durable, not every row of the store.
+    @Test func theDurabilityQueryReadsOnlyTheFilesNotYetDurable() throws {
+        let store = try TestStore()
+        let engine = try open(store, clock: ManualClock(), notifier: RecordingNotifier())
+        defer { engine.shutdown() }
+        let found = try plan(engine, IndexDatabase.notYetDurableQuery.replacingOccurrences(of: "?", with: "64"))
+        #expect(found.contains("entry_not_durable") && !found.contains("entry_by_name"), "\(found)")
+    }
+
     private func plan(_ engine: CacheEngine, _ query: String) throws -> String {
         try engine.index.pool.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query).map { $0["detail"] as String? ?? "" }
