@@ -182,8 +182,9 @@ public enum Tunables {
     /// recently freed inodes when it allocates: a spare costs 30 µs, a new inode up to 450).
     public static let spareFiles = 4096
     /// How many read-only descriptors of stored bytes may stay open unused between hits
-    /// (`KeptDescriptors`): a hit of a kept one cost 20-23 µs of daemon CPU against 26-30 µs
-    /// with an open and close of its bytes (a loop over 4,000 cached files, measured here).
+    /// (`KeptDescriptors`): warm hits cost 20-23 µs of daemon CPU each over 4,000 files, all
+    /// kept, against 26-30 µs over 10,000 files when only 5,000 could be kept (each open then
+    /// opened and closed its bytes).
     /// Each pins a `struct file` and its inode in the kernel while it is kept.
     package static let keptDescriptors = 16_384
     /// Descriptors of the open-file limit never taken by kept ones (open handles, fetches,
