@@ -65,7 +65,12 @@ import Testing
         defer { engine.shutdown() }
         let sub = try engine.lookup(parent: try engine.pool("data"), name: Array("sub".utf8)).id
         // The rows of `sub` read, its hard links not: the link table is away.
-        let outside = try DatabaseQueue(path: StoreLayout(root: store.path).indexPath)
+        // A second writer beside the engine's, which commits in the background (access times,
+        // durability): it waits for the write lock as SQLite's busy timeout lets it, where with
+        // none it failed at once with "database is locked" (seen once in CI).
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let outside = try DatabaseQueue(path: StoreLayout(root: store.path).indexPath, configuration: configuration)
         try outside.write { try $0.execute(sql: "ALTER TABLE link RENAME TO link_away") }
         #expect(throws: (any Error).self) { try engine.names(in: sub) }
         #expect(throws: (any Error).self, "a second listing must not find the directory half loaded") {
