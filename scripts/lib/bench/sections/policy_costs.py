@@ -113,6 +113,23 @@ def rss_kib(pid):
     return None
 
 
+def end_part(b):
+    """Unmounts and removes a part's own store, and goes back to the bench's main one."""
+    b.mount.unmount()
+    b.remove(b.mount.store, b.mount.mnt)
+    b.use_main_store()
+
+
+def runs_measured(r, prefix, per_run):
+    """Whether any run of a part measured something; if none did, every policy's PREFIX row
+    records a failure."""
+    if per_run:
+        return True
+    for policy in POLICIES:
+        r.record(f"{prefix}_{policy}", "mount", FAIL)
+    return False
+
+
 def median(values):
     values = sorted(values)
     mid = len(values) // 2
@@ -156,12 +173,8 @@ def run_cpu(b):
         warn(f"policy costs, CPU per open: {error}")
         r.failed = True
     finally:
-        b.mount.unmount()
-        b.remove(b.mount.store, b.mount.mnt)
-        b.use_main_store()
-    if not per_run:
-        for policy in POLICIES:
-            r.record(f"pc_cpu_{policy}", "mount", FAIL)
+        end_part(b)
+    if not runs_measured(r, "pc_cpu", per_run):
         return
     for figures in per_run:
         lru = figures.get("lru", FAIL)
@@ -266,12 +279,8 @@ def run_memory(b):
         warn(f"policy costs, memory per file: {error}")
         r.failed = True
     finally:
-        b.mount.unmount()
-        b.remove(b.mount.store, b.mount.mnt)
-        b.use_main_store()
-    if not per_run:
-        for policy in POLICIES:
-            r.record(f"pc_rss_{policy}", "mount", FAIL)
+        end_part(b)
+    if not runs_measured(r, "pc_rss", per_run):
         return
     for figures in per_run:
         lru = figures.get("lru")
