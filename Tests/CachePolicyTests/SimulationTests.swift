@@ -266,11 +266,81 @@ import Testing
         #expect(!auto.recommendations.isEmpty || settled == PolicyAdvisor.autoStart)
         for recommendation in auto.recommendations {
             #expect(recommendation.goal == goal)
+            guard recommendation.basis == .lead else { continue }
             #expect(recommendation.lead >= recommendation.margin)
             #expect(recommendation.margin >= PolicyAdvisor.switchMargin)
         }
         #expect(auto.cache.figures.ratio(for: goal) >= ratios[best, default: 0] - 0.02,
                 "auto \(auto.cache.figures.ratio(for: goal)) of \(ratios)")
+    }
+}
+
+/// Where sizes vary and the goal counts files or cost, `auto` starts from GDSF at its first
+/// look, instead of waiting for its simulation to lead (which takes as long as the pool takes
+/// to fill); where sizes are equal, or the goal is bytes, it does not.
+@Suite struct SizeAwareStartTests {
+    /// The first switch an `auto` replay of `requests` made, with the requests seen by then.
+    func firstSwitch(_ requests: [TraceRequest], capacity: Int64, countsObjects: Bool = false,
+                     goal: CacheGoal) -> (recommendation: PolicyRecommendation, afterRequests: Int64)? {
+        var auto = AutoSimulator(capacity: capacity, countsObjects: countsObjects, goal: goal)
+        for request in requests {
+            auto.get(request.key, size: request.size, cost: request.cost)
+            if let first = auto.recommendations.first { return (first, auto.switches[0].afterRequests) }
+        }
+        return nil
+    }
+
+    @Test(arguments: [CacheGoal.files, .cost])
+    func withSizesThatVaryAutoStartsFromGDSFAtItsFirstLook(goal: CacheGoal) throws {
+        let first = try #require(firstSwitch(AutoGoalTests.mixedSizes, capacity: AutoGoalTests.capacity, goal: goal))
+        #expect(first.recommendation.from == PolicyAdvisor.autoStart)
+        #expect(first.recommendation.kind == .gdsf)
+        guard case .sizesVary(let spread) = first.recommendation.basis else {
+            Issue.record("the first switch rests on \(first.recommendation.basis)")
+            return
+        }
+        // ln sizes of a lognormal with sigma 2 (clipped at 1 KiB and 64 MiB): close to 2.
+        #expect(spread > 1.5 && spread < 2.1, "spread \(spread)")
+        // The first look: the advisor's minimum of sampled requests, every request sampled here.
+        #expect(first.afterRequests <= 512, "after \(first.afterRequests) requests")
+    }
+
+    @Test func withSizesThatVaryAndTheGoalBytesAutoWaitsForALead() {
+        let first = firstSwitch(AutoGoalTests.mixedSizes, capacity: AutoGoalTests.capacity, goal: .bytes)
+        #expect(first.map { $0.recommendation.basis == .lead } ?? true, "\(String(describing: first))")
+    }
+
+    @Test func withEqualSizesAutoStaysOnS3FIFOUntilALead() {
+        var generator = SeededGenerator(seed: 3)
+        let zipf = ZipfKeys(objects: 2_000, alpha: 0.9)
+        let requests = (0..<20_000).map { _ in TraceRequest(key: CacheKey(zipf.next(&generator)), size: 4_096) }
+        let first = firstSwitch(requests, capacity: 200, countsObjects: true, goal: .files)
+        #expect(first.map { $0.recommendation.basis == .lead } ?? true, "\(String(describing: first))")
+    }
+
+    /// A pool that ran another policy when it chose `auto` keeps it: the start is S3-FIFO's only.
+    @Test func anAdvisorOnAnotherPolicyDoesNotStartFromGDSF() {
+        var advisor = PolicyAdvisor(current: .tinylfu, goal: .files, capacityBytes: AutoGoalTests.capacity,
+                                    capacityFiles: 0)
+        var recommendations: [PolicyRecommendation] = []
+        for request in AutoGoalTests.mixedSizes.prefix(2_048) {
+            advisor.record(fingerprint: UInt64(bitPattern: request.key), size: request.size, cost: request.cost)
+            if let recommendation = advisor.recommendation() { recommendations.append(recommendation) }
+        }
+        #expect(recommendations.allSatisfy { $0.basis == .lead }, "\(recommendations)")
+    }
+
+    @Test func theSpreadIsTheStandardDeviationOfTheSizesLogarithms() {
+        var equal = SizeSpread()
+        for _ in 0..<10 { equal.add(size: 4_096) }
+        #expect(equal.spread == 0)
+        // As many of 2 and 8 bytes: the logarithms lie ln 4 apart, each ln 4 / 2 from their mean.
+        var twoSizes = SizeSpread()
+        for _ in 0..<50 {
+            twoSizes.add(size: 2)
+            twoSizes.add(size: 8)
+        }
+        #expect(abs(twoSizes.spread - log(4.0) / 2) < 1e-9, "\(twoSizes.spread)")
     }
 }
 

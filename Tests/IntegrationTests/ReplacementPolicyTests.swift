@@ -100,6 +100,37 @@ import Testing
         }
     }
 
+    /// Reads over 30 files from 64 bytes to 8 KiB through a pool of 20 files: with goal
+    /// `files`, `auto` goes from S3-FIFO to GDSF at its first look, and says it was the sizes.
+    @Test func autoStartsFromGDSFWhenFileSizesVary() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            try usePolicy("auto", in: mount)
+            #expect(try mount.xattr("data", "user.cache.eviction_active") == "s3fifo")
+            let trace = mount.directory + "/sizes.csv"
+            let lines = (0..<20).flatMap { round in (0..<30).map { "k\(($0 * 7 + round) % 30),\(64 << ($0 % 8))" } }
+            try (lines.joined(separator: "\n") + "\n").write(toFile: trace, atomically: true, encoding: .utf8)
+            var replayed: [String] = []
+            let switched = Shell.waitUntil(seconds: 60) {
+                do {
+                    let run = try Shell.run(["python3", ScriptHelper.path("replay_through_mount.py"), mount.path("data"),
+                                             trace, "--pace-every", "10", "--pace-seconds", "0.02"])
+                    replayed.append("\(run.status): \(run.output.suffix(300))")
+                    return try mount.xattr("data", "user.cache.eviction_active") != "s3fifo"
+                } catch {
+                    replayed.append("\(error)")
+                    return false
+                }
+            }
+            let active = try mount.xattr("data", "user.cache.eviction_active")
+            #expect(switched, "still \(active); replays: \(replayed)")
+            #expect(active == "gdsf")
+            let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
+            let change = events.split(separator: "\n").first { $0.contains("\"event\":\"policy-changed\"") }
+            #expect(change?.contains("auto (goal files): s3fifo -> gdsf; file sizes vary") == true,
+                    "\(events.suffix(2000))")
+        }
+    }
+
     @Test func aPoolRecordsItsAccessesForReplayWhenAsked() throws {
         try withMountedStore(arguments: ["--pool", "data=1M"]) { mount in
             #expect(try mount.xattr("data", "user.cache.trace") == "0")

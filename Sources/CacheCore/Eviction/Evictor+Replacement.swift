@@ -179,7 +179,7 @@ extension Evictor {
                 }.joined(separator: ", ")
                 let name = names[pool] ?? ""
                 let reason = "auto (goal \(change.goal.rawValue)): \(change.from.rawValue) -> \(change.to.rawValue); "
-                    + "simulated \(change.goal.measureName) of recent reads: \(figures)"
+                    + change.basis.said + "simulated \(change.goal.measureName) of recent reads: \(figures)"
                 events.append(CacheEvent(time: host.now, event: .policyChanged, pool: name, path: name, size: 0,
                                          reason: reason))
             }
@@ -188,6 +188,19 @@ extension Evictor {
         guard !events.isEmpty else { return }
         for event in events { host.logger.info("pool \(event.pool): \(event.reason)") }
         host.record(events)
+    }
+}
+
+extension PolicyRecommendation.Basis {
+    /// What a `policy-changed` event says before the figures: nothing for a lead (the
+    /// figures are the reason), the spread for a start from a size-aware policy.
+    var said: String {
+        switch self {
+        case .lead: return ""
+        case .sizesVary(let spread):
+            return "file sizes vary (spread \(String(format: "%.2f", spread)) of their logarithms), "
+                + "so a size-aware policy starts; "
+        }
     }
 }
 

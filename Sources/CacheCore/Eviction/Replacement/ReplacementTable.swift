@@ -166,6 +166,7 @@ final class ReplacementTable: Sendable {
         var to: PolicyKind
         var goal: CacheGoal
         var ratios: [PolicyKind: Double]
+        var basis: PolicyRecommendation.Basis
     }
 
     /// For every `auto` pool whose simulations recommend another policy: switches it (its
@@ -182,7 +183,7 @@ final class ReplacementTable: Sendable {
                 state.switchPolicy(to: recommended.kind)
                 advisor.setCurrent(recommended.kind)
                 switches.append(Switch(pool: id, from: from, to: recommended.kind, goal: recommended.goal,
-                                      ratios: recommended.ratios))
+                                      ratios: recommended.ratios, basis: recommended.basis))
             }
         }
         return switches
