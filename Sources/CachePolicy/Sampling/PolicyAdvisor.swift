@@ -23,6 +23,12 @@ public struct PolicyRecommendation: Sendable, Equatable {
         /// `PolicyAdvisor.sizesVaryAbove` and the goal counts files or cost, where a
         /// size-aware policy is the one to start from.
         case sizesVary(spread: Double)
+
+        /// The spread a size-aware start rested on; nil for a lead.
+        public var sizeSpread: Double? {
+            if case .sizesVary(let spread) = self { return spread }
+            return nil
+        }
     }
 
     /// By how much `kind` leads `from` on the goal's measure.

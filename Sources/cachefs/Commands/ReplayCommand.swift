@@ -182,8 +182,11 @@ enum ReplayOutput {
     }
 
     /// Why `auto` switched: the goal and the simulated measures of the two policies, as
-    /// "files 0.790 against s3fifo's 0.640".
+    /// "files 0.790 against s3fifo's 0.640", or that it started from a size-aware policy.
     static func leadText(_ recommendation: PolicyRecommendation) -> String {
+        if case .sizesVary(let spread) = recommendation.basis {
+            return String(format: "file sizes vary: spread %.2f", spread)
+        }
         let figure = { (kind: PolicyKind) in String(format: "%.3f", recommendation.ratios[kind] ?? 0) }
         return "\(recommendation.goal.rawValue) \(figure(recommendation.kind)) against "
             + "\(recommendation.from.rawValue)'s \(figure(recommendation.from))"
@@ -240,6 +243,13 @@ enum ReplayOutput {
             var from: String
             var goal: String
             var simulated: [String: Double]
+            /// Set when the switch was `auto`'s size-aware start: the sizes' log spread.
+            var sizeSpread: Double?
+
+            enum CodingKeys: String, CodingKey {
+                case to, from, goal, simulated
+                case sizeSpread = "size_spread"
+            }
         }
 
         var requests: Int
@@ -274,7 +284,7 @@ enum ReplayOutput {
                         JSONReport.SwitchFigures(to: $0.kind.rawValue, from: $0.from.rawValue, goal: $0.goal.rawValue,
                                                  simulated: Dictionary(uniqueKeysWithValues: $0.ratios.map {
                                                      ($0.key.rawValue, $0.value)
-                                                 }))
+                                                 }), sizeSpread: $0.basis.sizeSpread)
                     } : nil,
                     nanosecondsPerRequest: row.nanosecondsPerRequest))
             }
