@@ -159,6 +159,9 @@ extension Names {
                     namespace.withLock { $0.abandonInstall(of: next) }
                     throw error
                 }
+                // Loaded counts as used: an idle time passes before it may leave memory again.
+                let time = now.nanoseconds
+                namespace.withLock { $0.noteUse(of: next, at: time) }
                 // Growing the tables to a big directory freed their smaller copies; hand
                 // those pages back rather than keep them resident.
                 if installed >= Tunables.trimAfterLoadingEntries { malloc_trim(0) }

@@ -20,7 +20,8 @@ import struct Foundation.Data
 /// - an entry without a name (`record.parent == nil`) stays in `inodes` while referenced.
 struct NamespaceState: Sendable {
     private(set) var inodes = InodeTable()
-    private var directories: [EntryID: DirectoryChildren] = [:]
+    /// Loaded directories' names (`NamespaceState+Unloading` takes idle ones out).
+    var directories: [EntryID: DirectoryChildren] = [:]
     /// Index changes made during the current hold of the lock; ``Namespace`` hands them to
     /// the writer as one group when the hold ends, so a crash keeps all of an operation or none.
     private(set) var outbox: [IndexChange] = []
@@ -37,7 +38,7 @@ struct NamespaceState: Sendable {
     private(set) var unitBytes: [EntryID: Int64] = [:]
     /// Directories whose install has begun but not ended (``install(_:from:)``): their names
     /// so far, not yet visible to lookups.
-    private var installing: [EntryID: PartialInstall] = [:]
+    var installing: [EntryID: PartialInstall] = [:]
 
     init() {}
 
@@ -322,6 +323,19 @@ struct NamespaceState: Sendable {
 
     // MARK: - Loading
 
+    /// Takes an inode out of memory and logs nothing: the index's row is its truth again
+    /// (an unload, `NamespaceState+Unloading`).
+    mutating func leaveToIndex(_ id: EntryID) {
+        inodes[id] = nil
+    }
+
+    /// Packs the inode table (``InodeTable/compact()``); the tables that hold its positions follow.
+    mutating func compactInodes() {
+        let newSlot = inodes.compact()
+        for id in directories.keys { directories[id]?.remapSlots(newSlot) }
+        for id in installing.keys { installing[id]?.children.remapSlots(newSlot) }
+    }
+
     func isLoaded(_ directory: EntryID) -> Bool {
         directories[directory] != nil
     }
@@ -423,7 +437,7 @@ struct NamespaceState: Sendable {
 }
 
 /// What a directory's install has put in memory so far.
-private struct PartialInstall {
+struct PartialInstall {
     var children = DirectoryChildren()
     /// Entries this install put in memory (memory's copy of any other is the truth).
     var readNow: Set<EntryID> = []
