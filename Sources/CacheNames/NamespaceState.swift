@@ -4,9 +4,10 @@ import struct Foundation.Data
 /// Names and metadata in memory: the one truth the request threads read and change.
 ///
 /// Directories are loaded from the index the first time anything inside them is needed
-/// (a lookup, a listing, a removal chosen by the evictor) and stay loaded: from then on
-/// every change to their names goes through here first and reaches the index later, in
-/// order, through the index writer (`IndexLog`).
+/// (a lookup, a listing, a removal chosen by the evictor) and stay loaded while used (an
+/// idle one may leave again past the memory budget: `NamespaceState+Unloading`): while
+/// loaded, every change to their names goes through here first and reaches the index later,
+/// in order, through the index writer (`IndexLog`).
 ///
 /// It holds nothing that can read the index, so no hold of the namespace lock waits for
 /// I/O: what a hold reaches that is not loaded throws a ``NamespaceMiss``, and ``Names``
