@@ -1,6 +1,5 @@
 import CacheModel
 import CLinux
-import Synchronization
 
 /// Directories leave memory again: when more entries are loaded than the memory budget
 /// allows, a directory that nothing uses (no lookup or listing of its names for the idle
@@ -22,9 +21,7 @@ extension Names {
     /// batches, an eviction pass, a change of a directory's whole subtree), with no unload
     /// in between: a directory it loaded stays loaded until it returns.
     package func keepingLoaded<T>(_ body: () throws -> T) rethrows -> T {
-        loadKeepers.add(1, ordering: .sequentiallyConsistent)
-        defer { loadKeepers.subtract(1, ordering: .sequentiallyConsistent) }
-        return try body()
+        try unloadGate.keepingLoaded(body)
     }
 
     /// When the loaded entries exceed the budget, unloads idle directories, least recently
@@ -60,19 +57,22 @@ extension Names {
         return unloaded
     }
 
-    /// Unloads one directory, as its loader's counterpart: under its load claim, so no load
-    /// of it runs meanwhile. Its names leave first, in one short hold (from then on it is not
+    /// Unloads one directory, as its loader's counterpart: when no operation relies on loaded
+    /// directories (``UnloadGate``), and under its load claim, so no load of it runs meanwhile. Its names leave first, in one short hold (from then on it is not
     /// loaded, and nothing can take a new hold on its children); then its children are
     /// checked and left to the index in bounded holds. If any is still held, the names go
     /// back as they were and nil is returned. Before the claim ends the index writer commits
     /// everything memory logged about them, so the next load reads what memory had.
     func unload(_ directory: EntryID) -> Int? {
         var left: Int?
+        _ = unloadGate.unloadingIfNoKeepers { left = unloadClaimed(directory) }
+        return left
+    }
+
+    private func unloadClaimed(_ directory: EntryID) -> Int? {
+        var left: Int?
         loadsInFlight.whileClaiming(directory) {
-            guard let children = namespace.withLock({ namespace -> DirectoryChildren? in
-                guard loadKeepers.load(ordering: .sequentiallyConsistent) == 0 else { return nil }
-                return namespace.detachNames(of: directory)
-            }) else { return }
+            guard let children = namespace.withLock({ $0.detachNames(of: directory) }) else { return }
             let ids = children.ids
             let parts = stride(from: 0, to: ids.count, by: Tunables.unloadNamesPerHold).map {
                 ids[$0..<min($0 + Tunables.unloadNamesPerHold, ids.count)]

@@ -40,9 +40,9 @@ package final class Names: Sendable {
     let loadsInFlight = LoadsInFlight()
     /// How many loaded entries may stay when idle directories could leave (``unloadIdleDirectories()``).
     package let memoryBudget: MemoryBudget
-    /// Operations under way that load directories first and change them in later holds
-    /// (``keepingLoaded(_:)``); no directory is unloaded while one runs.
-    let loadKeepers = Atomic<Int>(0)
+    /// Keeps unloads apart from operations that load directories first and change them in
+    /// later holds (``keepingLoaded(_:)``).
+    let unloadGate = UnloadGate()
 
     /// Where changes go, in the order memory made them (the index writer).
     let index: any IndexLog

@@ -2,6 +2,7 @@
 @testable import CacheNames
 import CacheModel
 import Foundation
+import Synchronization
 import Testing
 
 /// A directory nothing uses leaves memory past the memory budget and is read again from
@@ -143,5 +144,88 @@ import Testing
             engine.forget(id, count: 1)
         }
         #expect(try engine.names(in: big).count == Tunables.compactAfterVacantInodes + 100)
+    }
+
+    /// Unloads racing with lookups, reads, listings, creations, removals, renames and the
+    /// policy's choice of victims: no request fails, and every directory lists what was made.
+    @Test func unloadsRacingWithRequestsLoseNothing() throws {
+        let store = try TestStore()
+        let engine = try store.open(memoryBudget: MemoryBudget(bytes: 0, idleSeconds: 0))
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        try engine.setxattr(data, name: "user.cache.eviction", value: Array("s3fifo".utf8), flags: 0)
+        var expected: [EntryID: Set<String>] = [:]
+        for directory in 0..<6 {
+            let id = try engine.mkdir(parent: data, name: Array("d\(directory)".utf8), mode: 0o755, caller: tester).id
+            engine.forget(id, count: 1)
+            expected[id] = []
+            for number in 0..<150 {
+                try engine.writeFile("f\(number)", in: id, content: Array("d\(directory) f\(number)".utf8))
+                expected[id]?.insert("f\(number)")
+            }
+        }
+        let directories = expected.keys.sorted()
+        let stop = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let unloads = Mutex(0)
+        let unloader = Thread {
+            while !stop.load(ordering: .acquiring) {
+                let round = engine.names.unloadIdleDirectories()
+                unloads.withLock { $0 += round.directories }
+            }
+        }
+        let chooser = Thread {
+            while !stop.load(ordering: .acquiring) {
+                do {
+                    _ = try engine.evictor.preview(of: data, .next(40), in: engine.eviction)
+                } catch {
+                    failures.withLock { $0.append("preview: \(error)") }
+                }
+                // A pass keeps directories loaded while it runs: unloads come in between.
+                usleep(2_000)
+            }
+        }
+        unloader.start()
+        chooser.start()
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<1_500 {
+            let directory = directories.randomElement(using: &generator)!
+            do {
+                switch round % 5 {
+                case 0:
+                    let listed = Set(try engine.names(in: directory))
+                    if listed != expected[directory] { failures.withLock { $0.append("listing of \(directory)") } }
+                case 1:
+                    guard let name = expected[directory]?.randomElement(using: &generator) else { continue }
+                    let id = try engine.lookup(parent: directory, name: Array(name.utf8)).id
+                    _ = try engine.readAll(id)
+                    engine.forget(id, count: 1)
+                case 2:
+                    try engine.writeFile("new\(round)", in: directory, content: Array("new".utf8))
+                    expected[directory]?.insert("new\(round)")
+                case 3:
+                    guard let name = expected[directory]?.randomElement(using: &generator) else { continue }
+                    try engine.unlink(parent: directory, name: Array(name.utf8))
+                    expected[directory]?.remove(name)
+                default:
+                    guard let name = expected[directory]?.randomElement(using: &generator) else { continue }
+                    let target = directories.randomElement(using: &generator)!
+                    guard expected[target]?.contains("moved\(round)") == false else { continue }
+                    try engine.rename(parent: directory, name: Array(name.utf8), newParent: target,
+                                      newName: Array("moved\(round)".utf8), flags: [])
+                    expected[directory]?.remove(name)
+                    expected[target]?.insert("moved\(round)")
+                }
+            } catch {
+                failures.withLock { $0.append("round \(round): \(error)") }
+            }
+        }
+        stop.store(true, ordering: .releasing)
+        while !unloader.isFinished || !chooser.isFinished { usleep(1_000) }
+        #expect(failures.withLock { $0 } == [])
+        #expect(unloads.withLock { $0 } > 50, "\(unloads.withLock { $0 }) directories unloaded while the requests ran")
+        for directory in directories {
+            #expect(Set(try engine.names(in: directory)) == expected[directory])
+        }
     }
 }
