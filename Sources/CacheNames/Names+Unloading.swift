@@ -48,7 +48,8 @@ extension Names {
                 unloaded.entries += entries
             }
         }
-        if namespace.withLock({ $0.compactInodesIfSparse() }) || unloaded.entries >= Tunables.trimAfterLoadingEntries {
+        let packed = namespace.withLock { $0.compactInodesIfSparse() }
+        if packed || unloaded.entries >= Tunables.trimAfterLoadingEntries {
             malloc_trim(0)
         }
         if unloaded.directories > 0 {
@@ -58,8 +59,9 @@ extension Names {
     }
 
     /// Unloads one directory, as its loader's counterpart: when no operation relies on loaded
-    /// directories (``UnloadGate``), and under its load claim, so no load of it runs meanwhile. Its names leave first, in one short hold (from then on it is not
-    /// loaded, and nothing can take a new hold on its children); then its children are
+    /// directories (``UnloadGate``), and under its load claim, so no load of it runs meanwhile.
+    /// Its names leave first, in one short hold (from then on it is not loaded, and nothing
+    /// can take a new hold on its children); then its children are
     /// checked and left to the index in bounded holds. If any is still held, the names go
     /// back as they were and nil is returned. Before the claim ends the index writer commits
     /// everything memory logged about them, so the next load reads what memory had.
@@ -91,7 +93,9 @@ extension Names {
             var count = 0
             for part in parts {
                 count += namespace.withLock { namespace in
-                    part.count { isHeldOnlyByName($0, in: directory, namespace) && namespace.leaveToIndex($0, namedIn: directory) }
+                    part.count { id in
+                        isHeldOnlyByName(id, in: directory, namespace) && namespace.leaveToIndex(id, namedIn: directory)
+                    }
                 }
                 yieldBetweenHolds()
             }
