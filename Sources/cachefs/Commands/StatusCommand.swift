@@ -145,7 +145,7 @@ struct StatusCommand: ParsableCommand {
 
     private func printTable(_ report: Report) {
         print("store \(report.store), min_free \(report.minFree), loaded entries \(report.loadedEntries) "
-            + "of \(report.loadedEntriesBudget) kept when idle")
+            + "(memory budget \(report.loadedEntriesBudget))")
         for warning in report.warnings { print("warning: \(warning)") }
         let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "GOAL",
                       "HIT RATIO", "BYTE HIT", "EVICTED", "OLDEST ACCESS"]
