@@ -29,6 +29,9 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case minFree = "min_free", store
     /// What a user must act on (one line each; empty when all is well).
     case warnings
+    /// Entries the daemon holds in memory now, and how many it keeps before idle directories
+    /// leave (`-o memory_budget`).
+    case loadedEntries = "loaded_entries", loadedEntriesBudget = "loaded_entries_budget"
     // Actions on pool directories and the root.
     case purge, clear
     // An action on the root only: its value names the empty pool to remove.
@@ -56,7 +59,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
                     .maxFetches, .eviction, .evictionActive, .goal, .trace]
                 + figures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .preview]
-        case .root: return figures + [.minFree, .store, .warnings]
+        case .root: return figures + [.minFree, .store, .warnings, .loadedEntries, .loadedEntriesBudget]
         case .nameOnly: return []
         }
     }

@@ -104,6 +104,29 @@ public enum Tunables {
     /// namespace hold: the load of a directory of a million files holds one page of rows
     /// besides what memory keeps, not all of them.
     package static let loadRowsPerRead = 16_384
+    /// The `memory_budget` mount option's default: the names the daemon keeps loaded, at
+    /// ``bytesPerLoadedEntry`` each (about 760,000 entries). Past it, directories idle for
+    /// ``memoryIdleSeconds`` leave memory until they are used again. A directory of a million
+    /// files is then read from the index again (about a second) after an idle time, not kept
+    /// at 175 MB for the life of the mount.
+    public static let memoryBudgetBytes: Int64 = 128 << 20
+    /// What one loaded entry costs in the daemon's memory, as measured by `ls -f` of a
+    /// 1,000,000-file directory (docs/known-issues.md, "Memory"): the packed inode (136 B),
+    /// its slot in the id table and the directory's name table, its id in the listing order.
+    public static let bytesPerLoadedEntry: Int64 = 176
+    /// The `memory_idle` mount option's default: how long a directory must go without a
+    /// lookup or listing of its names (and be held by nothing) before it may leave memory.
+    /// Long enough that a directory in use between two bursts stays.
+    public static let memoryIdleSeconds = 60.0
+    /// The unloader checks the budget this often at most (and twice per idle time when that
+    /// is shorter); a check under the budget is one short hold.
+    public static let memoryCheckSeconds = 10.0
+    /// How many children of a directory one hold of an unload checks or forgets, as an
+    /// install's holds do (``installNamesPerHold``).
+    package static let unloadNamesPerHold = 1_024
+    /// The inode table is packed (its array copied without freed positions, so their memory
+    /// goes back) once unloads have freed at least this many positions and more than it holds.
+    package static let compactAfterVacantInodes = 16_384
     /// How many loads one operation may wait for before it gives up: each load settles a
     /// directory or an entry for good, so only a walk of that many unloaded ones meets it.
     package static let loadsPerOperation = 1_000

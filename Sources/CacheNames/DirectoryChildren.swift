@@ -14,6 +14,9 @@ struct DirectoryChildren: Sendable {
     private var names = SlotTable()
     private var order: [EntryID] = []
     private var staleSlots = 0
+    /// When a name in it was last looked up or listed, or it was loaded (wall clock,
+    /// nanoseconds): how long it has been idle, for ``Names/unloadIdleDirectories()``.
+    var lastUsed: Int64 = 0
 
     var isEmpty: Bool { names.count == 0 }
     var count: Int { names.count }
@@ -67,6 +70,14 @@ struct DirectoryChildren: Sendable {
             order.removeAll { !live.contains($0) }
             staleSlots = 0
         }
+    }
+
+    /// Every child id, ascending; ids whose names left since the last sweep among them.
+    var ids: [EntryID] { order }
+
+    /// See ``InodeTable/compact()``.
+    mutating func remapSlots(_ newSlot: [UInt32]) {
+        names.remapSlots(newSlot)
     }
 
     /// Up to `limit` child ids greater than `cursor`, ascending; `isLive` filters stale slots.

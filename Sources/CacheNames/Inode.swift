@@ -122,6 +122,10 @@ struct Inode: Sendable {
 
     var isDirectory: Bool { kind == .directory }
     var hasName: Bool { parentID != Self.noParent }
+    /// The directory of the record's own name (without building the ``record``).
+    var parent: EntryID? { hasName ? parentID : nil }
+    /// `EntryRecord.writing` (without building the ``record``).
+    var isWriting: Bool { flags.contains(.writing) }
     /// Still needed in memory without a name: the kernel holds it or a handle is open.
     var isReferenced: Bool { lookups > 0 || openHandles > 0 }
 

@@ -10,6 +10,8 @@ struct InodeTable: Sendable {
     private var byID = SlotTable()
 
     var count: Int { byID.count }
+    /// Positions freed and not reused yet: they hold a vacant inode's 136 bytes each.
+    var vacantCount: Int { vacant.count }
 
     static func hash(of id: EntryID) -> UInt32 {
         UInt32(truncatingIfNeeded: (UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15) >> 32)
@@ -51,6 +53,25 @@ struct InodeTable: Sendable {
     mutating func modify<T>(_ id: EntryID, _ body: (inout Inode) throws -> T) rethrows -> T? {
         guard let slot = slot(of: id) else { return nil }
         return try body(&inodes[Int(slot)])
+    }
+
+    /// Moves the inodes into a new array without vacant positions, so the old one's memory
+    /// goes back; returns each old position's new one (``SlotTable/remapSlots(_:)`` for the
+    /// tables that hold positions).
+    mutating func compact() -> [UInt32] {
+        var isVacant = [Bool](repeating: false, count: inodes.count)
+        for slot in vacant { isVacant[Int(slot)] = true }
+        var newSlot = [UInt32](repeating: 0, count: inodes.count)
+        var packed: [Inode] = []
+        packed.reserveCapacity(inodes.count - vacant.count)
+        for position in inodes.indices where !isVacant[position] {
+            newSlot[position] = UInt32(packed.count)
+            packed.append(inodes[position])
+        }
+        inodes = packed
+        vacant = []
+        byID.remapSlots(newSlot)
+        return newSlot
     }
 
     var values: [Inode] { byID.slots.map { inodes[Int($0)] } }

@@ -1,6 +1,6 @@
 import CacheModel
 
-/// The directories being read and installed now. A directory has one loader at a time: its
+/// The directories being read and installed, or unloaded, now. A directory has one loader at a time: its
 /// install takes several holds (``NamespaceState/install(_:from:)``), and a second loader
 /// would read the index again for nothing, so it waits for the first to end instead.
 ///
@@ -10,7 +10,7 @@ struct LoadsInFlight: Sendable {
     private let claimed = ConditionLock<Set<EntryID>>([])
 
     /// Runs `body` as the one loader of `directory`, after any loader of it has ended.
-    func whileClaiming(_ directory: EntryID, _ body: () throws -> Void) throws {
+    func whileClaiming(_ directory: EntryID, _ body: () throws -> Void) rethrows {
         claimed.withLock(waitingUntil: { !$0.contains(directory) }) { _ = $0.insert(directory) }
         defer {
             claimed.withLock { _ = $0.remove(directory) }

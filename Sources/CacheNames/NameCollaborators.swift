@@ -73,7 +73,8 @@ package protocol NameFingerprinting: Sendable {
 }
 
 /// What ``Names`` starts from: the store's state at mount (usage, pool settings, the id
-/// range, unit roots), the access times it shares with the byte store, and its environment.
+/// range, unit roots), the access times it shares with the byte store, its memory budget
+/// and its environment.
 package struct NamesSetup: Sendable {
     package var usage: [EntryID: PoolUsage]
     package var poolSettings: [EntryID: PoolSettings]
@@ -83,10 +84,13 @@ package struct NamesSetup: Sendable {
     package var fingerprints: any NameFingerprinting
     package var clock: any WallClock
     package var logger: Logger
+    /// When idle directories leave memory (`-o memory_budget`, `memory_idle`).
+    package var memoryBudget: MemoryBudget
 
     package init(usage: [EntryID: PoolUsage], poolSettings: [EntryID: PoolSettings], ids: IDReservation,
                  unitRoots: Set<EntryID>, access: AccessTracker, fingerprints: any NameFingerprinting,
-                 clock: any WallClock, logger: Logger) {
+                 clock: any WallClock, logger: Logger, memoryBudget: MemoryBudget = MemoryBudget()) {
+        self.memoryBudget = memoryBudget
         self.usage = usage
         self.poolSettings = poolSettings
         self.ids = ids

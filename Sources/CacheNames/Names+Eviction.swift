@@ -15,10 +15,16 @@ extension Names {
 
     /// Ends the pin leases of `ids` that have run out; returns their pools.
     package func endPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID> {
-        // Each lease ended changes memory before the next is read: all load first, and an
-        // id memory does not hold then is gone.
-        loadEntries(ids)
-        return namespace.withLock { namespace in
+        keepingLoaded {
+            // Each lease ended changes memory before the next is read: all load first, and an
+            // id memory does not hold then is gone.
+            loadEntries(ids)
+            return endLoadedPinLeases(of: ids, at: time)
+        }
+    }
+
+    private func endLoadedPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID> {
+        namespace.withLock { namespace in
             var pools: Set<EntryID> = []
             for id in ids {
                 guard let record = namespace.inodes[id]?.record, record.parent != nil, record.pinnedUntil > 0,

@@ -76,9 +76,14 @@ extension Names {
                     unloadable[id] = CacheError.notFound
                     return
                 }
+                let mark = unloadGate.mark
                 try load(parent == 0 ? id : parent)
-                // A loaded directory is the truth: a row it does not list is a removal not yet committed.
-                if !namespace.withLock({ $0.inodes[id] != nil }) { unloadable[id] = CacheError.notFound }
+                // A loaded directory is the truth: a row it does not list is a removal not yet
+                // committed, unless the directory was unloaded again since (then the next hold
+                // misses it and it loads again).
+                if !namespace.withLock({ $0.inodes[id] != nil }) && !unloadGate.unloadedSince(mark) {
+                    unloadable[id] = CacheError.notFound
+                }
             } catch {
                 unloadable[id] = error
             }
@@ -129,6 +134,7 @@ extension Names {
     /// namespace lock and installs each in holds of a bounded number of names. One loader a
     /// directory: another that needs it meanwhile waits for that one's install to end.
     package func load(_ directory: EntryID) throws {
+        let mark = unloadGate.mark
         var chain: [(id: EntryID, row: EntryRecord?)] = [(directory, nil)]
         // Ancestors first: a directory installs only where its own entry is in memory.
         while let last = chain.last, !namespace.withLock({ $0.inodes[last.id] != nil }) {
@@ -159,6 +165,9 @@ extension Names {
                     namespace.withLock { $0.abandonInstall(of: next) }
                     throw error
                 }
+                // Loaded counts as used: an idle time passes before it may leave memory again.
+                let time = now.nanoseconds
+                namespace.withLock { $0.noteUse(of: next, at: time) }
                 // Growing the tables to a big directory freed their smaller copies; hand
                 // those pages back rather than keep them resident.
                 if installed >= Tunables.trimAfterLoadingEntries { malloc_trim(0) }
@@ -167,6 +176,9 @@ extension Names {
         do {
             try namespace.withLock { try $0.requireLoaded(directory) }
         } catch is NamespaceMiss {
+            // Unloaded again since (idle past the memory budget): the hold that needs it misses
+            // and loads it again.
+            if unloadGate.unloadedSince(mark) { return }
             // Read, but not installed: its entry left memory meanwhile (a removal the index
             // has not committed yet).
             throw CacheError.notFound

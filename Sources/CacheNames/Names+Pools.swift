@@ -44,26 +44,29 @@ extension Names {
         guard let limit = sizeLimit(for: record) else { return nil }
         guard !units.isEmpty else { return limit }
         let roots = units.all
-        for attempt in 0..<2 {
-            let answer = namespace.withLock { namespace -> (limit: Int64?, walk: EntryID?) in
-                // The parents' walk is memory only.
-                guard let unit = namespace.unit(of: record, roots: roots) else { return (limit, nil) }
-                let own = namespace.inodes[record.entryID]?.record
-                let ownBytes = own.map { $0.persistent || !countsInUsage($0) ? 0 : $0.size } ?? 0
-                if let known = namespace.unitBytes[unit] { return (limit - (known - ownBytes), nil) }
-                guard attempt > 0 else { return (nil, unit) }
-                do {
-                    return (limit - (try unitBytes(of: unit, in: &namespace) - ownBytes), nil)
-                } catch {
-                    logger.error("could not count unit \(unit) to size a write: \(error)")
-                    return (limit, nil)
+        // The walk loads the unit before the hold that counts it: no unload in between.
+        return keepingLoaded { () -> Int64? in
+            for attempt in 0..<2 {
+                let answer = namespace.withLock { namespace -> (limit: Int64?, walk: EntryID?) in
+                    // The parents' walk is memory only.
+                    guard let unit = namespace.unit(of: record, roots: roots) else { return (limit, nil) }
+                    let own = namespace.inodes[record.entryID]?.record
+                    let ownBytes = own.map { $0.persistent || !countsInUsage($0) ? 0 : $0.size } ?? 0
+                    if let known = namespace.unitBytes[unit] { return (limit - (known - ownBytes), nil) }
+                    guard attempt > 0 else { return (nil, unit) }
+                    do {
+                        return (limit - (try unitBytes(of: unit, in: &namespace) - ownBytes), nil)
+                    } catch {
+                        logger.error("could not count unit \(unit) to size a write: \(error)")
+                        return (limit, nil)
+                    }
                 }
+                guard let unit = answer.walk else { return answer.limit }
+                // Counted once: the unit's directories load outside the lock first.
+                loadSubtreeOutsideTheLock(unit)
             }
-            guard let unit = answer.walk else { return answer.limit }
-            // Counted once: the unit's directories load outside the lock first.
-            loadSubtreeOutsideTheLock(unit)
+            return limit
         }
-        return limit
     }
 
     func isOverLimit(_ pool: EntryID) -> Bool {

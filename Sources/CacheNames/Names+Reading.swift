@@ -18,6 +18,7 @@ extension Names {
         let (found, pool) = try withLoaded([parent]) { namespace -> (EntryRecord?, EntryID) in
             let directory = try namespace.record(parent)
             guard directory.kind == .directory else { throw CacheError.notDirectory }
+            namespace.noteUse(of: parent, at: time.nanoseconds)
             guard let found = try namespace.child(of: parent, named: Data(name)) else { return (nil, directory.pool) }
             if found.kind == .file && isExpired(found, at: time) { return (found, directory.pool) }
             namespace.modify(found.entryID) { $0.lookups += 1 }
@@ -57,8 +58,10 @@ extension Names {
     package func readdir(_ id: EntryID, offset: Int64, limit: Int, fromOrigin: [OriginName]?) throws
         -> [DirectoryItem]
     {
-        try withLoaded([id]) { namespace in
-            try listPage(id, offset: offset, limit: limit, fromOrigin: fromOrigin, in: &namespace)
+        let time = now.nanoseconds
+        return try withLoaded([id]) { namespace in
+            namespace.noteUse(of: id, at: time)
+            return try listPage(id, offset: offset, limit: limit, fromOrigin: fromOrigin, in: &namespace)
         }
     }
 
@@ -67,7 +70,9 @@ extension Names {
     /// lookup, in the same hold of the namespace as the listing.
     package func readdirPlus(_ id: EntryID, offset: Int64, limit: Int, fromOrigin: [OriginName]?,
                              fits: (DirectoryItem) -> Bool) throws -> [DirectoryItem] {
-        try withLoaded([id]) { namespace in
+        let time = now.nanoseconds
+        return try withLoaded([id]) { namespace in
+            namespace.noteUse(of: id, at: time)
             var chosen: [DirectoryItem] = []
             for item in try listPage(id, offset: offset, limit: limit, fromOrigin: fromOrigin, in: &namespace) {
                 guard fits(item) else { break }

@@ -20,6 +20,15 @@ extension Names {
                              qualifies: (EntryRecord, Timestamp) -> Bool = { _, _ in true }, unit: EntryRecord? = nil)
         -> (files: Int, bytes: Int64, ids: Set<EntryID>)
     {
+        keepingLoaded {
+            removeFilesInBatches(candidates, as: kind, reason: reason, qualifies: qualifies, unit: unit)
+        }
+    }
+
+    private func removeFilesInBatches(_ candidates: [EntryRecord], as kind: CacheEventKind, reason: String,
+                                      qualifies: (EntryRecord, Timestamp) -> Bool, unit: EntryRecord?)
+        -> (files: Int, bytes: Int64, ids: Set<EntryID>)
+    {
         let time = now
         let holds = unit == nil ? stride(from: 0, to: candidates.count, by: Tunables.removalsPerHold).map {
             Array(candidates[$0..<min($0 + Tunables.removalsPerHold, candidates.count)])

@@ -36,8 +36,13 @@ package final class Names: Sendable {
     let poolChanges = Mutex(())
     /// Directories whose contents are evicted together (`user.cache.unit`).
     let units: UnitRoots
-    /// Directories being loaded now, one loader each (``LoadsInFlight``).
+    /// Directories being loaded or unloaded now, one at a time each (``LoadsInFlight``).
     let loadsInFlight = LoadsInFlight()
+    /// How many loaded entries may stay when idle directories could leave (``unloadIdleDirectories()``).
+    package let memoryBudget: MemoryBudget
+    /// Keeps unloads apart from operations that load directories first and change them in
+    /// later holds (``keepingLoaded(_:)``).
+    let unloadGate = UnloadGate()
 
     /// Where changes go, in the order memory made them (the index writer).
     let index: any IndexLog
@@ -61,6 +66,7 @@ package final class Names: Sendable {
         ids = Mutex(setup.ids)
         access = setup.access
         units = UnitRoots(setup.unitRoots)
+        memoryBudget = setup.memoryBudget
         fingerprints = setup.fingerprints
         clock = setup.clock
         logger = setup.logger

@@ -4,9 +4,10 @@ import struct Foundation.Data
 /// Names and metadata in memory: the one truth the request threads read and change.
 ///
 /// Directories are loaded from the index the first time anything inside them is needed
-/// (a lookup, a listing, a removal chosen by the evictor) and stay loaded: from then on
-/// every change to their names goes through here first and reaches the index later, in
-/// order, through the index writer (`IndexLog`).
+/// (a lookup, a listing, a removal chosen by the evictor) and stay loaded while used (an
+/// idle one may leave again past the memory budget: `NamespaceState+Unloading`): while
+/// loaded, every change to their names goes through here first and reaches the index later,
+/// in order, through the index writer (`IndexLog`).
 ///
 /// It holds nothing that can read the index, so no hold of the namespace lock waits for
 /// I/O: what a hold reaches that is not loaded throws a ``NamespaceMiss``, and ``Names``
@@ -20,7 +21,8 @@ import struct Foundation.Data
 /// - an entry without a name (`record.parent == nil`) stays in `inodes` while referenced.
 struct NamespaceState: Sendable {
     private(set) var inodes = InodeTable()
-    private var directories: [EntryID: DirectoryChildren] = [:]
+    /// Loaded directories' names (`NamespaceState+Unloading` takes idle ones out).
+    var directories: [EntryID: DirectoryChildren] = [:]
     /// Index changes made during the current hold of the lock; ``Namespace`` hands them to
     /// the writer as one group when the hold ends, so a crash keeps all of an operation or none.
     private(set) var outbox: [IndexChange] = []
@@ -37,7 +39,7 @@ struct NamespaceState: Sendable {
     private(set) var unitBytes: [EntryID: Int64] = [:]
     /// Directories whose install has begun but not ended (``install(_:from:)``): their names
     /// so far, not yet visible to lookups.
-    private var installing: [EntryID: PartialInstall] = [:]
+    var installing: [EntryID: PartialInstall] = [:]
 
     init() {}
 
@@ -322,6 +324,19 @@ struct NamespaceState: Sendable {
 
     // MARK: - Loading
 
+    /// Takes an inode out of memory and logs nothing: the index's row is its truth again
+    /// (an unload, `NamespaceState+Unloading`).
+    mutating func leaveToIndex(_ id: EntryID) {
+        inodes[id] = nil
+    }
+
+    /// Packs the inode table (``InodeTable/compact()``); the tables that hold its positions follow.
+    mutating func compactInodes() {
+        let newSlot = inodes.compact()
+        for id in directories.keys { directories[id]?.remapSlots(newSlot) }
+        for id in installing.keys { installing[id]?.children.remapSlots(newSlot) }
+    }
+
     func isLoaded(_ directory: EntryID) -> Bool {
         directories[directory] != nil
     }
@@ -423,7 +438,7 @@ struct NamespaceState: Sendable {
 }
 
 /// What a directory's install has put in memory so far.
-private struct PartialInstall {
+struct PartialInstall {
     var children = DirectoryChildren()
     /// Entries this install put in memory (memory's copy of any other is the truth).
     var readNow: Set<EntryID> = []

@@ -64,6 +64,15 @@ struct SlotTable: Sendable {
         buckets.compactMap { $0 == 0 || $0 == Self.tombstone ? nil : UInt32(truncatingIfNeeded: $0) - 1 }
     }
 
+    /// Moves every stored slot to `newSlot[slot]` (an inode table that was compacted); each
+    /// bucket keeps its hash, so nothing moves in the table.
+    mutating func remapSlots(_ newSlot: [UInt32]) {
+        for position in buckets.indices where buckets[position] != 0 && buckets[position] != Self.tombstone {
+            let slot = UInt32(truncatingIfNeeded: buckets[position]) - 1
+            buckets[position] = buckets[position] & 0xFFFF_FFFF_0000_0000 | UInt64(newSlot[Int(slot)] + 1)
+        }
+    }
+
     /// The bucket a hash starts probing at: the hash scaled onto the capacity.
     private func home(of hash: UInt32) -> Int {
         Int((UInt64(hash) &* UInt64(buckets.count)) >> 32)

@@ -37,8 +37,10 @@ extension Attributes {
         case .directory where attribute == .unit:
             try setUnit(id, text: text)
         case .directory:
-            names.loadSubtreeOutsideTheLock(id)
-            try setEntryFlag(attribute, text: text, on: id)
+            try names.keepingLoaded {
+                names.loadSubtreeOutsideTheLock(id)
+                try setEntryFlag(attribute, text: text, on: id)
+            }
         case .file: try setEntryFlag(attribute, text: text, on: id)
         case .pool: try setPoolSettings(attribute, text: text, on: current)
         case .root: try setRootSetting(attribute, text: text)

@@ -36,6 +36,8 @@ public final class CacheEngine: Sendable {
     let readThrough: ReadThrough
     let files: Files
     let attributes: Attributes
+    /// Idle directories leaving memory past the memory budget, on a thread of its own.
+    let unloader: BackgroundWorker
     /// Threads for fetches and byte removals.
     let threads = BlockingPool()
     private let logger: Logger
@@ -71,7 +73,7 @@ public final class CacheEngine: Sendable {
         let setup = NamesSetup(usage: opened.usage, poolSettings: opened.poolSettings, ids: opened.ids,
                                unitRoots: opened.unitRoots, access: access,
                                fingerprints: NameFingerprints(encryption: configuration.encryption),
-                               clock: configuration.clock, logger: logger)
+                               clock: configuration.clock, logger: logger, memoryBudget: configuration.memoryBudget)
         names = Names(setup: setup, index: writer, directories: configuration.directorySource(index), fetches: fetches,
                       replacement: evictor.replacement, counters: counters,
                       effects: EngineNameEffects(bytes: bytes, events: events, notifications: notifications,
@@ -89,11 +91,14 @@ public final class CacheEngine: Sendable {
         attributes = Attributes(names: names, files: files, readThrough: readThrough, eviction: eviction, writer: writer,
                                 evictor: evictor, counters: counters, events: events, layout: layout,
                                 warnings: warnings, logger: logger)
+        unloader = BackgroundWorker(tick: configuration.memoryBudget.checkSeconds, name: "cachefs-unload",
+                                    roundAtStart: false)
         encrypting?.alarm.record(in: events, clock: configuration.clock)
         evictor.start(serving: eviction)
         notifications.start()
         files.start()
         bytes.start()
+        unloader.start { [names] in names.unloadIdleDirectories() }
         // Limits may have been lowered (by --pool) since the last mount.
         evictor.requestEnforcement(of: names.poolIDs())
         attributes.checkFloors()
@@ -101,6 +106,7 @@ public final class CacheEngine: Sendable {
 
     /// Flushes everything and closes what is still open; the store reopens cleanly after.
     public func shutdown() {
+        unloader.stop()
         readThrough.stop()
         evictor.stop()
         notifications.stop()
@@ -138,6 +144,7 @@ public final class CacheEngine: Sendable {
     /// Stops the threads without saving anything, leaving the store as `kill -9` would
     /// (for tests): what the index writer had not committed is lost.
     func simulateCrash() {
+        unloader.stop()
         readThrough.stop()
         evictor.stop()
         notifications.stop()

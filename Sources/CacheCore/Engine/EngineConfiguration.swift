@@ -27,6 +27,8 @@ public struct EngineConfiguration: Sendable {
     /// `--origin POOL=URL` options; persisted with the pool's policy.
     public var origins: [OriginOverride] = []
     public var originSettings = OriginSettings()
+    /// `-o memory_budget`, `memory_idle`: when idle directories leave memory.
+    public var memoryBudget = MemoryBudget()
     /// The unlocked keys of an encrypted store (`cachefs mount --encrypt`, see
     /// ``StoreKeyFile``); nil for a plaintext store.
     public var encryption: StoreEncryption?

@@ -87,6 +87,7 @@ final class EngineEvictionHost: EvictionHost, Sendable {
     }
 
     func loadEntries(_ ids: [EntryID]) -> Set<EntryID> { names.loadEntries(ids) }
+    func keepingLoaded<T>(_ body: () throws -> T) rethrows -> T { try names.keepingLoaded(body) }
 
     func fingerprint(of record: EntryRecord) -> UInt64 { names.fingerprint(of: record) }
     func fingerprint(parent: EntryID, name: Data) -> UInt64 { names.fingerprint(parent: parent, name: name) }
@@ -208,8 +209,10 @@ extension EngineEvictionHost {
 
     func removeUnit(_ unit: EvictionUnit, as kind: CacheEventKind, reason: String,
                     qualifies: (EntryRecord, Timestamp) -> Bool) -> (files: Int, bytes: Int64, ids: Set<EntryID>) {
-        // Its check walks the whole unit inside the hold: every directory of it loads first, outside.
-        names.loadSubtreeOutsideTheLock(unit.root.entryID)
-        return names.removeFiles(unit.files, as: kind, reason: reason, qualifies: qualifies, unit: unit.root)
+        names.keepingLoaded {
+            // Its check walks the whole unit inside the hold: every directory of it loads first, outside.
+            names.loadSubtreeOutsideTheLock(unit.root.entryID)
+            return names.removeFiles(unit.files, as: kind, reason: reason, qualifies: qualifies, unit: unit.root)
+        }
     }
 }

@@ -38,6 +38,9 @@ protocol EvictionHost: AnyObject, Sendable {
     /// afterwards an id memory does not hold is gone, but for those returned, whose
     /// directory could not be read (logged).
     func loadEntries(_ ids: [EntryID]) -> Set<EntryID>
+    /// Runs `body` (a pass: it loads directories and relies on them in later holds) with no
+    /// directory unloaded meanwhile (`Names.keepingLoaded`).
+    func keepingLoaded<T>(_ body: () throws -> T) rethrows -> T
     /// The name fingerprint a policy keeps for a file (see `ReplacementTable`).
     func fingerprint(of record: EntryRecord) -> UInt64
     /// The same for a name read from the index without its record.

@@ -27,7 +27,7 @@ extension Evictor {
 
     /// Evicts files in the pool's policy order until the pool is at its low watermark.
     func enforceLimits(of pool: EntryID, in host: any EvictionHost) {
-        pass.withLock { _ in enforceLimitsInPass(of: pool, in: host) }
+        inPass(of: host) { enforceLimitsInPass(of: pool, in: host) }
     }
 
     private func enforceLimitsInPass(of pool: EntryID, in host: any EvictionHost) {
@@ -128,7 +128,7 @@ extension Evictor {
 
     /// Removes every file older than its max age (the pool's, or its own expiration).
     func sweepExpired(pools: [EntryID]? = nil, in host: any EvictionHost) {
-        pass.withLock { _ in sweepExpiredInPass(pools: pools, in: host) }
+        inPass(of: host) { sweepExpiredInPass(pools: pools, in: host) }
     }
 
     private func sweepExpiredInPass(pools: [EntryID]?, in host: any EvictionHost) {
@@ -223,7 +223,7 @@ extension Evictor {
     /// so the others make up for it.
     @discardableResult
     func relievePressure(extra: Int64 = 0, in host: any EvictionHost) -> PressureOutcome {
-        pass.withLock { _ in relievePressureInPass(extra: extra, in: host) }
+        inPass(of: host) { relievePressureInPass(extra: extra, in: host) }
     }
 
     private func relievePressureInPass(extra: Int64, in host: any EvictionHost) -> PressureOutcome {
@@ -338,7 +338,7 @@ extension Evictor {
 
     /// `user.cache.clear`: remove every cached file that is not pinned.
     func clear(pools: [EntryID], in host: any EvictionHost) {
-        pass.withLock { _ in clearInPass(pools: pools, in: host) }
+        inPass(of: host) { clearInPass(pools: pools, in: host) }
     }
 
     private func clearInPass(pools: [EntryID], in host: any EvictionHost) {

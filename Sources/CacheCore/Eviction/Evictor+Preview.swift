@@ -7,7 +7,7 @@ import CachePolicy
 /// waits for a pass in progress and no pass runs while it reads.
 extension Evictor {
     func preview(of pool: EntryID, _ request: PreviewRequest, in host: any EvictionHost) throws -> [PreviewVictim] {
-        try pass.withLock { _ in try previewInPass(of: pool, request, in: host) }
+        try inPass(of: host) { try previewInPass(of: pool, request, in: host) }
     }
 
     private func previewInPass(of pool: EntryID, _ request: PreviewRequest, in host: any EvictionHost) throws

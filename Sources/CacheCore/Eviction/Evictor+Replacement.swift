@@ -41,11 +41,12 @@ extension Evictor {
     /// The next victims of a pool's in-memory policy until `need` is met, or nil when the
     /// pool takes its victims from the index. The policy asks about each candidate in its
     /// order, and one that cannot go now stays in the policy, passed over as the policy passes
-    /// over any (S3-FIFO and SIEVE move it on): a file pinned or being written, one whose
-    /// directory could not be read (offered again later), and one whose directory is not
-    /// loaded yet (policies are rebuilt from the index at mount): those directories load
-    /// outside the namespace lock and the policy is asked again, so no index read happens
-    /// inside the hold. A file that is
+    /// over any (S3-FIFO and SIEVE move it on): a file pinned or being written, or one whose
+    /// directory could not be read (offered again later). One whose directory is not loaded
+    /// (policies are rebuilt from the index at mount; idle directories leave memory) ends the
+    /// hold where the policy offered it: its directory loads outside the namespace lock, so no
+    /// index read happens inside the hold, and the next hold judges it at that same place, so
+    /// its place in the order does not depend on what memory held. A file that is
     /// gone by then is dropped. A `dryRun` chooses the same victims from a copy of the policy
     /// and changes nothing (a preview).
     func policyVictims(of pool: EntryID, need: Need, dryRun: Bool = false, in host: any EvictionHost) -> [EntryRecord]? {
@@ -99,8 +100,13 @@ extension Evictor {
                             // Gone once its directory was loaded: taken, then dropped below.
                             may = !unreadable.contains(id)
                         } else {
+                            // Its directory is not loaded (not yet, or unloaded): judged in the
+                            // next hold, once loaded, at the place the policy offers it now.
+                            // Passed over, it would move in the policy's order because of
+                            // what memory holds.
                             notLoaded.insert(id)
-                            may = false
+                            endsHold = id
+                            return true
                         }
                         // A long search (past files not loaded, or pinned) ends the hold: the
                         // candidate it ended on is judged in the next one.

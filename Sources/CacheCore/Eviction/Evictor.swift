@@ -64,6 +64,16 @@ final class Evictor: Sendable {
     }
 
     /// Stops the thread after its current round, which ends after its current batch.
+    /// Runs `body` as the one pass, with no directory unloaded meanwhile: a pass loads the
+    /// directories of its victims and relies on them in the holds that follow.
+    func inPass<T>(of host: any EvictionHost, _ body: () throws -> T) rethrows -> T {
+        try host.keepingLoaded {
+            var result: T?
+            try pass.withLock { _ in result = try body() }
+            return result!
+        }
+    }
+
     func stop() {
         stopping.store(true, ordering: .releasing)
         thread.stop()
@@ -113,7 +123,7 @@ final class Evictor: Sendable {
             host.flushAccessTimes()
         }
         for pool in replacement.poolsToBuild() {
-            pass.withLock { _ in buildPolicyIfNeeded(of: pool, in: host) }
+            inPass(of: host) { buildPolicyIfNeeded(of: pool, in: host) }
         }
         endPinLeases(in: host)
         for pool in due.pools { enforceLimits(of: pool, in: host) }

@@ -26,6 +26,8 @@ struct MountCommand: ParsableCommand {
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
+            memory_budget=SIZE (names kept loaded, at about 176 bytes a file; past it, directories \
+            unused for memory_idle=SECONDS leave memory until used again; defaults 128M and 60), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
             encrypt (as --encrypt), key_file=PATH (as --key-file), \
             origin=POOL=URL (as --origin), s3_endpoint=URL (the S3 server of s3:// origins, \
@@ -107,6 +109,7 @@ struct MountCommand: ParsableCommand {
                 storePath: storePath, poolOverrides: settings.pools, minFree: settings.minFree, notifier: notifier,
                 logger: logger, sweepSeconds: settings.sweepSeconds, durabilitySeconds: settings.syncSeconds,
                 commitWindowSeconds: settings.commitSeconds)
+            configuration.memoryBudget = settings.memoryBudget
             configuration.origins = settings.origins
             configuration.originSettings.s3Endpoint = settings.s3Endpoint
             configuration.encryption = encryption

@@ -79,10 +79,13 @@ struct StatusCommand: ParsableCommand {
         var pools: [PoolStatus]
         /// What the daemon says a user must act on.
         var warnings: [String]
+        /// Entries the daemon holds in memory, and how many it keeps before idle directories leave.
+        var loadedEntries: Int64
+        var loadedEntriesBudget: Int64
 
         enum CodingKeys: String, CodingKey {
             case mount, store, pools, warnings
-            case minFree = "min_free"
+            case minFree = "min_free", loadedEntries = "loaded_entries", loadedEntriesBudget = "loaded_entries_budget"
         }
     }
 
@@ -93,7 +96,9 @@ struct StatusCommand: ParsableCommand {
                 mount: mount, store: try Xattr.get(mount, "user.cache.store"),
                 minFree: try Xattr.get(mount, "user.cache.min_free"),
                 pools: try poolDirectories(of: mount).map { try poolStatus(mount + "/" + $0, name: $0) },
-                warnings: try Xattr.get(mount, "user.cache.warnings").split(separator: "\n").map(String.init))
+                warnings: try Xattr.get(mount, "user.cache.warnings").split(separator: "\n").map(String.init),
+                loadedEntries: Int64(try Xattr.get(mount, "user.cache.loaded_entries")) ?? 0,
+                loadedEntriesBudget: Int64(try Xattr.get(mount, "user.cache.loaded_entries_budget")) ?? 0)
             if format == .prometheus {
                 print(PrometheusStatus.render(report.pools), terminator: "")
             } else if json || format == .json {
@@ -139,7 +144,8 @@ struct StatusCommand: ParsableCommand {
     }
 
     private func printTable(_ report: Report) {
-        print("store \(report.store), min_free \(report.minFree)")
+        print("store \(report.store), min_free \(report.minFree), loaded entries \(report.loadedEntries) "
+            + "(memory budget \(report.loadedEntriesBudget))")
         for warning in report.warnings { print("warning: \(warning)") }
         let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "GOAL",
                       "HIT RATIO", "BYTE HIT", "EVICTED", "OLDEST ACCESS"]

@@ -14,6 +14,8 @@ struct MountSettings {
     var pools: [PoolOverride] = []
     var fuse = FuseMountOptions()
     var minFree: MinFree?
+    /// `memory_budget=SIZE`, `memory_idle=SECONDS`: when idle directories leave memory.
+    var memoryBudget = MemoryBudget()
     var sweepSeconds = Tunables.sweepSeconds
     var syncSeconds = Tunables.durabilitySeconds
     /// How long the index writer lets changes gather before a group commit.
@@ -134,6 +136,15 @@ struct MountSettings {
                 throw Problem(description: "mount option key_file needs a path, as in key_file=/etc/cachefs/store.key")
             }
             keyFile = value
+        case "memory_budget":
+            guard let value, let bytes = ValueParsing.byteSize(value), bytes >= 0 else {
+                throw Problem(description: "mount option memory_budget needs a size, as in memory_budget=128M")
+            }
+            memoryBudget.bytes = bytes
+        case "memory_idle":
+            let seconds = try number(value)
+            guard seconds >= 1 else { throw Problem(description: "memory_idle must be at least 1 second") }
+            memoryBudget.idleSeconds = seconds
         case "min_free":
             guard let value, let parsed = MinFree.parse(value) else {
                 throw Problem(description: "mount option min_free needs a size or percentage, as in min_free=1G or min_free=5%")

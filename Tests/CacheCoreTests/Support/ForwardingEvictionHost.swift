@@ -36,6 +36,7 @@ final class ForwardingEvictionHost: EvictionHost {
     }
     var openHandleCount: Int { real.openHandleCount }
     func closedFiles(_ candidates: [EntryRecord]) -> [EntryRecord] { real.closedFiles(candidates) }
+    func keepingLoaded<T>(_ body: () throws -> T) rethrows -> T { try real.keepingLoaded(body) }
     func freeSpace() throws -> (available: Int64, total: Int64) { try real.freeSpace() }
     func minFree() throws -> MinFree { try real.minFree() }
 

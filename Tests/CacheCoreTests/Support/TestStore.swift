@@ -20,11 +20,13 @@ final class TestStore {
     func open(clock: ManualClock = ManualClock(), disk: any Disk = PosixDisk(),
               overrides: [PoolOverride] = [], commitWindow: Double = 0.005,
               waitingForLock: Bool = true, encryption: StoreEncryption? = nil,
-              directorySource: (@Sendable (IndexDatabase) -> any DirectorySource)? = nil) throws -> CacheEngine {
+              directorySource: (@Sendable (IndexDatabase) -> any DirectorySource)? = nil,
+              memoryBudget: MemoryBudget = MemoryBudget()) throws -> CacheEngine {
         if waitingForLock && FileManager.default.fileExists(atPath: path + "/lock") { try Self.waitUntilUnlocked(path) }
         var configuration = EngineConfiguration(storePath: path, poolOverrides: overrides, clock: clock, disk: disk,
                                                 accessFlushSeconds: 3600, commitWindowSeconds: commitWindow)
         configuration.encryption = encryption
+        configuration.memoryBudget = memoryBudget
         if let directorySource { configuration.directorySource = directorySource }
         return try CacheEngine(configuration)
     }
