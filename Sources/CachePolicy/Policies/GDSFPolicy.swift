@@ -111,6 +111,12 @@ public struct GDSFPolicy: ReplacementPolicy {
         insert(key, fingerprint: fingerprint, size: size, cost: cost)
     }
 
+    public mutating func reserveCapacity(_ residents: Int) {
+        entries.reserveCapacity(residents)
+        heap.reserveCapacity(residents)
+        index.reserveCapacity(residents, in: entries)
+    }
+
     /// The priority keeps the clock it was set at; only its frequency × cost / size part
     /// changes with the new size and cost.
     public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {

@@ -64,9 +64,21 @@ struct SlotIndex: Sendable {
         count -= 1
     }
 
+    /// Room for `residents` slots without growing: one allocation where growing one slot at a
+    /// time would leave every smaller table behind as garbage in the allocator.
+    mutating func reserveCapacity<Element: KeyedSlot>(_ residents: Int, in elements: [Element]) {
+        var size = max(16, buckets.count)
+        while residents * 4 > size * 3 { size *= 2 }
+        if size > buckets.count { rehash(into: size, elements) }
+    }
+
     private mutating func grow<Element: KeyedSlot>(_ elements: [Element]) {
+        rehash(into: max(16, buckets.count * 2), elements)
+    }
+
+    private mutating func rehash<Element: KeyedSlot>(into size: Int, _ elements: [Element]) {
         let old = buckets
-        buckets = Array(repeating: Self.none, count: max(16, old.count * 2))
+        buckets = Array(repeating: Self.none, count: size)
         for slot in old where slot != Self.none { place(slot, key: elements[Int(slot)].key) }
     }
 }

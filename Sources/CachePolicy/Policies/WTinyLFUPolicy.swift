@@ -112,6 +112,10 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         probation.appendNewest(key, fingerprint: fingerprint, size: size)
     }
 
+    /// Restored objects all go to probation. The sketch grows as before (its width decides
+    /// what it remembers).
+    public mutating func reserveCapacity(_ residents: Int) { probation.reserveCapacity(residents) }
+
     public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
         if let slot = window.slot(of: key) {
             window.resize(slot, to: size)
