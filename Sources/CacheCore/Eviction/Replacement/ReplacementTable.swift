@@ -131,7 +131,7 @@ final class ReplacementTable: Sendable {
                 policy.restore(resident.id, fingerprint: resident.fingerprint, size: resident.size,
                                cost: costing.cost(size: resident.size, ownMilliseconds: resident.costMilliseconds))
             }
-            state.residents = .built(policy)
+            state.install(policy)
             for change in pending { state.replay(change) }
         }
     }
@@ -140,11 +140,8 @@ final class ReplacementTable: Sendable {
     /// copy). Nil when the pool has no built in-memory policy.
     func withPolicy<Result>(of pool: EntryID, _ body: (inout AnyReplacementPolicy) -> Result) -> Result? {
         self.pool(pool)?.state.withLock { state -> Result? in
-            guard case .built(var policy) = state.residents else { return nil }
-            state.residents = .index
-            let result = body(&policy)
-            state.residents = .built(policy)
-            return result
+            guard case .built = state.residents else { return nil }
+            return body(&state.policy!)
         }
     }
 
