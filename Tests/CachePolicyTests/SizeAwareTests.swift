@@ -231,6 +231,33 @@ import Testing
         }
     }
 
+    /// Reserving room (as a build from the index does, or later, on a policy that holds
+    /// residents) changes no victim: the same random sequence with and without.
+    @Test(arguments: PolicyKind.allCases)
+    func reservingCapacityChangesNoDecision(kind: PolicyKind) {
+        func victims(reserving: Bool) -> [CacheKey?] {
+            var policy = AnyReplacementPolicy(kind: kind)
+            var generator = SeededGenerator(seed: 11)
+            var victims: [CacheKey?] = []
+            if reserving { policy.reserveCapacity(100) }
+            for step in 0..<3_000 {
+                if reserving && step == 1_000 { policy.reserveCapacity(700) }
+                let key = CacheKey.random(in: 0..<300, using: &generator)
+                let size = Int64.random(in: 1...100, using: &generator)
+                switch Int.random(in: 0..<6, using: &generator) {
+                case 0, 1: policy.insert(key, fingerprint: UInt64(key), size: size, cost: 1)
+                case 2: policy.restore(key, fingerprint: UInt64(key), size: size, cost: 1)
+                case 3: policy.access(key)
+                case 4: policy.remove(key)
+                default: victims.append(policy.evict())
+                }
+            }
+            while let victim = policy.evict() { victims.append(victim) }
+            return victims
+        }
+        #expect(victims(reserving: true) == victims(reserving: false), "\(kind)")
+    }
+
     /// Main holds eight restored objects of 100 bytes, the small queue two of 1 byte. By
     /// objects the small queue is over its 10 % (2 of 10) and its tail would go; by bytes it
     /// holds 2 of 802, under its 81, so main's oldest goes.
