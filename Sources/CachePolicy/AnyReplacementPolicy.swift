@@ -79,6 +79,16 @@ public struct AnyReplacementPolicy: Sendable {
         }
     }
 
+    public mutating func reserveCapacity(_ residents: Int) {
+        switch kind {
+        case .lru: lru!.reserveCapacity(residents)
+        case .s3fifo: s3fifo!.reserveCapacity(residents)
+        case .sieve: sieve!.reserveCapacity(residents)
+        case .tinylfu: tinylfu!.reserveCapacity(residents)
+        case .gdsf: gdsf!.reserveCapacity(residents)
+        }
+    }
+
     public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
         switch kind {
         case .lru: lru!.resize(key, size: size, cost: cost)
@@ -134,6 +144,7 @@ public struct AnyReplacementPolicy: Sendable {
         while let key = draining.evict() {
             order.append((key, fingerprint(of: key) ?? UInt64(bitPattern: key), size(of: key) ?? 0))
         }
+        converted.reserveCapacity(order.count)
         for resident in order {
             converted.restore(resident.key, fingerprint: resident.fingerprint, size: resident.size,
                               cost: cost(resident.key, resident.size))

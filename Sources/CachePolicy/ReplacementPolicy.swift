@@ -59,6 +59,11 @@ public protocol ReplacementPolicy: Sendable {
     /// frequency history.
     mutating func restore(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double)
 
+    /// Room for `residents` objects in all without growing: a policy built from a known count
+    /// of residents allocates once, rather than growing one array after another and leaving
+    /// the smaller ones behind as garbage in the allocator. Changes no decision.
+    mutating func reserveCapacity(_ residents: Int)
+
     /// A resident object's size (and so, for the `bytes` goal, its cost) changed: a file
     /// that grew or was truncated. Not an access. Unknown keys are ignored.
     mutating func resize(_ key: CacheKey, size: Int64, cost: Double)

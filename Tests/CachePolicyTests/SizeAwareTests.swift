@@ -139,14 +139,36 @@ import Testing
 
     @Test(arguments: 1...40 as ClosedRange<UInt64>)
     func gdsfAgreesWithItsReference(seed: UInt64) {
-        var policy = GDSFPolicy()
+        compareGDSF(GDSFPolicy(), seed: seed, keys: 30)
+    }
+
+    /// Sequences (the tie-break) limited to 40 with up to 30 residents: they run out every
+    /// few operations and are numbered again, and no victim may change.
+    @Test(arguments: 1...20 as ClosedRange<UInt64>)
+    func gdsfAgreesWithItsReferenceWhenItsSequencesRunOut(seed: UInt64) {
+        compareGDSF(GDSFPolicy(sequenceLimit: 40), seed: seed, keys: 30)
+    }
+
+    /// Many residents: the entry array's free slots and the index's growth and removals.
+    @Test(arguments: 1...5 as ClosedRange<UInt64>)
+    func gdsfAgreesWithItsReferenceOverManyKeys(seed: UInt64) {
+        compareGDSF(GDSFPolicy(), seed: seed, keys: 400, steps: 3_000)
+    }
+
+    /// The entry's layout is the policy's memory per file (see `GDSFPolicy`).
+    @Test func gdsfKeepsItsEntryAt48Bytes() {
+        #expect(MemoryLayout<GDSFPolicy.Entry>.stride == 48)
+    }
+
+    func compareGDSF(_ policy: GDSFPolicy, seed: UInt64, keys: CacheKey, steps: Int = 500) {
+        var policy = policy
         var model = ReferenceGDSF()
         var generator = SeededGenerator(seed: seed)
         var pinned: Set<CacheKey> = []
         let sizes: [Int64] = [1, 2, 4, 8, 1000]
         let costs: [Double] = [1, 3, 300]
-        for step in 0..<500 {
-            let key = CacheKey.random(in: 0..<30, using: &generator)
+        for step in 0..<steps {
+            let key = CacheKey.random(in: 0..<keys, using: &generator)
             let size = sizes.randomElement(using: &generator)!
             let cost = costs.randomElement(using: &generator)!
             switch Int.random(in: 0..<12, using: &generator) {
@@ -174,6 +196,10 @@ import Testing
             }
             #expect(policy.count == model.residents.count, "seed \(seed), step \(step)")
             #expect(policy.residentBytes == model.residents.reduce(0) { $0 + $1.size }, "seed \(seed), step \(step)")
+        }
+        for resident in model.residents {
+            #expect(policy.size(of: resident.key) == resident.size, "seed \(seed)")
+            #expect(policy.fingerprint(of: resident.key) == UInt64(resident.key), "seed \(seed)")
         }
     }
 
@@ -203,6 +229,33 @@ import Testing
             #expect(policy.residentBytes == sizes.values.reduce(0, +), "\(kind)")
             #expect(policy.count == sizes.count, "\(kind)")
         }
+    }
+
+    /// Reserving room (as a build from the index does, or later, on a policy that holds
+    /// residents) changes no victim: the same random sequence with and without.
+    @Test(arguments: PolicyKind.allCases)
+    func reservingCapacityChangesNoDecision(kind: PolicyKind) {
+        func victims(reserving: Bool) -> [CacheKey?] {
+            var policy = AnyReplacementPolicy(kind: kind)
+            var generator = SeededGenerator(seed: 11)
+            var victims: [CacheKey?] = []
+            if reserving { policy.reserveCapacity(100) }
+            for step in 0..<3_000 {
+                if reserving && step == 1_000 { policy.reserveCapacity(700) }
+                let key = CacheKey.random(in: 0..<300, using: &generator)
+                let size = Int64.random(in: 1...100, using: &generator)
+                switch Int.random(in: 0..<6, using: &generator) {
+                case 0, 1: policy.insert(key, fingerprint: UInt64(key), size: size, cost: 1)
+                case 2: policy.restore(key, fingerprint: UInt64(key), size: size, cost: 1)
+                case 3: policy.access(key)
+                case 4: policy.remove(key)
+                default: victims.append(policy.evict())
+                }
+            }
+            while let victim = policy.evict() { victims.append(victim) }
+            return victims
+        }
+        #expect(victims(reserving: true) == victims(reserving: false), "\(kind)")
     }
 
     /// Main holds eight restored objects of 100 bytes, the small queue two of 1 byte. By

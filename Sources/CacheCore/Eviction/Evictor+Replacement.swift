@@ -1,3 +1,4 @@
+import CLinux
 import CacheModel
 import CachePolicy
 import Foundation
@@ -27,15 +28,25 @@ extension Evictor {
         // pool chose its policy are replayed over the result.
         host.flushAccessTimes()
         do {
-            let rows = try host.victimQueries.cachedFilesByAccess(pool: pool)
-            replacement.finishBuild(of: pool, residents: rows.map {
-                (id: $0.id, fingerprint: host.fingerprint(parent: $0.parent, name: $0.name), size: $0.size,
-                 costMilliseconds: $0.costMilliseconds)
-            })
-            host.logger.debug("pool \(pool): \(kind.rawValue) policy built from \(rows.count) cached files")
+            let built = try buildFromIndex(pool, in: host)
+            host.logger.debug("pool \(pool): \(kind.rawValue) policy built from \(built) cached files")
+            // The index's rows (names included) are freed by now, and lru, which builds
+            // nothing, never held them: hand their pages back rather than keep them resident.
+            if built >= Tunables.trimAfterLoadingEntries { malloc_trim(0) }
         } catch {
             host.logger.error("could not read the index to build pool \(pool)'s \(kind.rawValue) policy: \(error)")
         }
+    }
+
+    /// Reads the pool's cached files and installs the policy built from them; returns how
+    /// many there were.
+    private func buildFromIndex(_ pool: EntryID, in host: any EvictionHost) throws -> Int {
+        let rows = try host.victimQueries.cachedFilesByAccess(pool: pool)
+        replacement.finishBuild(of: pool, residents: rows.map {
+            (id: $0.id, fingerprint: host.fingerprint(parent: $0.parent, name: $0.name), size: $0.size,
+             costMilliseconds: $0.costMilliseconds)
+        })
+        return rows.count
     }
 
     /// The next victims of a pool's in-memory policy until `need` is met, or nil when the

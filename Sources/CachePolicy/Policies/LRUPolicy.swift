@@ -30,6 +30,8 @@ public struct LRUPolicy: ReplacementPolicy {
         insert(key, fingerprint: fingerprint, size: size, cost: cost)
     }
 
+    public mutating func reserveCapacity(_ residents: Int) { list.reserveCapacity(residents) }
+
     public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
         if let slot = list.slot(of: key) { list.resize(slot, to: size) }
     }

@@ -1,14 +1,13 @@
 /// A doubly linked list of resident objects in an array of slots (no class per node), with
-/// its own open-addressing index from key to slot: the building block of every policy here.
+/// its own `SlotIndex` from key to slot: the building block of every policy here but GDSF.
 /// Value semantics: a copy is a snapshot.
 ///
 /// Memory per object: a 32-byte node (key, size, a 32-bit fingerprint, two 32-bit links, a
-/// mark) and a 4-byte bucket in the index, which stays between three eighths and three
-/// quarters full: about 38 bytes. The index holds slots only; a lookup compares the key in the node.
+/// mark) and the index's 4-byte buckets (1.3 to 2.7 of them): about 38 bytes.
 struct ResidentList: Sendable {
     static let none: Int32 = -1
 
-    struct Node: Sendable {
+    struct Node: KeyedSlot, Sendable {
         var key: CacheKey
         /// Bytes (or 1 in a cache that counts objects): see `ReplacementPolicy`.
         var size: Int64
@@ -31,8 +30,7 @@ struct ResidentList: Sendable {
 
     private(set) var nodes: [Node] = []
     private var free: [Int32] = []
-    /// Slots by key, `none` for an empty bucket; a power of two long.
-    private var index: [Int32] = []
+    private var index = SlotIndex()
     /// The oldest end (next to go) and the newest end.
     private(set) var oldest: Int32 = none
     private(set) var newest: Int32 = none
@@ -40,21 +38,12 @@ struct ResidentList: Sendable {
     /// The sizes of the listed objects, added up.
     private(set) var bytes: Int64 = 0
 
-    private var mask: Int { index.count - 1 }
+    func slot(of key: CacheKey) -> Int32? { index.slot(of: key, in: nodes) }
 
-    private func home(_ key: CacheKey) -> Int {
-        Int(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9e37_79b9_7f4a_7c15) >> 17) & mask
-    }
-
-    func slot(of key: CacheKey) -> Int32? {
-        guard count > 0 else { return nil }
-        var bucket = home(key)
-        while index[bucket] != Self.none {
-            let slot = index[bucket]
-            if nodes[Int(slot)].key == key { return slot }
-            bucket = (bucket + 1) & mask
-        }
-        return nil
+    /// Room for `residents` objects without growing (a policy built with a known count).
+    mutating func reserveCapacity(_ residents: Int) {
+        nodes.reserveCapacity(residents)
+        index.reserveCapacity(residents, in: nodes)
     }
 
     /// A node by slot. Its size changes through `resize` only, so `bytes` stays right.
@@ -74,7 +63,6 @@ struct ResidentList: Sendable {
     /// Adds a key at the newest end; returns its slot.
     @discardableResult
     mutating func appendNewest(_ key: CacheKey, fingerprint: UInt64, size: Int64, mark: UInt8 = 0) -> Int32 {
-        if (count + 1) * 4 > index.count * 3 { growIndex() }
         let node = Node(key: key, size: size, compactFingerprint: Self.compact(fingerprint), previous: newest,
                         next: Self.none, mark: mark)
         let slot: Int32
@@ -87,7 +75,7 @@ struct ResidentList: Sendable {
         }
         if newest != Self.none { nodes[Int(newest)].next = slot } else { oldest = slot }
         newest = slot
-        insertIntoIndex(slot)
+        index.insert(slot, in: nodes)
         count += 1
         bytes += size
         return slot
@@ -105,7 +93,7 @@ struct ResidentList: Sendable {
     mutating func remove(_ slot: Int32) -> Node {
         unlink(slot)
         let node = nodes[Int(slot)]
-        removeFromIndex(slot)
+        index.remove(slot, in: nodes)
         free.append(slot)
         count -= 1
         bytes -= node.size
@@ -120,39 +108,5 @@ struct ResidentList: Sendable {
         nodes[Int(slot)].next = Self.none
         if newest != Self.none { nodes[Int(newest)].next = slot } else { oldest = slot }
         newest = slot
-    }
-
-    // MARK: - The index
-
-    private mutating func insertIntoIndex(_ slot: Int32) {
-        var bucket = home(nodes[Int(slot)].key)
-        while index[bucket] != Self.none { bucket = (bucket + 1) & mask }
-        index[bucket] = slot
-    }
-
-    /// Backward-shift deletion: later entries of the probe run move into the hole, so no
-    /// tombstones pile up.
-    private mutating func removeFromIndex(_ slot: Int32) {
-        var hole = home(nodes[Int(slot)].key)
-        while index[hole] != slot { hole = (hole + 1) & mask }
-        var bucket = (hole + 1) & mask
-        while index[bucket] != Self.none {
-            let start = home(nodes[Int(index[bucket])].key)
-            if (bucket - start) & mask >= (bucket - hole) & mask {
-                index[hole] = index[bucket]
-                hole = bucket
-            }
-            bucket = (bucket + 1) & mask
-        }
-        index[hole] = Self.none
-    }
-
-    private mutating func growIndex() {
-        index = Array(repeating: Self.none, count: max(16, index.count * 2))
-        var slot = oldest
-        while slot != Self.none {
-            insertIntoIndex(slot)
-            slot = nodes[Int(slot)].next
-        }
     }
 }

@@ -61,6 +61,9 @@ public struct S3FIFOPolicy: ReplacementPolicy {
         main.appendNewest(key, fingerprint: fingerprint, size: size)
     }
 
+    /// Restored objects all go to main.
+    public mutating func reserveCapacity(_ residents: Int) { main.reserveCapacity(residents) }
+
     public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
         if let slot = small.slot(of: key) {
             small.resize(slot, to: size)

@@ -35,6 +35,8 @@ public struct SIEVEPolicy: ReplacementPolicy {
         list.appendNewest(key, fingerprint: fingerprint, size: size)
     }
 
+    public mutating func reserveCapacity(_ residents: Int) { list.reserveCapacity(residents) }
+
     public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
         if let slot = list.slot(of: key) { list.resize(slot, to: size) }
     }

@@ -15,6 +15,10 @@ import DequeModule
 /// candidates for good: each eviction judged one that left the window a cache-full earlier
 /// against the few established objects, and main turned into a FIFO (0.403 against
 /// libCacheSim's 0.684 on a loop beside a Zipf; see docs/eviction-policies.md).
+///
+/// The three segments share one `SegmentedList`: a read in probation or protected relinks
+/// the object and a promotion or demotion keeps its slot, where three lists of their own
+/// cost up to three index probes per read and an index removal and insertion per move.
 public struct WTinyLFUPolicy: ReplacementPolicy {
     public static let kind = PolicyKind.tinylfu
 
@@ -25,9 +29,11 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     /// Marks a probation object that came from the window and has not competed yet.
     static let candidateMark: UInt8 = 1
 
-    private var window = ResidentList()
-    private var probation = ResidentList()
-    private var protected = ResidentList()
+    private static let window = SegmentedList.Segment.first
+    private static let probation = SegmentedList.Segment.second
+    private static let protected = SegmentedList.Segment.third
+
+    private var lists = SegmentedList()
     private var sketch = FrequencySketch()
     /// Objects moved from the window to probation and not yet judged against its victim.
     private var candidates: Deque<CacheKey> = []
@@ -36,27 +42,15 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
 
     public init() {}
 
-    public var count: Int { window.count + probation.count + protected.count }
+    public var count: Int { lists.count }
 
-    public var residentBytes: Int64 { window.bytes + probation.bytes + protected.bytes }
+    public var residentBytes: Int64 { lists.bytes }
 
-    public func contains(_ key: CacheKey) -> Bool {
-        window.slot(of: key) != nil || probation.slot(of: key) != nil || protected.slot(of: key) != nil
-    }
+    public func contains(_ key: CacheKey) -> Bool { lists.slot(of: key) != nil }
 
-    public func fingerprint(of key: CacheKey) -> UInt64? {
-        if let slot = window.slot(of: key) { return window[slot].fingerprint }
-        if let slot = probation.slot(of: key) { return probation[slot].fingerprint }
-        if let slot = protected.slot(of: key) { return protected[slot].fingerprint }
-        return nil
-    }
+    public func fingerprint(of key: CacheKey) -> UInt64? { lists.slot(of: key).map { lists[$0].fingerprint } }
 
-    public func size(of key: CacheKey) -> Int64? {
-        if let slot = window.slot(of: key) { return window[slot].size }
-        if let slot = probation.slot(of: key) { return probation[slot].size }
-        if let slot = protected.slot(of: key) { return protected[slot].size }
-        return nil
-    }
+    public func size(of key: CacheKey) -> Int64? { lists.slot(of: key).map { lists[$0].size } }
 
     public mutating func insert(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
         if contains(key) {
@@ -65,16 +59,15 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         }
         sketch.ensureWidth(for: count + 1)
         sketch.increment(ResidentList.canonical(fingerprint))
-        window.appendNewest(key, fingerprint: fingerprint, size: size)
+        lists.appendNewest(key, fingerprint: fingerprint, size: size, to: Self.window)
         // The window's overflow moves to probation as candidates (marked), as Caffeine's
         // maintenance after a write does; they compete when something must be evicted.
         let windowTarget = max(1, Int64(Double(residentBytes) * Self.windowShare))
-        while window.bytes > windowTarget {
-            let moved = window.remove(window.oldest)
-            probation.appendNewest(moved.key, fingerprint: moved.fingerprint, size: moved.size,
-                                   mark: Self.candidateMark)
-            candidates.append(moved.key)
-            candidateBytes += moved.size
+        while lists[ends: Self.window].bytes > windowTarget {
+            let moved = lists[ends: Self.window].oldest
+            lists.move(moved, to: Self.probation, mark: Self.candidateMark)
+            candidates.append(lists[moved].key)
+            candidateBytes += lists[moved].size
         }
         // The newest one always waits to be judged, however large; keys no longer waiting
         // (read since, removed) leave the front of the queue too.
@@ -84,22 +77,31 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         }
     }
 
+    private func isCandidate(_ slot: Int32) -> Bool {
+        lists[slot].segment == Self.probation && lists[slot].mark == Self.candidateMark
+    }
+
     private func isCandidate(_ key: CacheKey) -> Bool {
-        probation.slot(of: key).map { probation[$0].mark == Self.candidateMark } ?? false
+        lists.slot(of: key).map { isCandidate($0) } ?? false
     }
 
     /// A candidate becomes an established probation object (unknown or judged keys are ignored).
     private mutating func establish(_ key: CacheKey) {
-        guard isCandidate(key), let slot = probation.slot(of: key) else { return }
-        probation[slot].mark = 0
-        candidateBytes -= probation[slot].size
+        guard let slot = lists.slot(of: key), isCandidate(slot) else { return }
+        lists[slot].mark = 0
+        candidateBytes -= lists[slot].size
     }
 
-    /// An object leaves probation (read, removed or evicted); a candidate's bytes no longer wait.
-    @discardableResult
-    private mutating func removeFromProbation(_ slot: Int32) -> ResidentList.Node {
-        let node = probation.remove(slot)
+    /// An object leaves probation for another segment, or for good when `segment` is nil;
+    /// a candidate's bytes no longer wait.
+    private mutating func leaveProbation(_ slot: Int32, to segment: SegmentedList.Segment?) -> SegmentedList.Node {
+        let node = lists[slot]
         if node.mark == Self.candidateMark { candidateBytes -= node.size }
+        if let segment {
+            lists.move(slot, to: segment, mark: 0)
+        } else {
+            lists.remove(slot)
+        }
         return node
     }
 
@@ -109,47 +111,41 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         // Counted once, as its insert was: a newcomer must then be read more than it to
         // displace it, rather than flush a whole restored cache on a cold sketch.
         sketch.increment(ResidentList.canonical(fingerprint))
-        probation.appendNewest(key, fingerprint: fingerprint, size: size)
+        lists.appendNewest(key, fingerprint: fingerprint, size: size, to: Self.probation)
     }
 
+    /// Restored objects all go to probation. The sketch grows as before (its width decides
+    /// what it remembers).
+    public mutating func reserveCapacity(_ residents: Int) { lists.reserveCapacity(residents) }
+
     public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
-        if let slot = window.slot(of: key) {
-            window.resize(slot, to: size)
-        } else if let slot = probation.slot(of: key) {
-            if probation[slot].mark == Self.candidateMark { candidateBytes += size - probation[slot].size }
-            probation.resize(slot, to: size)
-        } else if let slot = protected.slot(of: key) {
-            protected.resize(slot, to: size)
-        }
+        guard let slot = lists.slot(of: key) else { return }
+        if isCandidate(slot) { candidateBytes += size - lists[slot].size }
+        lists.resize(slot, to: size)
     }
 
     public mutating func access(_ key: CacheKey) {
-        if let slot = window.slot(of: key) {
-            sketch.increment(window[slot].fingerprint)
-            window.moveToNewest(slot)
-        } else if let slot = probation.slot(of: key) {
-            let node = removeFromProbation(slot)
-            sketch.increment(node.fingerprint)
-            protected.appendNewest(node.key, fingerprint: node.fingerprint, size: node.size)
-            let protectedLimit = max(1, Int64(Double(probation.bytes + protected.bytes) * Self.protectedShare))
-            // The object just promoted stays, however large.
-            while protected.count > 1 && protected.bytes > protectedLimit {
-                let demoted = protected.remove(protected.oldest)
-                probation.appendNewest(demoted.key, fingerprint: demoted.fingerprint, size: demoted.size)
-            }
-        } else if let slot = protected.slot(of: key) {
-            sketch.increment(protected[slot].fingerprint)
-            protected.moveToNewest(slot)
+        guard let slot = lists.slot(of: key) else { return }
+        sketch.increment(lists[slot].fingerprint)
+        guard lists[slot].segment == Self.probation else {
+            lists.moveToNewest(slot)
+            return
+        }
+        _ = leaveProbation(slot, to: Self.protected)
+        let protectedLimit = max(1, Int64(Double(lists[ends: Self.probation].bytes + lists[ends: Self.protected].bytes)
+                                            * Self.protectedShare))
+        // The object just promoted stays, however large.
+        while lists[ends: Self.protected].count > 1 && lists[ends: Self.protected].bytes > protectedLimit {
+            lists.move(lists[ends: Self.protected].oldest, to: Self.probation, mark: 0)
         }
     }
 
     public mutating func remove(_ key: CacheKey) {
-        if let slot = window.slot(of: key) {
-            window.remove(slot)
-        } else if let slot = probation.slot(of: key) {
-            removeFromProbation(slot)
-        } else if let slot = protected.slot(of: key) {
-            protected.remove(slot)
+        guard let slot = lists.slot(of: key) else { return }
+        if lists[slot].segment == Self.probation {
+            _ = leaveProbation(slot, to: nil)
+        } else {
+            lists.remove(slot)
         }
     }
 
@@ -159,30 +155,27 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     /// object to compete with, the waiting candidates all become established first.
     public mutating func evict(isEligible: (CacheKey) -> Bool) -> CacheKey? {
         while let candidate = candidates.first {
-            guard let candidateSlot = probation.slot(of: candidate), probation[candidateSlot].mark == Self.candidateMark,
-                  isEligible(candidate) else {
+            guard let candidateSlot = lists.slot(of: candidate), isCandidate(candidateSlot), isEligible(candidate) else {
                 // Read since (now protected), removed, judged, or not to be evicted now.
                 establish(candidates.removeFirst())
                 continue
             }
-            var victimSlot = oldestEligible(in: probation) { key in
-                isEligible(key) && probation[probation.slot(of: key)!].mark == 0
+            var victimSlot = oldestEligible(in: Self.probation) { slot in
+                isEligible(lists[slot].key) && lists[slot].mark == 0
             }
-            if victimSlot == nil, let demoted = oldestEligible(in: protected, isEligible: isEligible) {
-                let node = protected.remove(demoted)
-                victimSlot = probation.appendNewest(node.key, fingerprint: node.fingerprint, size: node.size)
+            if victimSlot == nil, let demoted = oldestEligible(in: Self.protected, where: { isEligible(lists[$0].key) }) {
+                lists.move(demoted, to: Self.probation, mark: 0)
+                victimSlot = demoted
             }
             guard let victimSlot else {
                 establishCandidates()
                 break
             }
             establish(candidates.removeFirst())
-            let candidateNode = probation[candidateSlot]
-            let victimNode = probation[victimSlot]
-            if sketch.estimate(candidateNode.fingerprint) > sketch.estimate(victimNode.fingerprint) {
-                return removeFromProbation(victimSlot).key
+            if sketch.estimate(lists[candidateSlot].fingerprint) > sketch.estimate(lists[victimSlot].fingerprint) {
+                return leaveProbation(victimSlot, to: nil).key
             }
-            return removeFromProbation(candidateSlot).key
+            return leaveProbation(candidateSlot, to: nil).key
         }
         return evictFromMain(isEligible: isEligible)
     }
@@ -192,18 +185,24 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     }
 
     private mutating func evictFromMain(isEligible: (CacheKey) -> Bool) -> CacheKey? {
-        if let slot = oldestEligible(in: probation, isEligible: isEligible) { return removeFromProbation(slot).key }
-        if let slot = oldestEligible(in: protected, isEligible: isEligible) { return protected.remove(slot).key }
-        if let slot = oldestEligible(in: window, isEligible: isEligible) { return window.remove(slot).key }
+        if let slot = oldestEligible(in: Self.probation, where: { isEligible(lists[$0].key) }) {
+            return leaveProbation(slot, to: nil).key
+        }
+        if let slot = oldestEligible(in: Self.protected, where: { isEligible(lists[$0].key) }) {
+            return lists.remove(slot).key
+        }
+        if let slot = oldestEligible(in: Self.window, where: { isEligible(lists[$0].key) }) {
+            return lists.remove(slot).key
+        }
         return nil
     }
 
-    /// The least recent eligible object of a list; ineligible ones keep their place.
-    private func oldestEligible(in list: ResidentList, isEligible: (CacheKey) -> Bool) -> Int32? {
-        var slot = list.oldest
-        while slot != ResidentList.none {
-            if isEligible(list[slot].key) { return slot }
-            slot = list[slot].next
+    /// The least recent slot of a segment that `isEligible` accepts; the others keep their place.
+    private func oldestEligible(in segment: SegmentedList.Segment, where isEligible: (Int32) -> Bool) -> Int32? {
+        var slot = lists[ends: segment].oldest
+        while slot != SegmentedList.none {
+            if isEligible(slot) { return slot }
+            slot = lists[slot].next
         }
         return nil
     }

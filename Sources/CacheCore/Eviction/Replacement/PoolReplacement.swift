@@ -13,7 +13,8 @@ struct PoolReplacement: Sendable {
         /// soon (at mount, or when the pool chose it), and what happened since the choice is
         /// replayed over the result, so no read between the two is lost.
         case building(PolicyKind, pending: [ResidentChange])
-        case built(AnyReplacementPolicy)
+        /// Built: `policy` holds it.
+        case built
     }
 
     /// A change heard while the policy was being built. Costs are the files' own, in
@@ -31,7 +32,16 @@ struct PoolReplacement: Sendable {
     /// The own costs of the policy's residents that have one, for the pool's mean cost:
     /// counted from the index when the policy is built, then kept by what it hears.
     var knownCosts = KnownCosts()
-    var residents: Residents
+    var residents: Residents {
+        didSet {
+            if case .built = residents { return }
+            policy = nil
+        }
+    }
+    /// The built policy while `residents` is `.built`, else nil (set through `install`). Kept
+    /// out of the enum so a read changes it in place: taking it out of an enum's payload and
+    /// putting it back retained and released every array it holds, on each read.
+    var policy: AnyReplacementPolicy?
     /// Miniature simulations of the pool's sampled requests: `auto`'s choice and the
     /// what-if curve. Nil for a pool without limits (nothing would ever be evicted).
     var advisor: PolicyAdvisor?
@@ -53,8 +63,14 @@ struct PoolReplacement: Sendable {
         switch residents {
         case .index: return .lru
         case .building(let kind, _): return kind
-        case .built(let policy): return policy.kind
+        case .built: return policy!.kind
         }
+    }
+
+    /// Installs a built policy.
+    mutating func install(_ built: AnyReplacementPolicy) {
+        policy = built
+        residents = .built
     }
 
     /// A request the pool's simulations and its trace hear (a new file, or a read of one).
@@ -107,9 +123,9 @@ struct PoolReplacement: Sendable {
     /// the new policy is built from the index instead).
     mutating func switchPolicy(to kind: PolicyKind) {
         switch residents {
-        case .built(let current) where goal != .cost:
+        case .built where goal != .cost:
             let costing = costing
-            residents = .built(current.converted(to: kind) { _, size in costing.cost(size: size, ownMilliseconds: 0) })
+            install(policy!.converted(to: kind) { _, size in costing.cost(size: size, ownMilliseconds: 0) })
         case .built: residents = .building(kind, pending: [])
         case .building(_, let pending): residents = .building(kind, pending: pending)
         case .index: residents = .building(kind, pending: [])
@@ -124,7 +140,7 @@ struct PoolReplacement: Sendable {
     /// Replays a change heard while building: what the index already showed is not inserted
     /// twice (an insert of a resident would count as a read).
     mutating func replay(_ change: ResidentChange) {
-        if case .inserted(let id, _, _, _) = change, case .built(let policy) = residents, policy.contains(id) { return }
+        if case .inserted(let id, _, _, _) = change, policy?.contains(id) == true { return }
         hear(change)
     }
 
@@ -144,25 +160,24 @@ struct PoolReplacement: Sendable {
                 pending.append(change)
             }
             residents = .building(kind, pending: pending)
-        case .built(var policy):
-            residents = .index
+        case .built:
             switch change {
             case .inserted(let id, let fingerprint, let size, let cost):
-                if !policy.contains(id) { knownCosts.add(cost) }
-                policy.insert(id, fingerprint: fingerprint, size: size,
-                              cost: costing.cost(size: size, ownMilliseconds: cost))
-            case .accessed(let id): policy.access(id)
+                if !policy!.contains(id) { knownCosts.add(cost) }
+                let weight = costing.cost(size: size, ownMilliseconds: cost)
+                policy!.insert(id, fingerprint: fingerprint, size: size, cost: weight)
+            case .accessed(let id): policy!.access(id)
             case .resized(let id, let size, let cost, let previous):
-                guard policy.contains(id) else { break }
+                guard policy!.contains(id) else { break }
                 knownCosts.remove(previous)
                 knownCosts.add(cost)
-                policy.resize(id, size: size, cost: costing.cost(size: size, ownMilliseconds: cost))
+                let weight = costing.cost(size: size, ownMilliseconds: cost)
+                policy!.resize(id, size: size, cost: weight)
             case .removed(let id, let cost):
                 // An evicted file is no longer in the policy, but still counted here.
                 knownCosts.remove(cost)
-                policy.remove(id)
+                policy!.remove(id)
             }
-            residents = .built(policy)
         }
     }
 }

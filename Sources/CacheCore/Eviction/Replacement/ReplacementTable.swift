@@ -122,6 +122,8 @@ final class ReplacementTable: Sendable {
         self.pool(pool)?.state.withLock { state in
             guard case .building(let kind, let pending) = state.residents else { return }
             var policy = AnyReplacementPolicy(kind: kind)
+            // An eighth more: a pool at its limit goes a little above it between evictions.
+            policy.reserveCapacity(residents.count + residents.count / 8)
             state.knownCosts = KnownCosts()
             for resident in residents { state.knownCosts.add(resident.costMilliseconds) }
             let costing = state.costing
@@ -129,7 +131,7 @@ final class ReplacementTable: Sendable {
                 policy.restore(resident.id, fingerprint: resident.fingerprint, size: resident.size,
                                cost: costing.cost(size: resident.size, ownMilliseconds: resident.costMilliseconds))
             }
-            state.residents = .built(policy)
+            state.install(policy)
             for change in pending { state.replay(change) }
         }
     }
@@ -138,11 +140,8 @@ final class ReplacementTable: Sendable {
     /// copy). Nil when the pool has no built in-memory policy.
     func withPolicy<Result>(of pool: EntryID, _ body: (inout AnyReplacementPolicy) -> Result) -> Result? {
         self.pool(pool)?.state.withLock { state -> Result? in
-            guard case .built(var policy) = state.residents else { return nil }
-            state.residents = .index
-            let result = body(&policy)
-            state.residents = .built(policy)
-            return result
+            guard case .built = state.residents else { return nil }
+            return body(&state.policy!)
         }
     }
 

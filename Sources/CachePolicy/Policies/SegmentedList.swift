@@ -1,0 +1,160 @@
+/// Three doubly linked lists (a policy's segments) over one array of nodes and one
+/// `SlotIndex`: what `ResidentList` is for one list. An object keeps its slot when it moves
+/// from one segment to another, so a move relinks three nodes and touches neither the index
+/// nor a free list, and a lookup is one probe whichever segment holds the key. Value
+/// semantics: a copy is a snapshot.
+///
+/// Memory per object: a 32-byte node and the index's 4-byte buckets (1.3 to 2.7 of them).
+struct SegmentedList: Sendable {
+    static let none: Int32 = -1
+
+    enum Segment: UInt8, Sendable {
+        case first, second, third
+    }
+
+    struct Node: KeyedSlot, Sendable {
+        var key: CacheKey
+        /// Bytes (or 1 in a cache that counts objects): see `ReplacementPolicy`.
+        var size: Int64
+        var compactFingerprint: UInt32
+        var previous: Int32
+        var next: Int32
+        /// A policy's own small state.
+        var mark: UInt8
+        var segment: Segment
+
+        /// The fingerprint as policies pass it on (see `ResidentList.compact`).
+        var fingerprint: UInt64 { UInt64(compactFingerprint) }
+    }
+
+    /// One segment's ends (the oldest goes first), objects and bytes.
+    struct Ends: Sendable {
+        var oldest = SegmentedList.none
+        var newest = SegmentedList.none
+        var count = 0
+        var bytes: Int64 = 0
+    }
+
+    private(set) var nodes: [Node] = []
+    private var free: [Int32] = []
+    private var index = SlotIndex()
+    private var firstEnds = Ends()
+    private var secondEnds = Ends()
+    private var thirdEnds = Ends()
+
+    /// Objects in all three segments.
+    var count: Int { firstEnds.count + secondEnds.count + thirdEnds.count }
+
+    /// Bytes in all three segments.
+    var bytes: Int64 { firstEnds.bytes + secondEnds.bytes + thirdEnds.bytes }
+
+    private(set) subscript(ends segment: Segment) -> Ends {
+        get {
+            switch segment {
+            case .first: return firstEnds
+            case .second: return secondEnds
+            case .third: return thirdEnds
+            }
+        }
+        set {
+            switch segment {
+            case .first: firstEnds = newValue
+            case .second: secondEnds = newValue
+            case .third: thirdEnds = newValue
+            }
+        }
+    }
+
+    func slot(of key: CacheKey) -> Int32? { index.slot(of: key, in: nodes) }
+
+    /// A node by slot. Its size and segment change through `resize` and `move` only, so
+    /// the segments' bytes stay right.
+    subscript(slot: Int32) -> Node {
+        get { nodes[Int(slot)] }
+        set {
+            precondition(newValue.size == nodes[Int(slot)].size && newValue.segment == nodes[Int(slot)].segment,
+                         "a node's size and segment change through resize and move")
+            nodes[Int(slot)] = newValue
+        }
+    }
+
+    mutating func reserveCapacity(_ residents: Int) {
+        nodes.reserveCapacity(residents)
+        index.reserveCapacity(residents, in: nodes)
+    }
+
+    mutating func resize(_ slot: Int32, to size: Int64) {
+        self[ends: nodes[Int(slot)].segment].bytes += size - nodes[Int(slot)].size
+        nodes[Int(slot)].size = size
+    }
+
+    /// Adds a key at the newest end of a segment; returns its slot.
+    @discardableResult
+    mutating func appendNewest(_ key: CacheKey, fingerprint: UInt64, size: Int64, mark: UInt8 = 0,
+                               to segment: Segment) -> Int32 {
+        let node = Node(key: key, size: size, compactFingerprint: ResidentList.compact(fingerprint),
+                        previous: Self.none, next: Self.none, mark: mark, segment: segment)
+        let slot: Int32
+        if let reused = free.popLast() {
+            slot = reused
+            nodes[Int(slot)] = node
+        } else {
+            slot = Int32(nodes.count)
+            nodes.append(node)
+        }
+        index.insert(slot, in: nodes)
+        link(slot, to: segment)
+        return slot
+    }
+
+    /// Removes a key for good.
+    @discardableResult
+    mutating func remove(_ slot: Int32) -> Node {
+        unlink(slot)
+        let node = nodes[Int(slot)]
+        index.remove(slot, in: nodes)
+        free.append(slot)
+        return node
+    }
+
+    /// Moves an object to the newest end of a segment (its own or another) with a new mark.
+    mutating func move(_ slot: Int32, to segment: Segment, mark: UInt8) {
+        unlink(slot)
+        nodes[Int(slot)].mark = mark
+        link(slot, to: segment)
+    }
+
+    /// Moves an object to the newest end of its own segment, its mark kept.
+    mutating func moveToNewest(_ slot: Int32) {
+        let segment = nodes[Int(slot)].segment
+        guard slot != self[ends: segment].newest else { return }
+        move(slot, to: segment, mark: nodes[Int(slot)].mark)
+    }
+
+    private mutating func link(_ slot: Int32, to segment: Segment) {
+        let newest = self[ends: segment].newest
+        nodes[Int(slot)].segment = segment
+        nodes[Int(slot)].previous = newest
+        nodes[Int(slot)].next = Self.none
+        if newest != Self.none { nodes[Int(newest)].next = slot } else { self[ends: segment].oldest = slot }
+        self[ends: segment].newest = slot
+        self[ends: segment].count += 1
+        self[ends: segment].bytes += nodes[Int(slot)].size
+    }
+
+    private mutating func unlink(_ slot: Int32) {
+        let node = nodes[Int(slot)]
+        if node.previous != Self.none {
+            nodes[Int(node.previous)].next = node.next
+        } else {
+            self[ends: node.segment].oldest = node.next
+        }
+        if node.next != Self.none {
+            nodes[Int(node.next)].previous = node.previous
+        } else {
+            self[ends: node.segment].newest = node.previous
+        }
+        self[ends: node.segment].count -= 1
+        self[ends: node.segment].bytes -= node.size
+    }
+}
