@@ -70,27 +70,41 @@ import Testing
         }
     }
 
+    /// Replays `lines` (a trace, `KEY,SIZE` each) through an `auto` pool on S3-FIFO until it
+    /// runs another policy (60 s at most); returns that policy and the `policy-changed` event.
+    private func replayUntilAutoLeavesS3FIFO(_ lines: [String], in mount: MountedStore) throws
+        -> (active: String, change: Substring?, events: String) {
+        try usePolicy("auto", in: mount)
+        // A pool on LRU that chooses auto starts from S3-FIFO.
+        #expect(try mount.xattr("data", "user.cache.eviction_active") == "s3fifo")
+        let trace = mount.directory + "/trace.csv"
+        try (lines.joined(separator: "\n") + "\n").write(toFile: trace, atomically: true, encoding: .utf8)
+        var replayed: [String] = []
+        let switched = Shell.waitUntil(seconds: 60) {
+            do {
+                let run = try Shell.run(["python3", ScriptHelper.path("replay_through_mount.py"), mount.path("data"),
+                                         trace, "--pace-every", "10", "--pace-seconds", "0.02"])
+                replayed.append("\(run.status): \(run.output.suffix(300))")
+                return try mount.xattr("data", "user.cache.eviction_active") != "s3fifo"
+            } catch {
+                replayed.append("\(error)")
+                return false
+            }
+        }
+        let active = try mount.xattr("data", "user.cache.eviction_active")
+        #expect(switched, "still \(active); replays: \(replayed)")
+        #expect(try mount.xattr("data", "user.cache.eviction") == "auto")
+        let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
+        return (active, events.split(separator: "\n").first { $0.contains("\"event\":\"policy-changed\"") }, events)
+    }
+
     /// A loop over 30 files through a pool of 20: LRU and S3-FIFO never hit (each file is
     /// evicted just before its turn comes again); W-TinyLFU keeps part of the loop (newcomers
     /// no more frequent than its residents are turned away).
     @Test func autoLeavesS3FIFOOnALoopAndSaysWhy() throws {
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
-            try usePolicy("auto", in: mount)
-            // A pool on LRU that chooses auto starts from S3-FIFO.
-            #expect(try mount.xattr("data", "user.cache.eviction_active") == "s3fifo")
-            let trace = mount.directory + "/loop.csv"
-            let lines = (0..<60).flatMap { _ in (0..<30).map { "k\($0),64" } }
-            try (lines.joined(separator: "\n") + "\n").write(toFile: trace, atomically: true, encoding: .utf8)
-            let switched = Shell.waitUntil(seconds: 60) {
-                _ = try? Shell.run(["python3", ScriptHelper.path("replay_through_mount.py"), mount.path("data"), trace,
-                                    "--pace-every", "10", "--pace-seconds", "0.02"])
-                return (try? mount.xattr("data", "user.cache.eviction_active")) != "s3fifo"
-            }
-            let active = try mount.xattr("data", "user.cache.eviction_active")
-            #expect(switched, "still \(active)")
-            #expect(try mount.xattr("data", "user.cache.eviction") == "auto")
-            let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
-            let change = events.split(separator: "\n").first { $0.contains("\"event\":\"policy-changed\"") }
+            let (active, change, events) = try replayUntilAutoLeavesS3FIFO(
+                (0..<60).flatMap { _ in (0..<30).map { "k\($0),64" } }, in: mount)
             #expect(active == "tinylfu")
             #expect(change?.contains("auto (goal files): s3fifo -> tinylfu; simulated hit ratios") == true,
                     "\(events.suffix(2000))")
@@ -104,28 +118,9 @@ import Testing
     /// `files`, `auto` goes from S3-FIFO to GDSF at its first look, and says it was the sizes.
     @Test func autoStartsFromGDSFWhenFileSizesVary() throws {
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
-            try usePolicy("auto", in: mount)
-            #expect(try mount.xattr("data", "user.cache.eviction_active") == "s3fifo")
-            let trace = mount.directory + "/sizes.csv"
-            let lines = (0..<20).flatMap { round in (0..<30).map { "k\(($0 * 7 + round) % 30),\(64 << ($0 % 8))" } }
-            try (lines.joined(separator: "\n") + "\n").write(toFile: trace, atomically: true, encoding: .utf8)
-            var replayed: [String] = []
-            let switched = Shell.waitUntil(seconds: 60) {
-                do {
-                    let run = try Shell.run(["python3", ScriptHelper.path("replay_through_mount.py"), mount.path("data"),
-                                             trace, "--pace-every", "10", "--pace-seconds", "0.02"])
-                    replayed.append("\(run.status): \(run.output.suffix(300))")
-                    return try mount.xattr("data", "user.cache.eviction_active") != "s3fifo"
-                } catch {
-                    replayed.append("\(error)")
-                    return false
-                }
-            }
-            let active = try mount.xattr("data", "user.cache.eviction_active")
-            #expect(switched, "still \(active); replays: \(replayed)")
+            let (active, change, events) = try replayUntilAutoLeavesS3FIFO(
+                (0..<20).flatMap { round in (0..<30).map { "k\(($0 * 7 + round) % 30),\(64 << ($0 % 8))" } }, in: mount)
             #expect(active == "gdsf")
-            let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
-            let change = events.split(separator: "\n").first { $0.contains("\"event\":\"policy-changed\"") }
             #expect(change?.contains("auto (goal files): s3fifo -> gdsf; file sizes vary") == true,
                     "\(events.suffix(2000))")
         }

@@ -1,5 +1,5 @@
 /// Three doubly linked lists (a policy's segments) over one array of nodes and one
-/// `SlotIndex`: what `ResidentList` is for one list. An object keeps its slot when it moves
+/// `SlotIndex` (`ResidentList` is one segment of it). An object keeps its slot when it moves
 /// from one segment to another, so a move relinks three nodes and touches neither the index
 /// nor a free list, and a lookup is one probe whichever segment holds the key. Value
 /// semantics: a copy is a snapshot.
@@ -19,7 +19,7 @@ struct SegmentedList: Sendable {
         var compactFingerprint: UInt32
         var previous: Int32
         var next: Int32
-        /// A policy's own small state.
+        /// A policy's own small state: a read counter, a visited bit.
         var mark: UInt8
         var segment: Segment
 
