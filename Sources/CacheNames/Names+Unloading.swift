@@ -26,15 +26,17 @@ extension Names {
 
     /// When the loaded entries exceed the budget, unloads idle directories, least recently
     /// used first, until they fit (or nothing idle is left); returns how many directories
-    /// and entries left memory. The memory unloader's thread calls it at every check.
+    /// and entries left memory, and how many were put off because an operation that relies on
+    /// loaded directories ran (``keepingLoaded(_:)``): those are tried again at the next check.
+    /// The memory unloader's thread calls it at every check.
     @discardableResult
-    package func unloadIdleDirectories() -> (directories: Int, entries: Int) {
+    package func unloadIdleDirectories() -> (directories: Int, entries: Int, deferred: Int) {
         let budget = memoryBudget.entries
-        guard loadedEntries > budget else { return (0, 0) }
+        guard loadedEntries > budget else { return (0, 0, 0) }
         // Reads not flushed yet keep their files loaded (``isHeldOnlyByName``): flushed first.
         flushAccessTimes()
         let cutoff = now.nanoseconds - Int64(memoryBudget.idleSeconds * 1e9)
-        var unloaded = (directories: 0, entries: 0)
+        var round = (directories: 0, entries: 0, deferred: 0)
         var tried: Set<EntryID> = []
         while loadedEntries > budget {
             let candidates = namespace.withLock { $0.idleLeafDirectories(usedBefore: cutoff) }
@@ -43,19 +45,32 @@ extension Names {
             for directory in candidates {
                 guard loadedEntries > budget else { break }
                 tried.insert(directory)
-                guard let entries = unload(directory) else { continue }
-                unloaded.directories += 1
-                unloaded.entries += entries
+                switch unload(directory) {
+                case .unloaded(let entries):
+                    round.directories += 1
+                    round.entries += entries
+                case .deferred: round.deferred += 1
+                case .stillHeld: break
+                }
             }
         }
         let packed = namespace.withLock { $0.compactInodesIfSparse() }
-        if packed || unloaded.entries >= Tunables.trimAfterLoadingEntries {
+        if packed || round.entries >= Tunables.trimAfterLoadingEntries {
             malloc_trim(0)
         }
-        if unloaded.directories > 0 {
-            logger.debug("unloaded \(unloaded.directories) idle directories (\(unloaded.entries) entries)")
+        if round.directories > 0 {
+            logger.debug("unloaded \(round.directories) idle directories (\(round.entries) entries)")
         }
-        return unloaded
+        return round
+    }
+
+    /// What became of one directory an unload tried.
+    enum UnloadOutcome {
+        case unloaded(entries: Int)
+        /// Something still holds one of its names: it stays, as used now.
+        case stillHeld
+        /// An operation that relies on loaded directories runs: not tried.
+        case deferred
     }
 
     /// Unloads one directory, as its loader's counterpart: when no operation relies on loaded
@@ -63,12 +78,12 @@ extension Names {
     /// Its names leave first, in one short hold (from then on it is not loaded, and nothing
     /// can take a new hold on its children); then its children are
     /// checked and left to the index in bounded holds. If any is still held, the names go
-    /// back as they were and nil is returned. Before the claim ends the index writer commits
-    /// everything memory logged about them, so the next load reads what memory had.
-    func unload(_ directory: EntryID) -> Int? {
+    /// back as they were. Before the claim ends the index writer commits everything memory
+    /// logged about them, so the next load reads what memory had.
+    func unload(_ directory: EntryID) -> UnloadOutcome {
         var left: Int?
-        _ = unloadGate.unloadingIfNoKeepers { left = unloadClaimed(directory) }
-        return left
+        guard unloadGate.unloadingIfNoKeepers({ left = unloadClaimed(directory) }) else { return .deferred }
+        return left.map { .unloaded(entries: $0) } ?? .stillHeld
     }
 
     private func unloadClaimed(_ directory: EntryID) -> Int? {
