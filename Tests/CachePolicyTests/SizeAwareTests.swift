@@ -284,4 +284,47 @@ import Testing
         #expect(policy.evict() == 500)
         #expect(policy.residentBytes == 90)
     }
+
+    /// The aggregated-victims admission, by hand. Nine established files of 10 bytes, each
+    /// counted once in the sketch (1); a candidate of 30 bytes would displace the three
+    /// oldest (1, 2 and 3), 3 together. Requested twice or three times, it is refused (its
+    /// 2 or 3 is not above theirs), though it beats the first victim alone as W-TinyLFU would
+    /// judge it; requested four times it is admitted, and the oldest goes.
+    @Test(arguments: [(requests: 2, admitted: false), (requests: 3, admitted: false), (requests: 4, admitted: true)])
+    func tinylfuWeighsALargeCandidateAgainstAllItDisplaces(requests: Int, admitted: Bool) {
+        var policy = WTinyLFUPolicy()
+        for key in CacheKey(1)...9 { policy.restore(key, fingerprint: UInt64(key), size: 10, cost: 1) }
+        // Earlier requests of the candidate, each a miss the sketch counts.
+        for _ in 1..<requests {
+            policy.insert(500, fingerprint: 500, size: 30, cost: 1)
+            policy.remove(500)
+        }
+        policy.insert(500, fingerprint: 500, size: 30, cost: 1)
+        #expect(policy.evict() == (admitted ? 1 : 500))
+        #expect(policy.contains(500) == admitted)
+    }
+
+    /// A newcomer larger than the window's share does not send the candidates waiting
+    /// before it to main unjudged. 40 established files of 100 bytes, 10 small newcomers of
+    /// 10 bytes (four wait as candidates, four stay in the window), then one of 2,000 bytes,
+    /// which moves the window's four out behind the waiting ones. Each eviction judges the
+    /// oldest waiting candidate first (the first key it asks about): the small ones still
+    /// waiting, then the large one. Were its bytes counted against the window's share, every
+    /// small one would have joined main unjudged and the first eviction would have judged
+    /// the large one.
+    @Test func tinylfuKeepsCandidatesWaitingBehindALargeNewcomer() {
+        var policy = WTinyLFUPolicy()
+        for key in CacheKey(1)...40 { policy.restore(key, fingerprint: UInt64(key), size: 100, cost: 1) }
+        let small = CacheKey(1_001)...1_010
+        for key in small { policy.insert(key, fingerprint: UInt64(key), size: 10, cost: 1) }
+        policy.insert(5_000, fingerprint: 5_000, size: 2_000, cost: 1)
+        var judgedFirst: [CacheKey] = []
+        while judgedFirst.last != 5_000 && judgedFirst.count < 20 {
+            var asked: [CacheKey] = []
+            #expect(policy.evict { asked.append($0); return true } != nil)
+            judgedFirst.append(asked[0])
+        }
+        #expect(judgedFirst.count > 1 && judgedFirst.last == 5_000, "\(judgedFirst)")
+        #expect(judgedFirst.dropLast().allSatisfy { small.contains($0) }, "\(judgedFirst)")
+    }
 }

@@ -2,8 +2,9 @@
 import Testing
 
 /// W-TinyLFU on one `SegmentedList` against the three-list implementation it replaced (kept
-/// here, as it was, as the reference): random inserts, restores, reads, resizes, removals,
-/// pins and evictions of objects of mixed sizes must give the same victims and residents.
+/// here as the reference, with the size-aware admission and waiting rule added): random
+/// inserts, restores, reads, resizes, removals, pins and evictions of objects of mixed sizes
+/// must give the same victims and residents.
 @Suite struct WTinyLFUModelTests {
     @Test(arguments: 1...40 as ClosedRange<UInt64>)
     func tinylfuAgreesWithItsThreeListReference(seed: UInt64) {
@@ -111,10 +112,13 @@ import Testing
                 candidates.append(moved.key)
                 candidateBytes += moved.size
             }
-            // The newest one always waits to be judged, however large; keys no longer waiting
-            // (read since, removed) leave the front of the queue too.
+            // The newest one always waits to be judged, however large, and if it is larger
+            // than the window's share its bytes do not count against it; keys no longer
+            // waiting (read since, removed) leave the front of the queue too.
+            let newestSize = candidates.last.map { isCandidate($0) ? self.size(of: $0)! : 0 } ?? 0
+            let largeNewestBytes = newestSize > windowTarget ? newestSize : 0
             while let oldest = candidates.first, candidates.count > 1,
-                  candidateBytes > windowTarget || !isCandidate(oldest) {
+                  candidateBytes - largeNewestBytes > windowTarget || !isCandidate(oldest) {
                 establish(candidates.removeFirst())
             }
         }
@@ -216,14 +220,34 @@ import Testing
                     break
                 }
                 establish(candidates.removeFirst())
-                let candidateNode = probation[candidateSlot]
-                let victimNode = probation[victimSlot]
-                if sketch.estimate(candidateNode.fingerprint) > sketch.estimate(victimNode.fingerprint) {
+                if admits(probation[candidateSlot], over: victimSlot, isEligible: isEligible) {
                     return removeFromProbation(victimSlot).key
                 }
                 return removeFromProbation(candidateSlot).key
             }
             return evictFromMain(isEligible: isEligible)
+        }
+
+        /// The candidate is admitted when it is read more often than the established
+        /// probation objects (from the victim on, at most 64) whose bytes cover its own, together.
+        private func admits(_ candidate: ResidentList.Node, over victim: Int32,
+                            isEligible: (CacheKey) -> Bool) -> Bool {
+            var weighed: [ResidentList.Node] = []
+            var slot = victim
+            while slot != ResidentList.none && weighed.count < 64 {
+                let node = probation[slot]
+                if slot == victim || (node.mark == 0 && isEligible(node.key)) { weighed.append(node) }
+                slot = node.next
+            }
+            var frequencies = 0
+            var bytes: Int64 = 0
+            for node in weighed {
+                frequencies += sketch.estimate(node.fingerprint)
+                bytes += node.size
+                if frequencies >= sketch.estimate(candidate.fingerprint) { return false }
+                if bytes >= candidate.size { return true }
+            }
+            return true
         }
 
         private mutating func establishCandidates() {

@@ -6,7 +6,9 @@ import DequeModule
 /// probation's: the one read less often recently (by a `FrequencySketch` of the names'
 /// requests, which remembers names no longer cached) is evicted, the other stays in
 /// probation. A read in probation promotes to protected; protected's overflow goes back to
-/// probation. One-time requests rarely displace objects that are read again.
+/// probation. One-time requests rarely displace objects that are read again. Where sizes
+/// differ, a candidate must be read more often than all the objects its bytes would displace
+/// together (``admits(_:over:isEligible:)``).
 ///
 /// Candidates are judged only while they are recent: at most a window's worth of bytes of
 /// them waits. Older ones join probation as established objects, as in Caffeine, which judges
@@ -28,6 +30,10 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     static let protectedShare = 0.80
     /// Marks a probation object that came from the window and has not competed yet.
     static let candidateMark: UInt8 = 1
+    /// The most victims weighed against one candidate: a bound on the work of one eviction.
+    /// The sketch's counts are at least 1 for most residents, so a candidate (at most 16) is
+    /// refused well before it, unless it is read more often than that many victims together.
+    static let admissionVictimLimit = 64
 
     private static let window = SegmentedList.Segment.first
     private static let probation = SegmentedList.Segment.second
@@ -69,10 +75,14 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
             candidates.append(lists[moved].key)
             candidateBytes += lists[moved].size
         }
-        // The newest one always waits to be judged, however large; keys no longer waiting
-        // (read since, removed) leave the front of the queue too.
+        // The newest one always waits to be judged, however large; if it is larger than the
+        // window's share its bytes do not count against it, or it would send every waiting
+        // candidate to main unjudged. Keys no longer waiting (read since, removed) leave the
+        // front of the queue too.
+        let largeNewestBytes = candidates.last.flatMap { lists.slot(of: $0) }
+            .map { isCandidate($0) && lists[$0].size > windowTarget ? lists[$0].size : 0 } ?? 0
         while let oldest = candidates.first, candidates.count > 1,
-              candidateBytes > windowTarget || !isCandidate(oldest) {
+              candidateBytes - largeNewestBytes > windowTarget || !isCandidate(oldest) {
             establish(candidates.removeFirst())
         }
     }
@@ -172,12 +182,38 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
                 break
             }
             establish(candidates.removeFirst())
-            if sketch.estimate(lists[candidateSlot].fingerprint) > sketch.estimate(lists[victimSlot].fingerprint) {
+            if admits(candidateSlot, over: victimSlot, isEligible: isEligible) {
                 return leaveProbation(victimSlot, to: nil).key
             }
             return leaveProbation(candidateSlot, to: nil).key
         }
         return evictFromMain(isEligible: isEligible)
+    }
+
+    /// Whether a candidate is read more often than all it would displace together: the
+    /// established probation objects from `victim` on, oldest first, until their bytes cover
+    /// the candidate's (the "aggregated victims" admission of Einziger et al., "Lightweight
+    /// Robust Size Aware Cache Management", ACM TOS 2022). Where sizes are alike that is the
+    /// one victim of W-TinyLFU; a large file read no more often than the small files it would
+    /// push out stays out. A tie keeps the established objects.
+    private func admits(_ candidate: Int32, over victim: Int32, isEligible: (CacheKey) -> Bool) -> Bool {
+        let frequency = sketch.estimate(lists[candidate].fingerprint)
+        var uncoveredBytes = lists[candidate].size
+        var victimsFrequency = 0
+        var weighed = 0
+        var slot = victim
+        while slot != SegmentedList.none && weighed < Self.admissionVictimLimit {
+            let node = lists[slot]
+            if slot == victim || (node.mark == 0 && isEligible(node.key)) {
+                victimsFrequency += sketch.estimate(node.fingerprint)
+                if victimsFrequency >= frequency { return false }
+                uncoveredBytes -= node.size
+                if uncoveredBytes <= 0 { return true }
+                weighed += 1
+            }
+            slot = node.next
+        }
+        return true
     }
 
     private mutating func establishCandidates() {
