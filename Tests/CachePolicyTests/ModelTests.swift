@@ -97,8 +97,12 @@ import Testing
             var budget = 5 * count + 5
             while budget > 0, count > 0 {
                 budget -= 1
+                // A queue whose objects are all ineligible leaves the step to the other one.
+                let smallStuck = small.allSatisfy { !isEligible($0) }
+                let mainStuck = main.allSatisfy { !isEligible($0) }
+                if smallStuck && mainStuck { return nil }
                 let target = max(1, Int((Double(count) * 0.1).rounded(.up)))
-                if !small.isEmpty && (small.count >= target || main.isEmpty) {
+                if !smallStuck && (small.count >= target || mainStuck) {
                     let key = small.removeFirst()
                     if !isEligible(key) {
                         small.append(key)

@@ -51,6 +51,35 @@ import Testing
         #expect(policy.drain() == [1])
     }
 
+    /// Main holds 1 to 9 (restored, as at mount), the small queue a newcomer, 10, of 50
+    /// bytes: over its 10 % share of the 140 cached. Pinned, it cannot go; the victim comes
+    /// from main (its oldest, 1) instead of the step going round the small queue until the
+    /// budget runs out and nothing is evicted (the pool stayed over its limit; a preview
+    /// lost what was left in main).
+    @Test func s3fifoEvictsFromMainWhenTheSmallQueueHoldsOnlyPinnedFiles() {
+        var policy = S3FIFOPolicy()
+        for key in CacheKey(1)...9 { policy.restore(key, fingerprint: UInt64(key), size: 10, cost: 1) }
+        policy.insert(10, fingerprint: 10, size: 50, cost: 1)
+        let unpinned = { (key: CacheKey) in key != 10 }
+        #expect(policy.evict(isEligible: unpinned) == 1)
+        #expect(policy.drain(isEligible: unpinned) == Array(2...9))
+        #expect(policy.evict(isEligible: unpinned) == nil)
+        #expect(policy.drain() == [10])
+    }
+
+    /// The other way round: main holds only pinned files (1 to 3) and the small queue is
+    /// under its share (it is never, where the step goes to main first): the victims come
+    /// from the small queue.
+    @Test func s3fifoEvictsFromTheSmallQueueWhenMainHoldsOnlyPinnedFiles() {
+        var policy = S3FIFOPolicy()
+        for key in CacheKey(1)...3 { policy.restore(key, fingerprint: UInt64(key), size: 100, cost: 1) }
+        policy.insert(20, fingerprint: 20, size: 1, cost: 1)
+        policy.insert(21, fingerprint: 21, size: 1, cost: 1)
+        let unpinned = { (key: CacheKey) in key > 3 }
+        #expect(policy.drain(isEligible: unpinned) == [20, 21])
+        #expect(policy.count == 3)
+    }
+
     @Test func sieveHandClearsVisitedBitsAndStaysWhereItStopped() {
         var policy = SIEVEPolicy()
         policy.insert(1, 2, 3, 4, 5)

@@ -56,6 +56,38 @@ import Testing
         }
     }
 
+    /// A pinned new file in S3-FIFO's small queue, over the queue's 10 % of the bytes, does
+    /// not stop eviction: the victims come from main, oldest first. Before, each eviction
+    /// went round the small queue until its step budget ran out and chose nothing, so the
+    /// pool stayed over its limit (and a preview stopped short).
+    @Test func aPinnedNewFileInS3FIFOsSmallQueueDoesNotStopEviction() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            _ = try mount.mustSucceed("setfattr -n user.cache.eviction -v s3fifo data")
+            _ = try mount.mustSucceed("for i in 1 2 3 4 5 6 7 8 9; do head -c 102400 /dev/zero > data/old$i; done")
+            // Rebuilt from the index at the mount, the nine are in main; the preview builds
+            // the policy now, so the new file is heard by the built policy: the small queue.
+            try mount.remount()
+            func previewed() throws -> [Substring] {
+                try mount.xattr("data", "user.cache.preview").split(separator: "\n")
+            }
+            #expect(try previewed().count == 9)
+            _ = try mount.mustSucceed("touch data/new && setfattr -n user.cache.pinned -v 1 data/new")
+            _ = try mount.mustSucceed("head -c 409600 /dev/zero > data/new")
+            #expect(try previewed().count == 9, "the pinned file stays out, the nine stay in")
+            // The limit (the mount's `--pool data=0` sets none) makes the evictor go.
+            _ = try mount.mustSucceed("setfattr -n user.cache.max_size -v 1M data")
+            let settled = Shell.waitUntil(seconds: 10) {
+                (Int((try? mount.xattr("data", "user.cache.usage")) ?? "") ?? .max) <= 1 << 20
+            }
+            let usage = try mount.xattr("data", "user.cache.usage")
+            #expect(settled, "usage: \(usage)")
+            let left = try mount.mustSucceed("ls data").split(separator: "\n").map(String.init)
+            #expect(left.contains("new"))
+            let oldLeft = left.filter { $0.hasPrefix("old") }.compactMap { Int($0.dropFirst(3)) }.sorted()
+            #expect(oldLeft.count < 9 && oldLeft == Array((10 - oldLeft.count)...9), "\(left)")
+        }
+    }
+
     @Test func aBadEvictionValueIsRefusedWithEINVALAndChangesNothing() throws {
         try withMountedStore(arguments: ["--pool", "data=1M"]) { mount in
             _ = try mount.mustSucceed("setfattr -n user.cache.eviction -v sieve data")

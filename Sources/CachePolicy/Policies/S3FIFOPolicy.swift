@@ -88,53 +88,74 @@ public struct S3FIFOPolicy: ReplacementPolicy {
         }
     }
 
+    /// An ineligible object at a queue's tail goes round that queue. Once every object a
+    /// queue holds was met ineligible in a row, the victim comes from the other queue, whatever
+    /// the small queue's share: a pinned file in the small queue over its share would otherwise
+    /// keep the step there until the budget ran out, and nothing would be evicted.
     public mutating func evict(isEligible: (CacheKey) -> Bool) -> CacheKey? {
         // Each object is met at most a few times (main's counters drop by one a round, from
         // 3 at most); past that everything left is ineligible.
         var budget = 5 * count + 5
+        // Ineligible objects met in a row at each queue's tail (an eligible one resets both).
+        var smallPassedOver = 0
+        var mainPassedOver = 0
         while budget > 0, count > 0 {
             budget -= 1
+            let smallAllPassed = smallPassedOver >= small.count
+            let mainAllPassed = mainPassedOver >= main.count
+            if smallAllPassed && mainAllPassed { return nil }
             let smallTarget = max(1, Int64((Double(residentBytes) * Self.smallShare).rounded(.up)))
-            if small.count > 0 && (small.bytes >= smallTarget || main.count == 0) {
-                if let victim = evictFromSmall(isEligible: isEligible) { return victim }
-            } else if let victim = evictFromMain(isEligible: isEligible) {
-                return victim
+            let fromSmall = !smallAllPassed && (small.bytes >= smallTarget || mainAllPassed)
+            switch fromSmall ? evictFromSmall(isEligible: isEligible) : evictFromMain(isEligible: isEligible) {
+            case .victim(let key): return key
+            case .passedOver where fromSmall: smallPassedOver += 1
+            case .passedOver: mainPassedOver += 1
+            case .movedOn: (smallPassedOver, mainPassedOver) = (0, 0)
             }
         }
         return nil
     }
 
-    /// One step at small's tail: the victim, or nil when the tail moved on instead.
-    private mutating func evictFromSmall(isEligible: (CacheKey) -> Bool) -> CacheKey? {
+    /// What one step at a queue's tail did.
+    private enum Step {
+        case victim(CacheKey)
+        /// The tail was ineligible and went round.
+        case passedOver
+        /// An eligible tail moved on instead of going (promoted to main, or a read less).
+        case movedOn
+    }
+
+    /// One step at small's tail.
+    private mutating func evictFromSmall(isEligible: (CacheKey) -> Bool) -> Step {
         let slot = small.oldest
         let node = small[slot]
         guard isEligible(node.key) else {
             small.moveToNewest(slot)
-            return nil
+            return .passedOver
         }
         small.remove(slot)
         if node.mark >= Self.moveToMainReads {
             main.appendNewest(node.key, fingerprint: node.fingerprint, size: node.size)
-            return nil
+            return .movedOn
         }
         ghost.insert(node.fingerprint, capacity: max(count, 1))
-        return node.key
+        return .victim(node.key)
     }
 
-    private mutating func evictFromMain(isEligible: (CacheKey) -> Bool) -> CacheKey? {
+    private mutating func evictFromMain(isEligible: (CacheKey) -> Bool) -> Step {
         let slot = main.oldest
         let node = main[slot]
         guard isEligible(node.key) else {
             main.moveToNewest(slot)
-            return nil
+            return .passedOver
         }
         if node.mark > 0 {
             main[slot].mark = node.mark - 1
             main.moveToNewest(slot)
-            return nil
+            return .movedOn
         }
         main.remove(slot)
-        return node.key
+        return .victim(node.key)
     }
 }
 
