@@ -122,8 +122,7 @@ final class ReplacementTable: Sendable {
         self.pool(pool)?.state.withLock { state in
             guard case .building(let kind, let pending) = state.residents else { return }
             var policy = AnyReplacementPolicy(kind: kind)
-            // An eighth more: a pool at its limit goes a little above it between evictions.
-            policy.reserveCapacity(residents.count + residents.count / 8)
+            policy.reserveCapacity(AnyReplacementPolicy.reservation(forResidents: residents.count))
             state.knownCosts = KnownCosts()
             for resident in residents { state.knownCosts.add(resident.costMilliseconds) }
             let costing = state.costing
