@@ -197,7 +197,9 @@ final class ReplacementTable: Sendable {
                                   ReplacementReport.CurvePoint(multiplier: $0.multiplier, sizeBytes: $0.sizeBytes,
                                                                sizeFiles: $0.sizeFiles, hitRatio: $0.hitRatio)
                               } ?? [],
-                              sampledRequests: state.advisor?.sampledRequests ?? 0)
+                              sampledRequests: state.advisor?.sampledRequests ?? 0,
+                              policyMemoryBytes: state.policy?.memoryBytes ?? 0,
+                              simulationMemoryBytes: state.advisor?.memoryBytes ?? 0)
         }
     }
 }
@@ -217,6 +219,11 @@ public struct ReplacementReport: Sendable {
     public var simulatedHitRatios: [PolicyKind: Double]
     public var curve: [CurvePoint]
     public var sampledRequests: Int
+    /// The running in-memory policy's `memoryBytes`: 0 on the index (`lru`) or while it is
+    /// being built.
+    public var policyMemoryBytes: Int
+    /// The miniature simulations' (`PolicyAdvisor.memoryBytes`); 0 for a pool without limits.
+    public var simulationMemoryBytes: Int
 }
 
 extension ReplacementTable: ReplacementNotes {}
