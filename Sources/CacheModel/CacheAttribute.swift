@@ -17,6 +17,10 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     // its recent requests (by requests and by bytes), and the estimated hit ratio at other sizes.
     case evictionActive = "eviction_active", hitRatio = "hit_ratio", hitRatioCurve = "hit_ratio_curve"
     case byteHitRatio = "byte_hit_ratio"
+    // Read-only on pool directories: the bytes the running replacement policy holds in memory
+    // (0 for `lru`, whose order is the index's), and the bytes the pool's miniature
+    // simulations hold (`auto`'s choice, the what-if curve).
+    case policyMemoryBytes = "policy_memory_bytes", simulationMemoryBytes = "simulation_memory_bytes"
     // Read-only on pool directories: the next victims (see `PreviewRequest`).
     case preview
     // Figures on pool directories and on the root.
@@ -58,7 +62,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
                     .maxFetches, .eviction, .evictionActive, .goal, .trace]
-                + figures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .preview]
+                + figures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .policyMemoryBytes,
+                             .simulationMemoryBytes, .preview]
         case .root: return figures + [.minFree, .store, .warnings, .loadedEntries, .loadedEntriesBudget]
         case .nameOnly: return []
         }

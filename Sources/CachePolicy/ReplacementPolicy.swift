@@ -37,6 +37,13 @@ public protocol ReplacementPolicy: Sendable {
     /// The sizes of the resident objects, added up.
     var residentBytes: Int64 { get }
 
+    /// The bytes the policy's storage holds: every array's capacity (nodes or entries, free
+    /// slots, the `SlotIndex`'s buckets, a heap, a sketch's counters and doorkeeper) times its
+    /// element's stride, spare room included, and the elements of its deques and ghost set
+    /// (see `MemoryBytes`). O(1), allocates nothing. What `user.cache.policy_memory_bytes`
+    /// shows for a pool.
+    var memoryBytes: Int { get }
+
     func contains(_ key: CacheKey) -> Bool
 
     /// The fingerprint a resident object was inserted with (kept so a policy can be

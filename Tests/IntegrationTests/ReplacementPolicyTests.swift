@@ -42,6 +42,10 @@ import Testing
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
             try usePolicy("lru", in: mount)
             #expect(try hotFilesLeftAfterAScan(mount) == 0)
+            // lru keeps its order in the index, nothing in memory; the simulations of a pool
+            // with a limit do hold some.
+            #expect(try mount.xattr("data", "user.cache.policy_memory_bytes") == "0")
+            #expect((Int(try mount.xattr("data", "user.cache.simulation_memory_bytes")) ?? 0) > 0)
         }
     }
 
@@ -53,6 +57,15 @@ import Testing
             #expect(try hotFilesLeftAfterAScan(mount, remountingFirst: true) == 5)
             #expect(try mount.xattr("data", "user.cache.eviction") == "s3fifo")
             #expect(try mount.mustSucceed("cachefs_bin=\(MountedStore.executable); $cachefs_bin status . --json | grep -c '\"eviction\" : \"s3fifo\"'") == "1")
+            // The policy built at the mount holds its residents in memory: at least a node each.
+            let json = try mount.mustSucceed("\(MountedStore.executable) status . --json")
+            let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+            let pool = (report?["pools"] as? [[String: Any]])?.first { $0["name"] as? String == "data" }
+            let files = pool?["files"] as? Int ?? 0
+            let policyMemory = pool?["policy_memory_bytes"] as? Int ?? 0
+            #expect(files > 0 && policyMemory >= files * 32, "\(json)")
+            #expect((Int(try mount.xattr("data", "user.cache.policy_memory_bytes")) ?? 0) >= files * 32)
+            #expect((pool?["simulation_memory_bytes"] as? Int ?? 0) > 0, "\(json)")
         }
     }
 

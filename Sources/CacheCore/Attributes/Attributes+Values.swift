@@ -42,6 +42,9 @@ extension Attributes {
         case .hitRatio: return counters.recentHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
         case .byteHitRatio: return counters.recentByteHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
         case .hitRatioCurve: return evictor.replacement.report(of: record.entryID).map(Self.curveValue) ?? ""
+        case .policyMemoryBytes: return String(evictor.replacement.report(of: record.entryID)?.policyMemoryBytes ?? 0)
+        case .simulationMemoryBytes:
+            return String(evictor.replacement.report(of: record.entryID)?.simulationMemoryBytes ?? 0)
         case .fetching: return readThrough.fetchingValue(of: record.entryID)
         case .etag, .lastModified:
             // Shown empty when the index cannot say: these two attributes are informational.

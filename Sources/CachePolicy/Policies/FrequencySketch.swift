@@ -15,6 +15,9 @@ struct FrequencySketch: Sendable {
     private var doorkeeper: [UInt64]
     private var increments = 0
 
+    /// The counters' and the doorkeeper's bytes (see ``ReplacementPolicy/memoryBytes``).
+    var memoryBytes: Int { MemoryBytes.of(counters) + MemoryBytes.of(doorkeeper) }
+
     init(width requested: Int = 64) {
         var width = 64
         while width < requested { width <<= 1 }

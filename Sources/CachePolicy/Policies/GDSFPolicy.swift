@@ -49,6 +49,10 @@ public struct GDSFPolicy: ReplacementPolicy {
 
     public var count: Int { heap.count }
 
+    public var memoryBytes: Int {
+        MemoryBytes.of(entries) + MemoryBytes.of(freeSlots) + index.memoryBytes + MemoryBytes.of(heap)
+    }
+
     private func entrySlot(of key: CacheKey) -> Int32? { index.slot(of: key, in: entries) }
 
     public func contains(_ key: CacheKey) -> Bool { entrySlot(of: key) != nil }

@@ -12,6 +12,8 @@ public struct LRUPolicy: ReplacementPolicy {
 
     public var residentBytes: Int64 { list.bytes }
 
+    public var memoryBytes: Int { list.memoryBytes }
+
     public func contains(_ key: CacheKey) -> Bool { list.slot(of: key) != nil }
 
     public func fingerprint(of key: CacheKey) -> UInt64? { list.slot(of: key).map { list[$0].fingerprint } }

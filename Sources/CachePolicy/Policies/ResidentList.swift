@@ -25,6 +25,7 @@ struct ResidentList: Sendable {
     var count: Int { list.count }
     /// The sizes of the listed objects, added up.
     var bytes: Int64 { list.bytes }
+    var memoryBytes: Int { list.memoryBytes }
 
     func slot(of key: CacheKey) -> Int32? { list.slot(of: key) }
 

@@ -28,6 +28,9 @@ public struct S3FIFOPolicy: ReplacementPolicy {
 
     public var residentBytes: Int64 { small.bytes + main.bytes }
 
+    /// Both queues and the ghosts (which a pool holds only once it has evicted).
+    public var memoryBytes: Int { small.memoryBytes + main.memoryBytes + ghost.memoryBytes }
+
     public func contains(_ key: CacheKey) -> Bool {
         small.slot(of: key) != nil || main.slot(of: key) != nil
     }
@@ -187,4 +190,6 @@ struct GhostSet: Sendable {
     }
 
     var count: Int { members.count }
+
+    var memoryBytes: Int { MemoryBytes.of(order) + MemoryBytes.of(members) }
 }

@@ -48,6 +48,10 @@ struct SegmentedList: Sendable {
     /// Bytes in all three segments.
     var bytes: Int64 { firstEnds.bytes + secondEnds.bytes + thirdEnds.bytes }
 
+    /// The node array's, the free list's and the index's bytes (see
+    /// ``ReplacementPolicy/memoryBytes``).
+    var memoryBytes: Int { MemoryBytes.of(nodes) + MemoryBytes.of(free) + index.memoryBytes }
+
     private(set) subscript(ends segment: Segment) -> Ends {
         get {
             switch segment {

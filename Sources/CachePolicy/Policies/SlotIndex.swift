@@ -18,6 +18,9 @@ struct SlotIndex: Sendable {
 
     private var mask: Int { buckets.count - 1 }
 
+    /// Its buckets' bytes (see ``ReplacementPolicy/memoryBytes``).
+    var memoryBytes: Int { MemoryBytes.of(buckets) }
+
     private func home(_ key: CacheKey) -> Int {
         Int(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9e37_79b9_7f4a_7c15) >> 17) & mask
     }

@@ -52,6 +52,8 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
 
     public var residentBytes: Int64 { lists.bytes }
 
+    public var memoryBytes: Int { lists.memoryBytes + sketch.memoryBytes + MemoryBytes.of(candidates) }
+
     public func contains(_ key: CacheKey) -> Bool { lists.slot(of: key) != nil }
 
     public func fingerprint(of key: CacheKey) -> UInt64? { lists.slot(of: key).map { lists[$0].fingerprint } }

@@ -333,6 +333,16 @@ public struct PolicyAdvisor: Sendable {
 
     /// Names the largest simulation holds: the bound on the advisor's memory.
     public var namesHeld: Int { curveSimulations.last.map { simulations[$0].residentCount } ?? 0 }
+
+    /// The bytes the simulations' storage holds (their policies' `memoryBytes` and their size
+    /// and cost maps) and the advisor's own arrays: `user.cache.simulation_memory_bytes`.
+    /// O(simulations), allocates nothing.
+    public var memoryBytes: Int {
+        var total = MemoryBytes.of(simulations) + MemoryBytes.of(curveSimulations) + MemoryBytes.of(hits)
+            + MemoryBytes.of(disagreements) + MemoryBytes.of(candidates) + MemoryBytes.of(bySize)
+        for simulation in simulations { total += simulation.memoryBytes }
+        return total
+    }
 }
 
 /// The sampled requests on which two candidates disagreed (one hit, the other missed), over

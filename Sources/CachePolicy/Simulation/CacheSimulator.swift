@@ -74,6 +74,10 @@ public struct CacheSimulator: Sendable {
 
     public var residentCount: Int { sizes.count }
 
+    /// Its policy's `memoryBytes` and its size and cost maps' storage (the struct's own
+    /// fields are counted by whoever holds it).
+    public var memoryBytes: Int { policy.memoryBytes + sizes.memoryBytes + costs.memoryBytes }
+
     /// Forgets every resident object `shouldRemove` names (no longer sampled).
     public mutating func removeAll(where shouldRemove: (CacheKey) -> Bool) {
         for key in sizes.allKeys where shouldRemove(key) { delete(key) }

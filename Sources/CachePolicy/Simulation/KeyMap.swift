@@ -9,6 +9,9 @@ struct KeyMap<Value: FixedWidthInteger & Sendable>: Sendable {
     private var mask = -1
     private(set) var count = 0
 
+    /// Its arrays' bytes (see `MemoryBytes`).
+    var memoryBytes: Int { MemoryBytes.of(keys) + MemoryBytes.of(values) + MemoryBytes.of(occupied) }
+
     init() {}
 
     private func bucket(_ key: CacheKey) -> Int {

@@ -58,6 +58,9 @@ struct StatusCommand: ParsableCommand {
         /// Nil before the pool's first request.
         var hitRatio: Double?
         var byteHitRatio: Double?
+        /// Bytes the running policy holds in memory (0 for `lru`), and the simulations.
+        var policyMemoryBytes: Int64
+        var simulationMemoryBytes: Int64
         var whatIf: [PoolFigures.EstimatedHitRatio]
 
         enum CodingKeys: String, CodingKey {
@@ -68,7 +71,8 @@ struct StatusCommand: ParsableCommand {
             case ageBasis = "age_basis", evictedFiles = "evicted_files", evictedBytes = "evicted_bytes"
             case oldestAccess = "oldest_access", originRequests = "origin_requests", fetchedBytes = "fetched_bytes"
             case fetchErrors = "fetch_errors", fetchTTFB = "fetch_ttfb_ms", fetchTTFBTotal = "fetch_ttfb_ms_total"
-            case fetchTTFBCount = "fetch_ttfb_count"
+            case fetchTTFBCount = "fetch_ttfb_count", policyMemoryBytes = "policy_memory_bytes"
+            case simulationMemoryBytes = "simulation_memory_bytes"
         }
     }
 
@@ -130,6 +134,8 @@ struct StatusCommand: ParsableCommand {
             goal: try Xattr.get(path, "user.cache.goal"),
             hitRatio: Double(try Xattr.get(path, "user.cache.hit_ratio")),
             byteHitRatio: Double(try Xattr.get(path, "user.cache.byte_hit_ratio")),
+            policyMemoryBytes: try number("policy_memory_bytes"),
+            simulationMemoryBytes: try number("simulation_memory_bytes"),
             whatIf: PoolFigures.EstimatedHitRatio.parseCurve(try Xattr.get(path, "user.cache.hit_ratio_curve")))
     }
 
@@ -147,8 +153,8 @@ struct StatusCommand: ParsableCommand {
         print("store \(report.store), min_free \(report.minFree), loaded entries \(report.loadedEntries) "
             + "(memory budget \(report.loadedEntriesBudget))")
         for warning in report.warnings { print("warning: \(warning)") }
-        let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "GOAL",
-                      "HIT RATIO", "BYTE HIT", "EVICTED", "OLDEST ACCESS"]
+        let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "POLICY MEM",
+                      "GOAL", "HIT RATIO", "BYTE HIT", "EVICTED", "OLDEST ACCESS"]
         var rows = [header]
         for pool in report.pools {
             rows.append([
@@ -157,7 +163,7 @@ struct StatusCommand: ParsableCommand {
                 pool.maxFiles == 0 ? String(pool.files) : "\(pool.files)/\(pool.maxFiles)",
                 String(pool.pinnedFiles), Format.bytes(pool.persistentUsage),
                 pool.maxAge == 0 ? "never" : Format.duration(pool.maxAge) + (pool.ageBasis == "access" ? "" : " (mtime)"),
-                Self.policyName(pool), pool.goal, pool.hitRatio.map { String(format: "%.3f", $0) } ?? "-",
+                Self.policyName(pool), Format.bytes(pool.policyMemoryBytes), pool.goal, pool.hitRatio.map { String(format: "%.3f", $0) } ?? "-",
                 pool.byteHitRatio.map { String(format: "%.3f", $0) } ?? "-",
                 String(pool.evictedFiles), pool.oldestAccess.isEmpty ? "-" : pool.oldestAccess,
             ])

@@ -148,10 +148,13 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      taken run by run (target: at most 2 µs). (b) a store built offline (as
      in 8) with 100,000 [20,000] files of 1 KiB in data, max_size 1G; run
      after run, one mount per policy: the policy set and built, `ls -f` of
-     data, the daemon idle, VmRSS; (RSS - that run's lru RSS) / files
-     (target: at most 48 bytes), and the spread of lru's RSS over the runs
-     per file (the noise of one figure). Medians of 3 runs unless --repeat
-     says otherwise.
+     data, the daemon idle, VmRSS; (RSS - that run's lru RSS) / files,
+     and the spread of lru's RSS over the runs per file (the noise of one
+     figure); beside them the exact figure, user.cache.policy_memory_bytes
+     / files (the policy's arrays' capacities), and that beyond lru's (0:
+     its order is the index's) and beyond an lru built in memory (`cachefs
+     policy-memory`); the target (at most 48 bytes) is judged on the exact
+     rows. Medians of 3 runs unless --repeat says otherwise.
 
 Options:
   --quick               Small sizes, for smoke runs.

@@ -33,7 +33,11 @@ files (only OPEN and RELEASE reach it), from before the loop until it is idle af
 time flush that follows it (its reads' access times written to the index). Memory: the daemon's
 VmRSS after `ls -f` of {nmem} resident files, one mount per policy and run; "beyond lru" =
 (RSS - the same run's lru RSS) / {nmem}, the median of the runs; "lru: its RSS's spread" =
-(largest - smallest lru RSS of the runs) / {nmem}, what one such figure may be off by."""
+(largest - smallest lru RSS of the runs) / {nmem}, what one such figure may be off by. Exact:
+the pool's user.cache.policy_memory_bytes (the running policy's arrays' capacities) after the
+same listing / {nmem}; lru's is 0 (its order is the index's), so "beyond lru" is the policy's
+whole figure, and "beyond an in-memory lru" subtracts lru's own structure for as many residents
+(`cachefs policy-memory`). The 48-byte target is judged on the exact rows, not on RSS."""
 
 
 def line(*cols):

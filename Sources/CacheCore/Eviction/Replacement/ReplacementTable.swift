@@ -122,8 +122,7 @@ final class ReplacementTable: Sendable {
         self.pool(pool)?.state.withLock { state in
             guard case .building(let kind, let pending) = state.residents else { return }
             var policy = AnyReplacementPolicy(kind: kind)
-            // An eighth more: a pool at its limit goes a little above it between evictions.
-            policy.reserveCapacity(residents.count + residents.count / 8)
+            policy.reserveCapacity(AnyReplacementPolicy.reservation(forResidents: residents.count))
             state.knownCosts = KnownCosts()
             for resident in residents { state.knownCosts.add(resident.costMilliseconds) }
             let costing = state.costing
@@ -198,7 +197,9 @@ final class ReplacementTable: Sendable {
                                   ReplacementReport.CurvePoint(multiplier: $0.multiplier, sizeBytes: $0.sizeBytes,
                                                                sizeFiles: $0.sizeFiles, hitRatio: $0.hitRatio)
                               } ?? [],
-                              sampledRequests: state.advisor?.sampledRequests ?? 0)
+                              sampledRequests: state.advisor?.sampledRequests ?? 0,
+                              policyMemoryBytes: state.policy?.memoryBytes ?? 0,
+                              simulationMemoryBytes: state.advisor?.memoryBytes ?? 0)
         }
     }
 }
@@ -218,6 +219,11 @@ public struct ReplacementReport: Sendable {
     public var simulatedHitRatios: [PolicyKind: Double]
     public var curve: [CurvePoint]
     public var sampledRequests: Int
+    /// The running in-memory policy's `memoryBytes`: 0 on the index (`lru`) or while it is
+    /// being built.
+    public var policyMemoryBytes: Int
+    /// The miniature simulations' (`PolicyAdvisor.memoryBytes`); 0 for a pool without limits.
+    public var simulationMemoryBytes: Int
 }
 
 extension ReplacementTable: ReplacementNotes {}

@@ -31,6 +31,15 @@ once the pool has a size limit (see PoolReplacement).
    after the policy's build less its RSS just before the policy was set (the mount's, idle),
    per file; that includes the index read's page cache and what the build freed and malloc kept
    (the listing reuses it), so it overstates the policy.
+
+   The exact figure beside it: after the listing, user.cache.policy_memory_bytes (the running
+   policy's memoryBytes: its arrays' capacities times their strides, the build's reserve of an
+   eighth included) / NMEM, per policy and run. lru's is 0 (its order is the index's), so
+   "beyond lru" is the policy's whole figure; "beyond an in-memory lru" subtracts what lru's
+   own structure would hold for the same residents (`cachefs policy-memory`, which builds each
+   policy as a pool's build does and whose figures the daemon's are logged against). The
+   target (at most 48 bytes per file beyond lru) is judged on these exact rows; the RSS rows
+   stay, with no target, for what the whole daemon does.
 """
 import os
 import time
@@ -62,8 +71,16 @@ def define(b):
     r.define("pc_rss_lru", f"lru: RSS after ls -f of {count_tag(m)}", "MiB", "abs")
     for policy in POLICIES[1:]:
         r.define(f"pc_rss_{policy}", f"{policy}: RSS after ls -f", "MiB", "abs")
-        r.define(f"pc_mem_{policy}", f"  {policy}: per file beyond lru", "B", "atmost", MEMORY_TARGET)
+        r.define(f"pc_mem_{policy}", f"  {policy}: beyond lru (RSS)", "B", "abs")
     r.define("pc_mem_spread", "lru: its RSS's spread over runs", "B", "abs")
+    r.define_section(f"policy memory per file, exact, {count_tag(m)}", "policy", "lru")
+    r.define("pc_exact_lru", "lru: per file (order in the index)", "B/file", "abs")
+    r.define("pc_exact_lru_memory", "lru built in memory: per file", "B/file", "abs")
+    for policy in POLICIES[1:]:
+        r.define(f"pc_exact_{policy}", f"{policy}: per file", "B/file", "abs")
+        r.define(f"pc_exact_diff_{policy}", f"  {policy}: beyond lru", "B/file", "atmost", MEMORY_TARGET)
+        r.define(f"pc_exact_memory_{policy}", f"  {policy}: beyond an in-memory lru", "B/file", "atmost",
+                 MEMORY_TARGET)
 
 
 def run_policy_costs(b):
@@ -259,7 +276,9 @@ def run_memory(b):
         f"one mount per policy and run)")
     b.use_store(f"{b.work}/costs-mem-store", f"{b.work}/costs-mem-mnt")
     per_run = []    # {policy: KiB of VmRSS after ls -f} per run
+    exact_per_run = []  # {policy: policy_memory_bytes after ls -f} per run
     growth = {}     # policy -> KiB its build added within the daemon, per run
+    built_offline = policy_memory_offline(b, n)
     try:
         b.mount.mount(POOLS)
         b.mount.unmount()
@@ -271,15 +290,17 @@ def run_memory(b):
             shift = (rep - 1) % len(POLICIES)
             order = POLICIES[shift:] + POLICIES[:shift]
             log(f"==> policy costs: memory, run {rep}/{o.repeat} ({', '.join(order)})")
-            figures = {}
+            figures, exact = {}, {}
             for policy in order:
-                figures[policy] = resident_memory(b, policy, growth)
+                figures[policy], exact[policy] = resident_memory(b, policy, growth, built_offline)
             per_run.append(figures)
+            exact_per_run.append(exact)
     except (BenchError, OSError) as error:
         warn(f"policy costs, memory per file: {error}")
         r.failed = True
     finally:
         end_part(b)
+    record_exact(r, n, exact_per_run, built_offline)
     if not runs_measured(r, "pc_rss", per_run):
         return
     for figures in per_run:
@@ -304,8 +325,54 @@ def run_memory(b):
         + ", ".join(f"{p} {median(growth[p]) * 1024 / n:.0f} B" for p in POLICIES if growth.get(p)))
 
 
-def resident_memory(b, policy, growth):
-    """One mount of the memory store under POLICY: KiB of VmRSS after ls -f of data."""
+def policy_memory_offline(b, n):
+    """{kind: bytes} from `cachefs policy-memory` for N residents of FILE_SIZE bytes (each
+    policy built as a pool's build builds it), or {} when it fails."""
+    out = f"{b.work}/policy-memory.out"
+    if b.steps.run(out, [b.cachefs, "policy-memory", "--residents", n, "--size", FILE_SIZE]) != 0:
+        warn("cachefs policy-memory failed: no in-memory lru to compare with")
+        return {}
+    figures = {}
+    for line in read_lines(out):
+        fields = line.split()
+        if len(fields) == 2 and fields[1].isdigit():
+            figures[fields[0]] = int(fields[1])
+    log("    built in memory (cachefs policy-memory), per file: "
+        + ", ".join(f"{kind} {value / n:.1f} B" for kind, value in figures.items()))
+    return figures
+
+
+def record_exact(r, n, exact_per_run, built_offline):
+    """The exact rows: each run's policy_memory_bytes / N, beyond lru's (the same run's, 0 on
+    the index) and beyond an lru built in memory."""
+    if not exact_per_run:
+        for key in ["pc_exact_lru", "pc_exact_lru_memory"] + [f"pc_exact_{p}" for p in POLICIES[1:]]:
+            r.record(key, "mount", FAIL)
+        return
+    memory_lru = built_offline.get("lru")
+    for exact in exact_per_run:
+        lru = exact.get("lru")
+        r.record("pc_exact_lru", "mount", FAIL if lru is None else round(lru / n, 1))
+        r.record("pc_exact_lru_memory", "mount", FAIL if memory_lru is None else round(memory_lru / n, 1))
+        for policy in POLICIES[1:]:
+            value = exact.get(policy)
+            per_file = FAIL if value is None else round(value / n, 1)
+            r.record(f"pc_exact_{policy}", "mount", per_file)
+            r.record(f"pc_exact_{policy}", "direct", FAIL if lru is None else round(lru / n, 1))
+            r.record(f"pc_exact_diff_{policy}", "mount",
+                     FAIL if value is None or lru is None else round((value - lru) / n, 1))
+            r.record(f"pc_exact_memory_{policy}", "mount",
+                     FAIL if value is None or memory_lru is None else round((value - memory_lru) / n, 1))
+            r.record(f"pc_exact_memory_{policy}", "direct",
+                     FAIL if memory_lru is None else round(memory_lru / n, 1))
+    log("    exact policy memory per file, medians: " + ", ".join(
+        f"{p} {median(r.metrics[f'pc_exact_{p}'].mount):.1f} B" for p in POLICIES[1:]
+        if FAIL not in r.metrics[f"pc_exact_{p}"].mount))
+
+
+def resident_memory(b, policy, growth, built_offline):
+    """One mount of the memory store under POLICY: KiB of VmRSS after ls -f of data, and the
+    pool's policy_memory_bytes then."""
     n = b.opts.nmem
     b.mount.mount(POOLS)
     b.mount.check_alive()
@@ -331,9 +398,16 @@ def resident_memory(b, policy, growth):
     rss = rss_kib(pid)
     if rss is None:
         raise BenchError(f"no VmRSS for the daemon (pid {pid})")
+    exact = measure.cache_attr_int(pool, "policy_memory_bytes")
+    if exact is None:
+        raise BenchError(f"{pool}: user.cache.policy_memory_bytes unreadable")
+    simulations = measure.cache_attr_int(pool, "simulation_memory_bytes")
+    offline = built_offline.get(active)
     log(f"    {policy:<8} eviction_active {active}: RSS {mounted} KiB after the mount, {built} KiB after the "
-        f"policy's build, ls -f {elapsed(t0, t1)} s, RSS then {rss} KiB")
+        f"policy's build, ls -f {elapsed(t0, t1)} s, RSS then {rss} KiB; policy_memory_bytes {exact} "
+        f"({exact / n:.1f} B per file; built offline {offline if active != 'lru' else 'n/a'}), "
+        f"simulation_memory_bytes {simulations}")
     set_policy(b, pool, "lru")      # the next mount starts as lru, with nothing in memory
     b.mount.check_alive()
     b.mount.unmount()
-    return rss
+    return rss, exact
