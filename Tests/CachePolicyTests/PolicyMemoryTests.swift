@@ -12,15 +12,20 @@ import Testing
 
     /// What `count` residents need at the least: the per-resident arrays of the kind, one
     /// element each, and a `SlotIndex` at most three quarters full.
+    /// A sketch of `width` columns: `depth` 4-bit counters each, two a byte, and a doorkeeper
+    /// bit per counter.
+    static func sketchBytes(width: Int) -> Int {
+        width * FrequencySketch.depth / 2 + width * FrequencySketch.depth / 8
+    }
+
     static func minimum(_ kind: PolicyKind, count: Int) -> Int {
         let index = count * 4 / 3 * indexBucket
         switch kind {
         case .lru, .sieve, .s3fifo:
             return count * MemoryLayout<SegmentedList.Node>.stride + index
         case .tinylfu:
-            // The sketch is at least a column per resident, each column `depth` 4-bit counters
-            // kept a byte each, and a doorkeeper bit per counter.
-            let sketch = count * FrequencySketch.depth + count * FrequencySketch.depth / 8
+            // The sketch is at least a column per resident.
+            let sketch = sketchBytes(width: count)
             return count * MemoryLayout<SegmentedList.Node>.stride + index + sketch
         case .gdsf:
             return count * (MemoryLayout<GDSFPolicy.Entry>.stride + MemoryLayout<Int32>.stride) + index
@@ -28,10 +33,11 @@ import Testing
     }
 
     /// The most its capacities allow for `count` residents: arrays of `elements` elements, an
-    /// index of less than twice the buckets `indexed` slots need at three quarters full (a
-    /// power of two), a sketch of less than 8 columns per resident, and malloc's spare room.
+    /// index of at most one and a half times the buckets `indexed` slots need at three
+    /// quarters full (it grows by half), a sketch of less than 8 columns per resident, and
+    /// malloc's spare room.
     static func maximum(_ kind: PolicyKind, count: Int, elements: Int, indexed: Int) -> Int {
-        let index = 2 * max(indexed * 4 / 3 + 1, 16) * indexBucket
+        let index = max((indexed * 4 / 3 + 1) * 3 / 2, 16) * indexBucket
         switch kind {
         case .lru, .sieve:
             return elements * MemoryLayout<SegmentedList.Node>.stride + index + 2 * allocationSlack
@@ -39,8 +45,7 @@ import Testing
             // Two lists, each with its node array and index; residents are in one or the other.
             return elements * MemoryLayout<SegmentedList.Node>.stride + 2 * index + 4 * allocationSlack
         case .tinylfu:
-            let width = 8 * max(count, 64)
-            let sketch = width * FrequencySketch.depth + width * FrequencySketch.depth / 8
+            let sketch = sketchBytes(width: 8 * max(count, 64))
             return elements * MemoryLayout<SegmentedList.Node>.stride + index + sketch + 4 * allocationSlack
         case .gdsf:
             return elements * (MemoryLayout<GDSFPolicy.Entry>.stride + MemoryLayout<Int32>.stride) + index
@@ -71,8 +76,8 @@ import Testing
         for kind in PolicyKind.allCases {
             let policy = AnyReplacementPolicy(kind: kind)
             if kind == .tinylfu {
-                // Its first 64 columns: a byte per counter, a doorkeeper word per row.
-                let sketch = 64 * FrequencySketch.depth + FrequencySketch.depth * MemoryLayout<UInt64>.stride
+                // Its first 64 columns (a doorkeeper word per row).
+                let sketch = Self.sketchBytes(width: 64)
                 #expect(policy.memoryBytes >= sketch && policy.memoryBytes <= sketch + 2 * Self.allocationSlack)
             } else {
                 #expect(policy.memoryBytes == 0, "\(kind)")

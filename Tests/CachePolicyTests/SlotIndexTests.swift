@@ -11,8 +11,8 @@ import Testing
     @Test(arguments: 1...10 as ClosedRange<UInt64>)
     func slotIndexAgreesWithADictionary(seed: UInt64) {
         var generator = SeededGenerator(seed: seed)
-        // Keys a multiple of 2^40 apart land in few home buckets while the index is small,
-        // so probe runs wrap round and removals shift entries back.
+        // Up to three quarters full, probe runs grow long and wrap round the last bucket, and
+        // removals shift entries back.
         let keys = (0..<150).map { CacheKey($0 % 50) + CacheKey($0 / 50) << 40 }
         var elements: [Element] = []
         var freeSlots: [Int32] = []

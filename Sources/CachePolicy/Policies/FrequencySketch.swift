@@ -1,6 +1,7 @@
 /// A count-min sketch of 4-bit counters with a doorkeeper bloom filter and periodic
 /// halving, as W-TinyLFU and Caffeine's `FrequencySketch` use it: the estimated number of
-/// recent requests of a fingerprint, in a few bytes per resident object.
+/// recent requests of a fingerprint, in a few bytes per resident object. Two counters share a
+/// byte, as Caffeine packs sixteen in a long.
 struct FrequencySketch: Sendable {
     static let depth = 4
     static let maxCount: UInt8 = 15
@@ -11,6 +12,7 @@ struct FrequencySketch: Sendable {
     static let sampleFactor = 10
 
     private(set) var width: Int
+    /// Counter `i` is the low (even `i`) or high (odd `i`) half of byte `i / 2`.
     private var counters: [UInt8]
     private var doorkeeper: [UInt64]
     private var increments = 0
@@ -22,7 +24,7 @@ struct FrequencySketch: Sendable {
         var width = 64
         while width < requested { width <<= 1 }
         self.width = width
-        counters = Array(repeating: 0, count: width * Self.depth)
+        counters = Array(repeating: 0, count: width * Self.depth / 2)
         doorkeeper = Array(repeating: 0, count: width / 64 * Self.depth)
     }
 
@@ -64,19 +66,25 @@ struct FrequencySketch: Sendable {
         }
         for row in 0..<Self.depth {
             let slot = index(fingerprint, row: row)
-            if counters[slot] < Self.maxCount { counters[slot] += 1 }
+            if counter(slot) < Self.maxCount { counters[slot >> 1] &+= 1 << Self.shift(of: slot) }
         }
     }
 
     func estimate(_ fingerprint: UInt64) -> Int {
         var least = Int(Self.maxCount)
-        for row in 0..<Self.depth { least = min(least, Int(counters[index(fingerprint, row: row)])) }
+        for row in 0..<Self.depth { least = min(least, Int(counter(index(fingerprint, row: row)))) }
         return least + (inDoorkeeper(fingerprint) ? 1 : 0)
     }
 
+    private static func shift(of slot: Int) -> UInt8 { UInt8(slot & 1) << 2 }
+
+    private func counter(_ slot: Int) -> UInt8 { (counters[slot >> 1] >> Self.shift(of: slot)) & 0x0f }
+
     private mutating func age() {
         increments = 0
-        for slot in counters.indices { counters[slot] >>= 1 }
+        // Both halves of a byte halve at once: each shifts down, the high one's lowest bit
+        // masked off where it would fall into the low one.
+        for byte in counters.indices { counters[byte] = (counters[byte] >> 1) & 0x77 }
         for word in doorkeeper.indices { doorkeeper[word] = 0 }
     }
 }
