@@ -12,7 +12,7 @@
 /// An indexed binary min-heap: O(log n) per insert, read, removal and eviction; an ineligible
 /// object met by `evict` is set aside and put back with its priority unchanged. Memory per
 /// object: a 48-byte entry in one array (slots of removed objects are reused), a 4-byte heap
-/// slot and a `SlotIndex`'s 4-byte buckets (1.3 to 2.7 of them): about 60 bytes.
+/// slot and a `SlotIndex`'s 4-byte buckets (1.3 to 2 of them): about 60 bytes.
 public struct GDSFPolicy: ReplacementPolicy {
     public static let kind = PolicyKind.gdsf
 

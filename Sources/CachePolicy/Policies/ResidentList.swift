@@ -4,7 +4,7 @@
 /// Value semantics: a copy is a snapshot.
 ///
 /// Memory per object: a 32-byte node (key, size, a 32-bit fingerprint, two 32-bit links, a
-/// mark, a segment) and the index's 4-byte buckets (1.3 to 2.7 of them): about 38 bytes.
+/// mark, a segment) and the index's 4-byte buckets (1.3 to 2 of them): about 38 bytes.
 struct ResidentList: Sendable {
     static let none = SegmentedList.none
 

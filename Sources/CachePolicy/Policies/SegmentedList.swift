@@ -4,7 +4,7 @@
 /// nor a free list, and a lookup is one probe whichever segment holds the key. Value
 /// semantics: a copy is a snapshot.
 ///
-/// Memory per object: a 32-byte node and the index's 4-byte buckets (1.3 to 2.7 of them).
+/// Memory per object: a 32-byte node and the index's 4-byte buckets (1.3 to 2 of them).
 struct SegmentedList: Sendable {
     static let none: Int32 = -1
 
