@@ -105,15 +105,15 @@ public enum Tunables {
     /// besides what memory keeps, not all of them.
     package static let loadRowsPerRead = 16_384
     /// The `memory_budget` mount option's default: the names the daemon keeps loaded, at
-    /// ``bytesPerLoadedEntry`` each (about 760,000 entries). Past it, directories idle for
+    /// ``bytesPerLoadedEntry`` each (about 880,000 entries). Past it, directories idle for
     /// ``memoryIdleSeconds`` leave memory until they are used again. A directory of a million
     /// files is then read from the index again (about a second) after an idle time, not kept
-    /// at 175 MB for the life of the mount.
+    /// at 150 MB for the life of the mount.
     public static let memoryBudgetBytes: Int64 = 128 << 20
     /// What one loaded entry costs in the daemon's memory, as measured by `ls -f` of a
-    /// 1,000,000-file directory (docs/known-issues.md, "Memory"): the packed inode (136 B),
+    /// 1,000,000-file directory (docs/benchmarks.md, "Memory"): the packed inode (112 B),
     /// its slot in the id table and the directory's name table, its id in the listing order.
-    public static let bytesPerLoadedEntry: Int64 = 176
+    public static let bytesPerLoadedEntry: Int64 = 152
     /// The `memory_idle` mount option's default: how long a directory must go without a
     /// lookup or listing of its names (and be held by nothing) before it may leave memory.
     /// Long enough that a directory in use between two bursts stays.

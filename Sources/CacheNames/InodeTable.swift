@@ -3,14 +3,14 @@ import struct Foundation.Data
 
 /// The inodes in memory: one array of packed ``Inode``s (a freed position is reused by the
 /// next inode) and a ``SlotTable`` from id to position. Reads and writes by id, as a
-/// dictionary would, at 136 bytes an inode plus 8 to 32 a bucket.
+/// dictionary would, at 112 bytes an inode plus 8 to 32 a bucket.
 struct InodeTable: Sendable {
     private var inodes: [Inode] = []
     private var vacant: [UInt32] = []
     private var byID = SlotTable()
 
     var count: Int { byID.count }
-    /// Positions freed and not reused yet: they hold a vacant inode's 136 bytes each.
+    /// Positions freed and not reused yet: they hold a vacant inode's 112 bytes each.
     var vacantCount: Int { vacant.count }
 
     static func hash(of id: EntryID) -> UInt32 {

@@ -73,6 +73,6 @@ import Testing
         inode.record = changed
         #expect(inode.record == changed)
         #expect(inode.links == [LinkName(parent: 4, name: Data("b".utf8))])
-        #expect(MemoryLayout<Inode>.stride <= 136)
+        #expect(MemoryLayout<Inode>.stride <= 112)
     }
 }

@@ -26,7 +26,7 @@ struct MountCommand: ParsableCommand {
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
-            memory_budget=SIZE (names kept loaded, at about 176 bytes a file; past it, directories \
+            memory_budget=SIZE (names kept loaded, at about 152 bytes a file; past it, directories \
             unused for memory_idle=SECONDS leave memory until used again; defaults 128M and 60), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
             encrypt (as --encrypt), key_file=PATH (as --key-file), \
