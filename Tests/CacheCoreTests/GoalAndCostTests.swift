@@ -163,6 +163,23 @@ import Testing
         }
     }
 
+    /// What a build read from the index and what it heard meanwhile count each file's own
+    /// cost once in the pool's mean. Heard while building: file 1's cost set to 100 ms (the
+    /// rows, read after it, show it too) and file 3 removed (the rows, read after it, lack it).
+    /// The rows: 1 at 100 ms, 2 at 900 ms. The mean is 500 ms; counting the cost as the change
+    /// said it replaced made it 400 ms (1's cost twice, 3's taken away though never counted;
+    /// a CI run once saw 366.7 ms for 100 and 900 in `aFileWithoutACostWeighsThePoolsMean`).
+    @Test func aBuildCountsEachFilesCostOnceWhateverItHeardMeanwhile() {
+        let table = ReplacementTable(settings: [7: PoolSettings(eviction: .fixed(.gdsf), goal: .cost)])
+        table.resized(1, size: 4096, costMilliseconds: 100, previousCostMilliseconds: 0, pool: 7)
+        table.removed(3, costMilliseconds: 300, pool: 7)
+        table.finishBuild(of: 7, residents: [(id: 1, fingerprint: 1, size: 4096, costMilliseconds: 100),
+                                             (id: 2, fingerprint: 2, size: 4096, costMilliseconds: 900)])
+        #expect(table.costing(of: 7).meanCostMilliseconds == 500)
+        table.removed(1, costMilliseconds: 100, pool: 7)
+        #expect(table.costing(of: 7).meanCostMilliseconds == 900)
+    }
+
     /// While a policy is being built, a goal change keeps what was heard meanwhile, and a
     /// file written in many pieces leaves one pending resize, its last.
     @Test func aBuildUnderWayKeepsItsChangesAndOneResizePerFile() {

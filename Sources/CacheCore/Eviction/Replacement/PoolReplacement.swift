@@ -137,11 +137,32 @@ struct PoolReplacement: Sendable {
         return false
     }
 
-    /// Replays a change heard while building: what the index already showed is not inserted
-    /// twice (an insert of a resident would count as a read).
-    mutating func replay(_ change: ResidentChange) {
-        if case .inserted(let id, _, _, _) = change, policy?.contains(id) == true { return }
-        hear(change)
+    /// Replays the changes heard while building over the policy just built from the index's
+    /// rows, which may show some of them already (those made before the rows were read): what
+    /// the rows showed is not inserted twice (an insert of a resident would count as a read),
+    /// and a file's own cost leaves the pool's mean as the rows (`readCosts`, the residents'
+    /// own costs) or an earlier replayed change counted it, not as the change says it was, so
+    /// a cost set before the read is not counted twice.
+    mutating func replay(_ pending: [ResidentChange], readCosts: [EntryID: Int64]) {
+        var counted = readCosts
+        for change in pending {
+            switch change {
+            case .inserted(let id, _, _, let cost):
+                if policy?.contains(id) == true { continue }
+                hear(change)
+                counted[id] = cost
+            case .resized(let id, let size, let cost, _):
+                guard policy?.contains(id) == true else { continue }
+                hear(.resized(id, size: size, costMilliseconds: cost, previousCostMilliseconds: counted[id] ?? 0))
+                counted[id] = cost
+            case .removed(let id, _):
+                // Not counted unless the rows or a replayed insert had it.
+                hear(.removed(id, costMilliseconds: policy?.contains(id) == true ? counted[id] ?? 0 : 0))
+                counted[id] = nil
+            case .accessed:
+                hear(change)
+            }
+        }
     }
 
     mutating func hear(_ change: ResidentChange) {
@@ -200,8 +221,8 @@ struct PolicyCosting: Sendable {
 }
 
 /// The own miss costs of a pool's cached files that have one (0 = unknown is not counted),
-/// for their mean. An estimate between builds: a cost change heard while the policy was being
-/// built, and read by the build too, counts twice until the next build.
+/// for their mean: counted from the index's rows when the policy is built, then kept by what
+/// the pool's policy hears.
 struct KnownCosts: Sendable {
     private(set) var totalMilliseconds: Int64 = 0
     private(set) var files: Int64 = 0

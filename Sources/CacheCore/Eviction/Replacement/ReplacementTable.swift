@@ -131,7 +131,11 @@ final class ReplacementTable: Sendable {
                                cost: costing.cost(size: resident.size, ownMilliseconds: resident.costMilliseconds))
             }
             state.install(policy)
-            for change in pending { state.replay(change) }
+            var ownCosts: [EntryID: Int64] = [:]
+            for resident in residents where resident.costMilliseconds > 0 {
+                ownCosts[resident.id] = resident.costMilliseconds
+            }
+            state.replay(pending, readCosts: ownCosts)
         }
     }
 
