@@ -46,15 +46,7 @@ public struct AnyReplacementPolicy: Sendable {
     public var residentBytes: Int64 { policy.residentBytes }
 
     /// See ``ReplacementPolicy/memoryBytes``.
-    public var memoryBytes: Int {
-        switch kind {
-        case .lru: return lru!.memoryBytes
-        case .s3fifo: return s3fifo!.memoryBytes
-        case .sieve: return sieve!.memoryBytes
-        case .tinylfu: return tinylfu!.memoryBytes
-        case .gdsf: return gdsf!.memoryBytes
-        }
-    }
+    public var memoryBytes: Int { policy.memoryBytes }
 
     /// What a policy built from a known count of residents reserves (`reserveCapacity`): an
     /// eighth more, since a pool at its limit goes a little above it between evictions.
