@@ -321,8 +321,12 @@ import Testing
         var judgedFirst: [CacheKey] = []
         while judgedFirst.last != 5_000 && judgedFirst.count < 20 {
             var asked: [CacheKey] = []
-            #expect(policy.evict { asked.append($0); return true } != nil)
-            judgedFirst.append(asked[0])
+            let victim = policy.evict { asked.append($0); return true }
+            guard victim != nil, let first = asked.first else {
+                Issue.record("no victim, or none judged, after \(judgedFirst)")
+                return
+            }
+            judgedFirst.append(first)
         }
         #expect(judgedFirst.count > 1 && judgedFirst.last == 5_000, "\(judgedFirst)")
         #expect(judgedFirst.dropLast().allSatisfy { small.contains($0) }, "\(judgedFirst)")
