@@ -20,6 +20,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .sieve: sieve = SIEVEPolicy()
         case .tinylfu: tinylfu = WTinyLFUPolicy()
         case .gdsf: gdsf = GDSFPolicy()
+        case .gdsfFiles: gdsf = GDSFPolicy(weighsEveryFileAlike: true)
         }
     }
 
@@ -29,7 +30,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: return s3fifo!
         case .sieve: return sieve!
         case .tinylfu: return tinylfu!
-        case .gdsf: return gdsf!
+        case .gdsf, .gdsfFiles: return gdsf!
         }
     }
 
@@ -39,7 +40,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: return s3fifo!.count
         case .sieve: return sieve!.count
         case .tinylfu: return tinylfu!.count
-        case .gdsf: return gdsf!.count
+        case .gdsf, .gdsfFiles: return gdsf!.count
         }
     }
 
@@ -58,7 +59,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: return s3fifo!.contains(key)
         case .sieve: return sieve!.contains(key)
         case .tinylfu: return tinylfu!.contains(key)
-        case .gdsf: return gdsf!.contains(key)
+        case .gdsf, .gdsfFiles: return gdsf!.contains(key)
         }
     }
 
@@ -72,7 +73,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: s3fifo!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
         case .sieve: sieve!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
         case .tinylfu: tinylfu!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
-        case .gdsf: gdsf!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .gdsf, .gdsfFiles: gdsf!.insert(key, fingerprint: fingerprint, size: size, cost: cost)
         }
     }
 
@@ -82,7 +83,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: s3fifo!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
         case .sieve: sieve!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
         case .tinylfu: tinylfu!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
-        case .gdsf: gdsf!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
+        case .gdsf, .gdsfFiles: gdsf!.restore(key, fingerprint: fingerprint, size: size, cost: cost)
         }
     }
 
@@ -92,7 +93,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: s3fifo!.reserveCapacity(residents)
         case .sieve: sieve!.reserveCapacity(residents)
         case .tinylfu: tinylfu!.reserveCapacity(residents)
-        case .gdsf: gdsf!.reserveCapacity(residents)
+        case .gdsf, .gdsfFiles: gdsf!.reserveCapacity(residents)
         }
     }
 
@@ -102,7 +103,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: s3fifo!.resize(key, size: size, cost: cost)
         case .sieve: sieve!.resize(key, size: size, cost: cost)
         case .tinylfu: tinylfu!.resize(key, size: size, cost: cost)
-        case .gdsf: gdsf!.resize(key, size: size, cost: cost)
+        case .gdsf, .gdsfFiles: gdsf!.resize(key, size: size, cost: cost)
         }
     }
 
@@ -112,7 +113,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: s3fifo!.access(key)
         case .sieve: sieve!.access(key)
         case .tinylfu: tinylfu!.access(key)
-        case .gdsf: gdsf!.access(key)
+        case .gdsf, .gdsfFiles: gdsf!.access(key)
         }
     }
 
@@ -122,7 +123,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: s3fifo!.remove(key)
         case .sieve: sieve!.remove(key)
         case .tinylfu: tinylfu!.remove(key)
-        case .gdsf: gdsf!.remove(key)
+        case .gdsf, .gdsfFiles: gdsf!.remove(key)
         }
     }
 
@@ -132,7 +133,7 @@ public struct AnyReplacementPolicy: Sendable {
         case .s3fifo: return s3fifo!.evict(isEligible: isEligible)
         case .sieve: return sieve!.evict(isEligible: isEligible)
         case .tinylfu: return tinylfu!.evict(isEligible: isEligible)
-        case .gdsf: return gdsf!.evict(isEligible: isEligible)
+        case .gdsf, .gdsfFiles: return gdsf!.evict(isEligible: isEligible)
         }
     }
 

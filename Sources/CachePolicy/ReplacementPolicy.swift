@@ -9,7 +9,19 @@ public enum PolicyKind: String, CaseIterable, Sendable, Codable {
     case s3fifo
     case sieve
     case tinylfu
+    /// GreedyDual-Size-Frequency weighing each miss by the pool's goal (1, the size, or the cost).
     case gdsf
+    /// GreedyDual-Size-Frequency weighing every file's miss alike, whatever the goal (Squid's
+    /// `heap GDSF`, libCacheSim's GDSF): it keeps small files read often. Under `files` it is
+    /// `gdsf`; under `bytes` it can still save more bytes where the popular files are the
+    /// small ones.
+    case gdsfFiles = "gdsf-files"
+
+    /// The policies worth comparing for `goal`: all of them, but `gdsf-files` only where it
+    /// differs from `gdsf` (a goal other than `files`).
+    public static func candidates(for goal: CacheGoal) -> [PolicyKind] {
+        goal == .files ? allCases.filter { $0 != .gdsfFiles } : allCases
+    }
 }
 
 /// A replacement policy: which resident object goes next.

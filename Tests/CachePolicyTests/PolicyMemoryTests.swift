@@ -27,7 +27,7 @@ import Testing
             // The sketch is at least a column per resident.
             let sketch = sketchBytes(width: count)
             return count * MemoryLayout<SegmentedList.Node>.stride + index + sketch
-        case .gdsf:
+        case .gdsf, .gdsfFiles:
             return count * (MemoryLayout<GDSFPolicy.Entry>.stride + MemoryLayout<Int32>.stride) + index
         }
     }
@@ -47,7 +47,7 @@ import Testing
         case .tinylfu:
             let sketch = sketchBytes(width: 8 * max(count, 64))
             return elements * MemoryLayout<SegmentedList.Node>.stride + index + sketch + 4 * allocationSlack
-        case .gdsf:
+        case .gdsf, .gdsfFiles:
             return elements * (MemoryLayout<GDSFPolicy.Entry>.stride + MemoryLayout<Int32>.stride) + index
                 + 3 * allocationSlack
         }

@@ -160,7 +160,32 @@ import Testing
         #expect(MemoryLayout<GDSFPolicy.Entry>.stride == 48)
     }
 
-    func compareGDSF(_ policy: GDSFPolicy, seed: UInt64, keys: CacheKey, steps: Int = 500) {
+    /// `gdsf-files` is the same reference with every cost 1, whatever cost it is given.
+    @Test(arguments: 1...20 as ClosedRange<UInt64>)
+    func gdsfFilesAgreesWithItsReferenceGivenCostOne(seed: UInt64) {
+        compareGDSF(GDSFPolicy(weighsEveryFileAlike: true), seed: seed, keys: 30, referenceCost: { _ in 1 })
+    }
+
+    /// Under `bytes` (cost = size) `gdsf` keeps a large file read twice over a small one read
+    /// once (H = 2 against 1); `gdsf-files` weighs both misses as 1 and keeps the small one
+    /// (H = 1/10 against 2/1,000).
+    @Test func gdsfFilesIgnoresTheGoalsCost() {
+        for (policy, victim) in [(GDSFPolicy(), CacheKey(2)), (GDSFPolicy(weighsEveryFileAlike: true), 1)] {
+            var policy = policy
+            policy.insert(1, fingerprint: 1, size: 1_000, cost: 1_000)
+            policy.insert(2, fingerprint: 2, size: 10, cost: 10)
+            policy.access(1)
+            #expect(policy.evict() == victim, "\(policy.weighsEveryFileAlike)")
+        }
+        var files = GDSFPolicy(weighsEveryFileAlike: true)
+        files.insert(1, fingerprint: 1, size: 1_000, cost: 1_000)
+        #expect(files.priority(of: 1) == 1.0 / 1_000)
+        files.resize(1, size: 500, cost: 500)
+        #expect(files.priority(of: 1) == 1.0 / 500)
+    }
+
+    func compareGDSF(_ policy: GDSFPolicy, seed: UInt64, keys: CacheKey, steps: Int = 500,
+                     referenceCost: (Double) -> Double = { $0 }) {
         var policy = policy
         var model = ReferenceGDSF()
         var generator = SeededGenerator(seed: seed)
@@ -174,7 +199,7 @@ import Testing
             switch Int.random(in: 0..<12, using: &generator) {
             case 0...3:
                 policy.insert(key, fingerprint: UInt64(key), size: size, cost: cost)
-                model.insert(key, size: size, cost: cost)
+                model.insert(key, size: size, cost: referenceCost(cost))
             case 4...5:
                 policy.access(key)
                 model.access(key)
@@ -183,7 +208,7 @@ import Testing
                 model.remove(key)
             case 7:
                 policy.resize(key, size: size, cost: cost)
-                model.resize(key, size: size, cost: cost)
+                model.resize(key, size: size, cost: referenceCost(cost))
             case 8:
                 if pinned.contains(key) { pinned.remove(key) } else { pinned.insert(key) }
             default:

@@ -50,8 +50,8 @@ import Testing
         }
     }
 
-    private func useGDSF(goal: String, in mount: MountedStore) throws {
-        _ = try mount.mustSucceed("setfattr -n user.cache.eviction -v gdsf data && setfattr -n user.cache.goal -v \(goal) data")
+    private func useGDSF(goal: String, policy: String = "gdsf", in mount: MountedStore) throws {
+        _ = try mount.mustSucceed("setfattr -n user.cache.eviction -v \(policy) data && setfattr -n user.cache.goal -v \(goal) data")
     }
 
     /// One file of 200 KiB read three times beside five of 10 KiB read once, in a `gdsf`
@@ -59,10 +59,11 @@ import Testing
     /// the large file goes (it costs one miss, as a small one does, and holds 20 times the
     /// bytes); under `bytes` each byte is worth the same, and the small files, read less,
     /// go. Returns the files left.
-    private func filesLeftAfterTheLimitShrinks(goal: String) throws -> [String] {
+    private func filesLeftAfterTheLimitShrinks(goal: String, policy: String = "gdsf") throws -> [String] {
         var left: [String] = []
         try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
-            try useGDSF(goal: goal, in: mount)
+            try useGDSF(goal: goal, policy: policy, in: mount)
+            #expect(try mount.xattr("data", "user.cache.eviction") == policy)
             _ = try mount.mustSucceed("head -c 200K /dev/urandom > data/large")
             _ = try mount.mustSucceed("for index in 1 2 3 4 5; do head -c 10K /dev/urandom > data/small$index; done")
             _ = try mount.mustSucceed("for round in 1 2 3; do cat data/large > /dev/null; done; cat data/small* > /dev/null")
@@ -75,7 +76,8 @@ import Testing
             #expect(settled, "usage: \(usage)")
             left = try mount.mustSucceed("ls data").split(separator: "\n").map(String.init)
             let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
-            #expect(events.contains("gdsf (goal \(goal))"), "\(events)")
+            #expect(events.contains(policy == "gdsf" ? "gdsf (goal \(goal))" : "\(policy): lowest frequency / size"),
+                    "\(events)")
         }
         return left
     }
@@ -86,6 +88,13 @@ import Testing
 
     @Test func underGoalBytesGDSFKeepsTheLargeFileReadMost() throws {
         #expect(try filesLeftAfterTheLimitShrinks(goal: "bytes") == ["large"])
+    }
+
+    /// `gdsf-files` weighs every miss as 1 whatever the goal: under `bytes` too, the large
+    /// file goes first.
+    @Test func underGoalBytesGDSFFilesGivesUpTheLargeFileFirst() throws {
+        #expect(try filesLeftAfterTheLimitShrinks(goal: "bytes", policy: "gdsf-files")
+            == ["small1", "small2", "small3", "small4", "small5"])
     }
 
     /// Two files of one size from an `exec:` origin, `sleepy` taking half a second to

@@ -43,7 +43,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import replay_through_mount  # noqa: E402
 
 POLICIES = ["lru", "s3fifo", "sieve", "tinylfu", "auto"]
-MIXED_POLICIES = ["lru", "s3fifo", "sieve", "tinylfu", "gdsf", "auto"]
+# `gdsf-files` is `gdsf` under the files goal, where `cachefs replay` leaves it out ("-").
+MIXED_POLICIES = ["lru", "s3fifo", "sieve", "tinylfu", "gdsf", "gdsf-files", "auto"]
 GOALS = ["files", "bytes", "cost"]
 # libCacheSim's names, in the mixed-size table's order; the target compares with the
 # best of the last four.
@@ -289,13 +290,15 @@ def mixed_size_section(cachefs, work, reference, quick):
         for goal in GOALS:
             replayed = replay_mixed(cachefs, trace_path, list(capacities.values()), goal)
             for percent, capacity in capacities.items():
-                cells = {policy: goal_measure(replayed[(policy, capacity)], goal) for policy in MIXED_POLICIES}
+                cells = {policy: goal_measure(replayed[(policy, capacity)], goal)
+                         if (policy, capacity) in replayed else None for policy in MIXED_POLICIES}
                 cells["bound"] = goal_measure(replayed[("upper-bound", capacity)], goal)
                 for lcs_name in LIBCACHESIM_MIXED:
                     cells[f"lcs-{lcs_name}"] = goal_measure(libcs[(lcs_name, capacity)], goal) if libcs else None
                 print(f"{name:<17} {percent:>3}% {goal:<5} "
                       + " ".join(f"{ratio_text(cells[column]):>8}" for column in columns), flush=True)
-                best_fixed = max(cells[policy] for policy in MIXED_POLICIES if policy != "auto")
+                best_fixed = max(cells[policy] for policy in MIXED_POLICIES
+                                 if policy != "auto" and cells[policy] is not None)
                 best_reference = max(cells[f"lcs-{lcs_name}"] for lcs_name in LIBCACHESIM_TARGET) if libcs else None
                 rows.append({"trace": name, "size_percent": percent, "capacity_bytes": capacity, "goal": goal,
                              "measure": MEASURES[goal], "cells": cells})

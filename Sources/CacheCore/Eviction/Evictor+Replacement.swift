@@ -231,6 +231,7 @@ extension PolicyKind {
         case .sieve: return "sieve: not read since the hand last passed"
         case .tinylfu: return "tinylfu: least frequently read of the candidates"
         case .gdsf: return "gdsf (goal \(goal.rawValue)): lowest frequency × cost / size, aged by the clock"
+        case .gdsfFiles: return "gdsf-files: lowest frequency / size, aged by the clock"
         }
     }
 }

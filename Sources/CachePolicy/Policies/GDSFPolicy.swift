@@ -7,7 +7,10 @@
 /// Cost comes from the cache's goal (``CacheGoal/cost(size:measured:)``): with 1 per object
 /// GDSF keeps many small files (object hits); with the size, every object gains the same per
 /// read and it is LFU with aging (byte hits); with the measured cost it keeps what was slow
-/// to fetch per byte it takes.
+/// to fetch per byte it takes. `gdsf-files` (`weighsEveryFileAlike`) takes 1 whatever the
+/// goal: where the popular files are the small ones, keeping them saves more bytes than LFU
+/// with aging does, since a large file read twice by chance no longer holds the room of
+/// hundreds of small ones.
 ///
 /// An indexed binary min-heap: O(log n) per insert, read, removal and eviction; an ineligible
 /// object met by `evict` is set aside and put back with its priority unchanged. Memory per
@@ -43,9 +46,17 @@ public struct GDSFPolicy: ReplacementPolicy {
     private let sequenceLimit: UInt32
     public private(set) var residentBytes: Int64 = 0
 
+    /// Every miss costs 1, whatever `cost` the caller passes (`gdsf-files`).
+    public let weighsEveryFileAlike: Bool
+
     public init() { self.init(sequenceLimit: .max) }
 
-    init(sequenceLimit: UInt32) { self.sequenceLimit = sequenceLimit }
+    public init(weighsEveryFileAlike: Bool) { self.init(sequenceLimit: .max, weighsEveryFileAlike: weighsEveryFileAlike) }
+
+    init(sequenceLimit: UInt32, weighsEveryFileAlike: Bool = false) {
+        self.sequenceLimit = sequenceLimit
+        self.weighsEveryFileAlike = weighsEveryFileAlike
+    }
 
     public var count: Int { heap.count }
 
@@ -69,7 +80,9 @@ public struct GDSFPolicy: ReplacementPolicy {
     /// A resident object's read count since it entered.
     public func frequency(of key: CacheKey) -> Int? { entrySlot(of: key).map { Int(entries[Int($0)].frequency) } }
 
-    private static func density(cost: Double, size: Int64) -> Double { cost / Double(max(size, 1)) }
+    private func density(cost: Double, size: Int64) -> Double {
+        (weighsEveryFileAlike ? 1 : cost) / Double(max(size, 1))
+    }
 
     private mutating func takeSequence() -> UInt32 {
         if lastSequence == sequenceLimit { renumberSequences() }
@@ -91,7 +104,7 @@ public struct GDSFPolicy: ReplacementPolicy {
             access(key)
             return
         }
-        let density = Self.density(cost: cost, size: size)
+        let density = density(cost: cost, size: size)
         let entry = Entry(key: key, size: size, density: density, priority: clock + density,
                           sequence: takeSequence(), frequency: 1,
                           compactFingerprint: ResidentList.compact(fingerprint), heapPosition: Int32(heap.count))
@@ -129,7 +142,7 @@ public struct GDSFPolicy: ReplacementPolicy {
         let base = entry.priority - Double(entry.frequency) * entry.density
         residentBytes += size - entry.size
         entry.size = size
-        entry.density = Self.density(cost: cost, size: size)
+        entry.density = density(cost: cost, size: size)
         entry.priority = base + Double(entry.frequency) * entry.density
         entries[Int(slot)] = entry
         restoreHeapOrder(at: Int(entry.heapPosition))

@@ -84,7 +84,8 @@ public struct PolicyAdvisor: Sendable {
     static let minimumRequests = 256
 
     public private(set) var current: PolicyKind
-    public let candidates: [PolicyKind]
+    /// The policies simulated at the pool's size: ``PolicyKind/candidates(for:)`` of the goal.
+    public private(set) var candidates: [PolicyKind]
     /// What the simulations score (and what `gdsf` weighs files by in them).
     public private(set) var goal: CacheGoal
     private var capacityBytes: Int64
@@ -117,12 +118,12 @@ public struct PolicyAdvisor: Sendable {
     private var sizes = SizeSpread()
     private var startDecided = false
 
-    public init(current: PolicyKind, candidates: [PolicyKind] = PolicyKind.allCases, goal: CacheGoal = .files,
+    public init(current: PolicyKind, goal: CacheGoal = .files,
                 capacityBytes: Int64, capacityFiles: Int64,
                 maxSampledKeys: Int = PolicyAdvisor.defaultMaxSampledKeys) {
         self.maxSampledKeys = maxSampledKeys
         self.current = current
-        self.candidates = candidates
+        self.candidates = PolicyKind.candidates(for: goal)
         self.goal = goal
         self.capacityBytes = capacityBytes
         self.capacityFiles = capacityFiles
@@ -167,6 +168,7 @@ public struct PolicyAdvisor: Sendable {
     public mutating func setGoal(_ goal: CacheGoal) {
         guard goal != self.goal else { return }
         self.goal = goal
+        candidates = PolicyKind.candidates(for: goal)
         rebuild()
     }
 

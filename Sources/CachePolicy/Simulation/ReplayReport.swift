@@ -55,9 +55,9 @@ public struct ReplayReport: Sendable {
     public var referenceRow: String { beladyIsExact ? Self.beladyRow : Self.upperBoundRow }
 
     /// `capacities` are bytes, or objects with `countsObjects`. Size- and cost-aware
-    /// policies weigh objects by `goal`.
+    /// policies weigh objects by `goal`; `policies` defaults to the goal's candidates.
     /// Requests before `warmup` fill the caches but are not counted (a warm cache's figures).
-    public init(trace: [TraceRequest], capacities: [Int64], policies: [PolicyKind] = PolicyKind.allCases,
+    public init(trace: [TraceRequest], capacities: [Int64], policies: [PolicyKind]? = nil,
                 includingAuto: Bool = true, countsObjects: Bool = false, goal: CacheGoal = .files,
                 warmup: Int = 0) {
         var sizes: [CacheKey: Int64] = [:]
@@ -72,7 +72,7 @@ public struct ReplayReport: Sendable {
         beladyIsExact = Self.beladyIsExact(trace, countsObjects: countsObjects, goal: goal)
         var rows: [Row] = []
         for capacity in capacities {
-            for kind in policies {
+            for kind in policies ?? PolicyKind.candidates(for: goal) {
                 var cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects, goal: goal)
                 let time = Self.replay(trace, into: &cache, warmup: warmup)
                 rows.append(Row(policy: kind.rawValue, capacity: capacity, figures: cache.figures,

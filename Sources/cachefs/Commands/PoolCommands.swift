@@ -52,7 +52,7 @@ struct SetCommand: ParsableCommand {
             Keys: max_size (25M, 1G, bytes), min_size (the pool's floor under disk pressure, 0 = none), max_age (90s, 15m, 12h, 7d), age_basis (access|modification), \
             max_files, low_watermark (percent), origin (file:///DIR or exec:/PROGRAM; see docs/origins.md, \
             "Read-through pools"), negative_ttl (30s), max_fetches (1 to 256), \
-            eviction (lru|s3fifo|sieve|tinylfu|gdsf|auto), goal (files|bytes|cost); on the mount root: \
+            eviction (lru|s3fifo|sieve|tinylfu|gdsf|gdsf-files|auto), goal (files|bytes|cost); on the mount root: \
             min_free (1G or 5%).
             Examples:
               cachefs set ~/cache/data max_size 100M

@@ -33,7 +33,8 @@ struct ReplayCommand: ParsableCommand {
     @Argument(help: "The trace file (CSV: KEY,SIZE[,OPERATION[,COST]]).") var trace: String
     @Option(name: .customLong("size"), help: "A cache size: bytes, 25M, or 5% of the working set (repeatable; default 1%, 5%, 10%, 25%).")
     var sizes: [String] = []
-    @Option(name: .customLong("policy"), help: "A policy to replay: lru, s3fifo, sieve, tinylfu, gdsf (repeatable; default all).")
+    @Option(name: .customLong("policy"),
+            help: "A policy to replay: lru, s3fifo, sieve, tinylfu, gdsf, gdsf-files (repeatable; default all that differ under the goal).")
     var policies: [String] = []
     @Option(help: "What a miss counts: files (the object hit ratio), bytes (the byte hit ratio) or cost (the COST column). Size- and cost-aware policies weigh files by it.")
     var goal: String = CacheGoal.files.rawValue
@@ -80,9 +81,10 @@ struct ReplayCommand: ParsableCommand {
         let workingSet = Self.workingSet(of: requests, inObjects: objects)
         let capacities = (sizes.isEmpty ? ["1%", "5%", "10%", "25%"] : sizes).compactMap(ReplaySize.init)
             .map { max(1, $0.capacity(workingSet: workingSet)) }
-        let kinds = policies.isEmpty ? PolicyKind.allCases : policies.compactMap(PolicyKind.init)
+        let goal = CacheGoal(rawValue: goal) ?? .files
+        let kinds = policies.isEmpty ? PolicyKind.candidates(for: goal) : policies.compactMap(PolicyKind.init)
         let report = ReplayReport(trace: requests, capacities: capacities, policies: kinds, includingAuto: !noAuto,
-                                  countsObjects: objects, goal: CacheGoal(rawValue: goal) ?? .files,
+                                  countsObjects: objects, goal: goal,
                                   warmup: Self.warmupRequests(warmup, of: requests.count) ?? 0)
         if json {
             print(try ReplayOutput.json(report))
