@@ -314,11 +314,12 @@ import Testing
         #expect(auto.byteHitRatio >= ratio("gdsf-files") - 0.01, "auto \(auto.byteHitRatio)")
     }
 
-    /// Under `files` the two are one policy, so `gdsf-files` is not simulated twice.
-    @Test func gdsfFilesIsACandidateOnlyWhereItDiffersFromGDSF() {
+    /// Under `files` the two are one policy, so `gdsf-files` is not simulated twice; under
+    /// `cost` it would ignore the costs.
+    @Test func gdsfFilesIsACandidateUnderBytesOnly() {
         #expect(!PolicyKind.candidates(for: .files).contains(.gdsfFiles))
         #expect(PolicyKind.candidates(for: .bytes).contains(.gdsfFiles))
-        #expect(PolicyKind.candidates(for: .cost).contains(.gdsfFiles))
+        #expect(!PolicyKind.candidates(for: .cost).contains(.gdsfFiles))
         var advisor = PolicyAdvisor(current: .lru, goal: .files, capacityBytes: 1_000, capacityFiles: 0)
         #expect(!advisor.candidates.contains(.gdsfFiles))
         advisor.setGoal(.bytes)

@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import replay_through_mount  # noqa: E402
 
 POLICIES = ["lru", "s3fifo", "sieve", "tinylfu", "auto"]
-# `gdsf-files` is `gdsf` under the files goal, where `cachefs replay` leaves it out ("-").
+# `gdsf-files` is a candidate under the bytes goal only; `cachefs replay` leaves it out ("-") elsewhere.
 MIXED_POLICIES = ["lru", "s3fifo", "sieve", "tinylfu", "gdsf", "gdsf-files", "auto"]
 GOALS = ["files", "bytes", "cost"]
 # libCacheSim's names, in the mixed-size table's order; the target compares with the

@@ -34,7 +34,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(name: .customLong("size"), help: "A cache size: bytes, 25M, or 5% of the working set (repeatable; default 1%, 5%, 10%, 25%).")
     var sizes: [String] = []
     @Option(name: .customLong("policy"),
-            help: "A policy to replay: lru, s3fifo, sieve, tinylfu, gdsf, gdsf-files (repeatable; default all that differ under the goal).")
+            help: "A policy to replay: lru, s3fifo, sieve, tinylfu, gdsf, gdsf-files (repeatable; default auto's candidates for the goal: gdsf-files under bytes only).")
     var policies: [String] = []
     @Option(help: "What a miss counts: files (the object hit ratio), bytes (the byte hit ratio) or cost (the COST column). Size- and cost-aware policies weigh files by it.")
     var goal: String = CacheGoal.files.rawValue
