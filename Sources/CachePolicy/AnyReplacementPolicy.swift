@@ -65,6 +65,9 @@ public struct AnyReplacementPolicy: Sendable {
 
     public func fingerprint(of key: CacheKey) -> UInt64? { policy.fingerprint(of: key) }
 
+    /// Whether `fingerprint(of:)` answers for residents: every policy but GDSF, which keeps none.
+    public var fingerprintsKept: Bool { gdsf == nil }
+
     public func size(of key: CacheKey) -> Int64? { policy.size(of: key) }
 
     public mutating func insert(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {

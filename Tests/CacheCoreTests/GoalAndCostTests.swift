@@ -180,6 +180,31 @@ import Testing
         #expect(table.costing(of: 7).meanCostMilliseconds == 900)
     }
 
+    /// A built policy hands its residents to the next in its victim order, but GDSF keeps no
+    /// fingerprints of names (what S3-FIFO's ghosts remember), so a switch from it builds the
+    /// next policy from the index, and a switch to it hands them over.
+    @Test func aSwitchFromGDSFBuildsFromTheIndexAndOneToItHandsOver() {
+        for (from, to, handsOver) in [(PolicyKind.gdsf, PolicyKind.s3fifo, false), (.gdsfFiles, .tinylfu, false),
+                                      (.s3fifo, .gdsf, true)] {
+            var state = PoolReplacement(settings: PoolSettings(eviction: .fixed(from), goal: .bytes))
+            var built = AnyReplacementPolicy(kind: from)
+            built.insert(1, fingerprint: 0xABCD, size: 10, cost: 10)
+            state.install(built)
+            state.switchPolicy(to: to)
+            switch state.residents {
+            case .built:
+                #expect(handsOver, "\(from) -> \(to)")
+                #expect(state.policy?.kind == to && state.policy?.contains(1) == true)
+                #expect(state.policy?.fingerprint(of: 1) == (to == .gdsf ? nil : 0xABCD))
+            case .building(let kind, let pending):
+                #expect(!handsOver, "\(from) -> \(to)")
+                #expect(kind == to && pending.isEmpty)
+            case .index:
+                Issue.record("\(from) -> \(to): the index's order")
+            }
+        }
+    }
+
     /// While a policy is being built, a goal change keeps what was heard meanwhile, and a
     /// file written in many pieces leaves one pending resize, its last.
     @Test func aBuildUnderWayKeepsItsChangesAndOneResizePerFile() {

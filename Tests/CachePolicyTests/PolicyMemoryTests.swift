@@ -28,7 +28,7 @@ import Testing
             let sketch = sketchBytes(width: count)
             return count * MemoryLayout<SegmentedList.Node>.stride + index + sketch
         case .gdsf, .gdsfFiles:
-            return count * (MemoryLayout<GDSFPolicy.Entry>.stride + MemoryLayout<Int32>.stride) + index
+            return count * (MemoryLayout<GDSFEntry>.stride + MemoryLayout<Int32>.stride) + index
         }
     }
 
@@ -48,7 +48,7 @@ import Testing
             let sketch = sketchBytes(width: 8 * max(count, 64))
             return elements * MemoryLayout<SegmentedList.Node>.stride + index + sketch + 4 * allocationSlack
         case .gdsf, .gdsfFiles:
-            return elements * (MemoryLayout<GDSFPolicy.Entry>.stride + MemoryLayout<Int32>.stride) + index
+            return elements * (MemoryLayout<GDSFEntry>.stride + MemoryLayout<Int32>.stride) + index
                 + 3 * allocationSlack
         }
     }
@@ -125,7 +125,7 @@ import Testing
         // What sets the difference: the entry and heap slot against the node, on the same
         // reservation and the same index.
         let room = AnyReplacementPolicy.reservation(forResidents: count)
-        let perRoom = MemoryLayout<GDSFPolicy.Entry>.stride + MemoryLayout<Int32>.stride
+        let perRoom = MemoryLayout<GDSFEntry>.stride + MemoryLayout<Int32>.stride
             - MemoryLayout<SegmentedList.Node>.stride
         #expect(abs(gdsf.memoryBytes - lru.memoryBytes - room * perRoom) <= 3 * Self.allocationSlack)
     }

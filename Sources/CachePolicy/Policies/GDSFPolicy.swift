@@ -14,27 +14,14 @@
 ///
 /// An indexed binary min-heap: O(log n) per insert, read, removal and eviction; an ineligible
 /// object met by `evict` is set aside and put back with its priority unchanged. Memory per
-/// object: a 48-byte entry in one array (slots of removed objects are reused), a 4-byte heap
-/// slot and a `SlotIndex`'s 4-byte buckets (1.3 to 2 of them): about 60 bytes.
+/// object: a 32-byte ``GDSFEntry`` in one array (slots of removed objects are reused), a
+/// 4-byte heap slot and a `SlotIndex`'s 4-byte buckets (1.3 to 2 of them): about 44 bytes.
 public struct GDSFPolicy: ReplacementPolicy {
     public static let kind = PolicyKind.gdsf
 
-    /// 48 bytes, which a test holds it to.
-    struct Entry: KeyedSlot, Sendable {
-        var key: CacheKey
-        var size: Int64
-        /// Cost per byte: what each read is worth in the priority.
-        var density: Double
-        var priority: Double
-        /// When the priority was set: the tie-break, oldest first. 32 bits keep the entry at
-        /// 48 bytes; when they run out the residents are numbered again in the same order.
-        var sequence: UInt32
-        var frequency: UInt32
-        var compactFingerprint: UInt32
-        var heapPosition: Int32
-    }
-
-    private var entries: [Entry] = []
+    private var entries: [GDSFEntry] = []
+    /// The sizes of 4 GiB or more, by slot.
+    private var wideSizes: [Int32: Int64] = [:]
     private var freeSlots: [Int32] = []
     private var index = SlotIndex()
     /// Slots in heap order: the lowest priority at 0.
@@ -61,18 +48,43 @@ public struct GDSFPolicy: ReplacementPolicy {
     public var count: Int { heap.count }
 
     public var memoryBytes: Int {
-        MemoryBytes.of(entries) + MemoryBytes.of(freeSlots) + index.memoryBytes + MemoryBytes.of(heap)
+        MemoryBytes.of(entries) + MemoryBytes.of(wideSizes) + MemoryBytes.of(freeSlots) + index.memoryBytes
+            + MemoryBytes.of(heap)
     }
 
     private func entrySlot(of key: CacheKey) -> Int32? { index.slot(of: key, in: entries) }
 
     public func contains(_ key: CacheKey) -> Bool { entrySlot(of: key) != nil }
 
-    public func fingerprint(of key: CacheKey) -> UInt64? {
-        entrySlot(of: key).map { UInt64(entries[Int($0)].compactFingerprint) }
+    /// GDSF keeps no fingerprints: nil for every key (a switch to another policy takes them
+    /// from elsewhere).
+    public func fingerprint(of key: CacheKey) -> UInt64? { nil }
+
+    public func size(of key: CacheKey) -> Int64? { entrySlot(of: key).map { size(at: $0) } }
+
+    private func size(at slot: Int32) -> Int64 {
+        let narrow = entries[Int(slot)].narrowSize
+        return narrow == GDSFEntry.wideSize ? wideSizes[slot, default: 0] : Int64(narrow)
     }
 
-    public func size(of key: CacheKey) -> Int64? { entrySlot(of: key).map { entries[Int($0)].size } }
+    /// Sets a slot's size, narrow or wide (its entry must be in place).
+    private mutating func setSize(_ size: Int64, at slot: Int32) {
+        if GDSFEntry.fitsNarrow(size) {
+            if entries[Int(slot)].narrowSize == GDSFEntry.wideSize { wideSizes[slot] = nil }
+            entries[Int(slot)].narrowSize = UInt32(size)
+        } else {
+            entries[Int(slot)].narrowSize = GDSFEntry.wideSize
+            wideSizes[slot] = size
+        }
+    }
+
+    private func density(of slot: Int32) -> Double {
+        entries[Int(slot)].weight.density(size: size(at: slot))
+    }
+
+    private func weight(cost: Double, size: Int64) -> MissWeight {
+        weighsEveryFileAlike ? .one : MissWeight(cost: cost, size: size)
+    }
 
     /// A resident object's priority (for tests and previews).
     public func priority(of key: CacheKey) -> Double? { entrySlot(of: key).map { entries[Int($0)].priority } }
@@ -80,9 +92,6 @@ public struct GDSFPolicy: ReplacementPolicy {
     /// A resident object's read count since it entered.
     public func frequency(of key: CacheKey) -> Int? { entrySlot(of: key).map { Int(entries[Int($0)].frequency) } }
 
-    private func density(cost: Double, size: Int64) -> Double {
-        (weighsEveryFileAlike ? 1 : cost) / Double(max(size, 1))
-    }
 
     private mutating func takeSequence() -> UInt32 {
         if lastSequence == sequenceLimit { renumberSequences() }
@@ -104,10 +113,9 @@ public struct GDSFPolicy: ReplacementPolicy {
             access(key)
             return
         }
-        let density = density(cost: cost, size: size)
-        let entry = Entry(key: key, size: size, density: density, priority: clock + density,
-                          sequence: takeSequence(), frequency: 1,
-                          compactFingerprint: ResidentList.compact(fingerprint), heapPosition: Int32(heap.count))
+        let weight = weight(cost: cost, size: size)
+        let entry = GDSFEntry(key: key, priority: clock + weight.density(size: size), sequence: takeSequence(),
+                              heapPosition: Int32(heap.count), narrowSize: 0, frequency: 1, weight: weight)
         let slot: Int32
         if let reused = freeSlots.popLast() {
             slot = reused
@@ -116,6 +124,7 @@ public struct GDSFPolicy: ReplacementPolicy {
             slot = Int32(entries.count)
             entries.append(entry)
         }
+        setSize(size, at: slot)
         index.insert(slot, in: entries)
         heap.append(slot)
         residentBytes += size
@@ -138,22 +147,22 @@ public struct GDSFPolicy: ReplacementPolicy {
     /// changes with the new size and cost.
     public mutating func resize(_ key: CacheKey, size: Int64, cost: Double) {
         guard let slot = entrySlot(of: key) else { return }
-        var entry = entries[Int(slot)]
-        let base = entry.priority - Double(entry.frequency) * entry.density
-        residentBytes += size - entry.size
-        entry.size = size
-        entry.density = density(cost: cost, size: size)
-        entry.priority = base + Double(entry.frequency) * entry.density
-        entries[Int(slot)] = entry
-        restoreHeapOrder(at: Int(entry.heapPosition))
+        let frequency = Double(entries[Int(slot)].frequency)
+        let base = entries[Int(slot)].priority - frequency * density(of: slot)
+        residentBytes += size - self.size(at: slot)
+        setSize(size, at: slot)
+        entries[Int(slot)].weight = weight(cost: cost, size: size)
+        entries[Int(slot)].priority = base + frequency * density(of: slot)
+        restoreHeapOrder(at: Int(entries[Int(slot)].heapPosition))
     }
 
     public mutating func access(_ key: CacheKey) {
         guard let slot = entrySlot(of: key) else { return }
         let sequence = takeSequence()
+        let density = density(of: slot)
         var entry = entries[Int(slot)]
-        if entry.frequency < UInt32.max { entry.frequency += 1 }
-        entry.priority = clock + Double(entry.frequency) * entry.density
+        if entry.frequency < UInt16.max { entry.frequency += 1 }
+        entry.priority = clock + Double(entry.frequency) * density
         entry.sequence = sequence
         entries[Int(slot)] = entry
         restoreHeapOrder(at: Int(entry.heapPosition))
@@ -190,9 +199,9 @@ public struct GDSFPolicy: ReplacementPolicy {
     }
 
     private mutating func forget(_ slot: Int32) {
-        let entry = entries[Int(slot)]
         index.remove(slot, in: entries)
-        residentBytes -= entry.size
+        residentBytes -= size(at: slot)
+        if entries[Int(slot)].narrowSize == GDSFEntry.wideSize { wideSizes[slot] = nil }
         freeSlots.append(slot)
     }
 

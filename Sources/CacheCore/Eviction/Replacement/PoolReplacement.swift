@@ -119,11 +119,13 @@ struct PoolReplacement: Sendable {
     }
 
     /// Another policy takes over the residents: a built one hands them over in its victim
-    /// order, weighed by the goal (under `cost`, whose per-file costs only the index holds,
-    /// the new policy is built from the index instead).
+    /// order, weighed by the goal. The new policy is built from the index instead under
+    /// `cost`, whose per-file costs only the index holds, and after GDSF, which keeps no
+    /// fingerprints of names (what S3-FIFO's ghosts and TinyLFU's sketch remember).
     mutating func switchPolicy(to kind: PolicyKind) {
+        let handsOver = goal != .cost && policy.map { $0.fingerprintsKept } ?? false
         switch residents {
-        case .built where goal != .cost:
+        case .built where handsOver:
             let costing = costing
             install(policy!.converted(to: kind) { _, size in costing.cost(size: size, ownMilliseconds: 0) })
         case .built: residents = .building(kind, pending: [])
