@@ -488,12 +488,12 @@ def main():
     print("\nTargets: auto >= best fixed - 0.01; best >= 0.9x Belady; s3fifo - lru >= 0.05 on zipf-0.9-scan at 5 %;"
           " curve within 0.03; s3fifo and tinylfu (sim) >= libCacheSim's S3-FIFO and W-TinyLFU - 0.01")
     for item in summary:
-        reference = item["against_libcachesim"]
-        missed = any(difference < -0.01 for difference in reference.values())
+        against = item["against_libcachesim"]
+        missed = any(difference < -0.01 for difference in against.values())
         print(f"{item['trace']:<14} {item['size_percent']:>4}%  auto - best fixed: "
               f"{item['auto_minus_best_fixed_mount']:+.3f} (mount) {item['auto_minus_best_fixed_simulated']:+.3f} (sim)"
               f"  best/Belady {item['best_of_belady']:.2f}  s3fifo - lru {item['s3fifo_minus_lru_mount']:+.3f}"
-              + "".join(f"  {policy} - libCacheSim {difference:+.3f}" for policy, difference in reference.items())
+              + "".join(f"  {policy} - libCacheSim {difference:+.3f}" for policy, difference in against.items())
               + ("  MISSED" if missed else ""))
     errors = [row["curve_max_error"] for row in rows if row["curve_max_error"] is not None]
     if errors:
