@@ -42,8 +42,6 @@ public enum PolicyKind: String, CaseIterable, Sendable, Codable {
 /// `cost` is what a miss of the object would cost, in the unit of the cache's goal (see
 /// ``CacheGoal/cost(size:measured:)``); only size- and cost-aware policies (GDSF) use it.
 public protocol ReplacementPolicy: Sendable {
-    static var kind: PolicyKind { get }
-
     init()
 
     /// Resident objects.
@@ -62,7 +60,8 @@ public protocol ReplacementPolicy: Sendable {
     func contains(_ key: CacheKey) -> Bool
 
     /// The fingerprint a resident object was inserted with (kept so a policy can be
-    /// converted into another with its residents); nil for an unknown key.
+    /// converted into another with its residents); nil for an unknown key, and for every key
+    /// of GDSF, which keeps none (``AnyReplacementPolicy/fingerprintsKept``).
     func fingerprint(of key: CacheKey) -> UInt64?
 
     /// A resident object's size as the policy knows it; nil for an unknown key.

@@ -18,8 +18,6 @@
 /// 4-byte heap slot and a `SlotIndex`'s 4-byte buckets (1.3 to 2 of them): 41 to 44 bytes,
 /// 46.5 with the eighth more a build from the index reserves.
 public struct GDSFPolicy: ReplacementPolicy {
-    public static let kind = PolicyKind.gdsf
-
     private var entries: [GDSFEntry] = []
     /// The sizes of 4 GiB or more, by slot.
     private var wideSizes: [Int32: Int64] = [:]

@@ -2,8 +2,6 @@
 /// oldest. The default of every pool (the engine keeps its order in the index instead; this
 /// is the same policy for simulations and `auto`).
 public struct LRUPolicy: ReplacementPolicy {
-    public static let kind = PolicyKind.lru
-
     private var list = ResidentList()
 
     public init() {}

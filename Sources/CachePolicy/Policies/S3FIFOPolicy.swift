@@ -7,8 +7,6 @@ import DequeModule
 /// straight to main. Main evicts like CLOCK: a read object goes round again with one read
 /// less. So a one-time scan passes through the small queue and leaves main alone.
 public struct S3FIFOPolicy: ReplacementPolicy {
-    public static let kind = PolicyKind.s3fifo
-
     /// The small queue's share of the resident bytes (the paper's 10 % of the cache).
     static let smallShare = 0.10
     /// Reads that move an object from small to main: one, as MODELS.md and the paper's text

@@ -4,8 +4,6 @@
 /// first object whose bit is clear; it stays where it stopped for the next eviction and
 /// wraps round to the oldest end.
 public struct SIEVEPolicy: ReplacementPolicy {
-    public static let kind = PolicyKind.sieve
-
     private var list = ResidentList()
     /// The next object the hand looks at; `none` starts from the oldest end.
     private var hand = ResidentList.none

@@ -22,8 +22,6 @@ import DequeModule
 /// the object and a promotion or demotion keeps its slot, where three lists of their own
 /// cost up to three index probes per read and an index removal and insertion per move.
 public struct WTinyLFUPolicy: ReplacementPolicy {
-    public static let kind = PolicyKind.tinylfu
-
     /// The window's share of the resident bytes (Caffeine's initial 1 % of the cache).
     static let windowShare = 0.01
     /// Protected's share of main's bytes (80 %; probation holds the rest).
