@@ -325,6 +325,23 @@ import Testing
         advisor.setGoal(.bytes)
         #expect(advisor.candidates.contains(.gdsfFiles))
     }
+
+    /// An `auto` pool running `gdsf-files` whose goal leaves `bytes` runs a policy that is a
+    /// candidate again: the one no longer simulated scores nothing, so the first look that
+    /// may switch does.
+    @Test func aGoalThatLeavesBytesMovesAutoOffGDSFFiles() throws {
+        var advisor = PolicyAdvisor(current: .gdsfFiles, goal: .bytes, capacityBytes: AutoGoalTests.capacity,
+                                    capacityFiles: 0)
+        advisor.setGoal(.files)
+        var recommendations: [PolicyRecommendation] = []
+        for request in AutoGoalTests.mixedSizes.prefix(4_096) {
+            advisor.record(fingerprint: UInt64(bitPattern: request.key), size: request.size, cost: request.cost)
+            if let recommendation = advisor.recommendation() { recommendations.append(recommendation) }
+        }
+        let first = try #require(recommendations.first)
+        #expect(first.from == .gdsfFiles && first.goal == .files)
+        #expect(PolicyKind.candidates(for: .files).contains(first.kind), "\(first.kind)")
+    }
 }
 
 /// Where sizes vary and the goal counts files or cost, `auto` starts from GDSF at its first
