@@ -376,6 +376,29 @@ import Testing
         #expect(policy.contains(500) == admitted)
     }
 
+    /// A candidate read more often than the sketch counts, under `bytes`, is weighed per
+    /// byte. Forty established files of 10 bytes, each counted once; a candidate of 300 bytes
+    /// would displace thirty of them, 30 together. Requested 16 times its count saturates
+    /// (15 and the doorkeeper's 1): under `bytes` it is admitted, being read more often per
+    /// byte than they are (16 against 1), where the sum of their counts (16 after sixteen of
+    /// them) would refuse it for good, as it still does under `files` and for a count of 15.
+    @Test(arguments: [(goal: CacheGoal.bytes, requests: 16, admitted: true), (goal: .bytes, requests: 15, admitted: false),
+                      (goal: .files, requests: 16, admitted: false)])
+    func tinylfuWeighsASaturatedCandidatePerByteUnderBytes(goal: CacheGoal, requests: Int, admitted: Bool) {
+        var policy = WTinyLFUPolicy()
+        for key in CacheKey(1)...40 {
+            policy.restore(key, fingerprint: UInt64(key), size: 10, cost: goal.cost(size: 10, measured: 0))
+        }
+        let cost = goal.cost(size: 300, measured: 0)
+        for _ in 1..<requests {
+            policy.insert(500, fingerprint: 500, size: 300, cost: cost)
+            policy.remove(500)
+        }
+        policy.insert(500, fingerprint: 500, size: 300, cost: cost)
+        #expect(policy.evict() == (admitted ? 1 : 500))
+        #expect(policy.contains(500) == admitted)
+    }
+
     /// A newcomer larger than the window's share does not send the candidates waiting
     /// before it to main unjudged. 40 established files of 100 bytes, 10 small newcomers of
     /// 10 bytes (four wait as candidates, four stay in the window), then one of 2,000 bytes,

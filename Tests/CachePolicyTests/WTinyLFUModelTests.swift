@@ -6,24 +6,28 @@ import Testing
 /// inserts, restores, reads, resizes, removals, pins and evictions of objects of mixed sizes
 /// must give the same victims and residents.
 @Suite struct WTinyLFUModelTests {
-    @Test(arguments: 1...40 as ClosedRange<UInt64>)
-    func tinylfuAgreesWithItsThreeListReference(seed: UInt64) {
+    /// Under `bytes` (each miss costs its size) a few keys are read far more often than the
+    /// rest, so candidates whose counts saturate are weighed per byte.
+    @Test(arguments: [CacheGoal.files, .bytes], 1...40 as ClosedRange<UInt64>)
+    func tinylfuAgreesWithItsThreeListReference(goal: CacheGoal, seed: UInt64) {
         var policy = WTinyLFUPolicy()
         var reference = ThreeListWTinyLFU()
         var generator = SeededGenerator(seed: seed)
         var pinned: Set<CacheKey> = []
         let sizes: [Int64] = [1, 10, 100, 1000]
         for step in 0..<2_000 {
-            let key = CacheKey.random(in: 0..<60, using: &generator)
+            let hot = goal == .bytes && Bool.random(using: &generator)
+            let key = CacheKey.random(in: 0..<(hot ? 4 : 60), using: &generator)
             let size = sizes.randomElement(using: &generator)!
+            let cost = goal.cost(size: size, measured: 0)
             let fingerprint = Fingerprint.mix(UInt64(key))
             switch Int.random(in: 0..<14, using: &generator) {
             case 0...3:
-                policy.insert(key, fingerprint: fingerprint, size: size, cost: 1)
-                reference.insert(key, fingerprint: fingerprint, size: size, cost: 1)
+                policy.insert(key, fingerprint: fingerprint, size: size, cost: cost)
+                reference.insert(key, fingerprint: fingerprint, size: size, cost: cost)
             case 4:
-                policy.restore(key, fingerprint: fingerprint, size: size, cost: 1)
-                reference.restore(key, fingerprint: fingerprint, size: size, cost: 1)
+                policy.restore(key, fingerprint: fingerprint, size: size, cost: cost)
+                reference.restore(key, fingerprint: fingerprint, size: size, cost: cost)
             case 5...7:
                 policy.access(key)
                 reference.access(key)
@@ -31,8 +35,8 @@ import Testing
                 policy.remove(key)
                 reference.remove(key)
             case 9:
-                policy.resize(key, size: size, cost: 1)
-                reference.resize(key, size: size, cost: 1)
+                policy.resize(key, size: size, cost: cost)
+                reference.resize(key, size: size, cost: cost)
             case 10:
                 if pinned.contains(key) { pinned.remove(key) } else { pinned.insert(key) }
             default:
@@ -71,6 +75,8 @@ import Testing
         private var candidates: [CacheKey] = []
         /// The bytes of the probation objects still marked as candidates.
         private var candidateBytes: Int64 = 0
+        /// Whether the last object given with a size above 1 byte cost its size.
+        private var missesCostTheirBytes = false
 
         var count: Int { window.count + probation.count + protected.count }
 
@@ -101,6 +107,7 @@ import Testing
             }
             sketch.ensureWidth(for: count + 1)
             sketch.increment(ResidentList.canonical(fingerprint))
+            if size > 1 { missesCostTheirBytes = cost == Double(size) }
             window.appendNewest(key, fingerprint: fingerprint, size: size)
             // The window's overflow moves to probation as candidates (marked), as Caffeine's
             // maintenance after a write does; they compete when something must be evicted.
@@ -148,6 +155,7 @@ import Testing
             // Counted once, as its insert was: a newcomer must then be read more than it to
             // displace it, rather than flush a whole restored cache on a cold sketch.
             sketch.increment(ResidentList.canonical(fingerprint))
+            if size > 1 { missesCostTheirBytes = cost == Double(size) }
             probation.appendNewest(key, fingerprint: fingerprint, size: size)
         }
 
@@ -238,6 +246,20 @@ import Testing
                 let node = probation[slot]
                 if slot == victim || (node.mark == 0 && isEligible(node.key)) { weighed.append(node) }
                 slot = node.next
+            }
+            let candidateFrequency = sketch.estimate(candidate.fingerprint)
+            if missesCostTheirBytes && candidateFrequency >= 16 {
+                // Saturated, where misses cost bytes: the candidate's reads per byte against the
+                // victims' over the bytes it would take.
+                var victimsReadBytes = 0.0
+                var uncovered = candidate.size
+                for node in weighed {
+                    victimsReadBytes += Double(sketch.estimate(node.fingerprint)) * Double(min(node.size, uncovered))
+                    if victimsReadBytes >= Double(candidateFrequency) * Double(candidate.size) { return false }
+                    uncovered -= node.size
+                    if uncovered <= 0 { return true }
+                }
+                return true
             }
             var frequencies = 0
             var bytes: Int64 = 0

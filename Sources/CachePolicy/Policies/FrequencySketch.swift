@@ -5,6 +5,8 @@
 struct FrequencySketch: Sendable {
     static let depth = 4
     static let maxCount: UInt8 = 15
+    /// The most `estimate` answers: a saturated count and the doorkeeper's bit.
+    static let maxEstimate = Int(maxCount) + 1
     /// Halve every counter after this many increments per counter column, so old popularity
     /// fades. The width is 4 to 8 times the residents, so that is 40 to 80 cache-fulls of
     /// requests; Caffeine's ten (10 × the maximum size) gained 0.03 on the bench's `shift`
