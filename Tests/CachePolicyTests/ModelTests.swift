@@ -74,12 +74,16 @@ import Testing
         var main: [CacheKey] = []
         var reads: [CacheKey: Int] = [:]
         var ghost: [CacheKey] = []
+        var evictedOnce = false
         var count: Int { small.count + main.count }
         mutating func insert(_ key: CacheKey) {
             if small.contains(key) || main.contains(key) { return access(key) }
             reads[key] = 0
             if let index = ghost.firstIndex(of: key) {
                 ghost.remove(at: index)
+                main.append(key)
+            } else if !evictedOnce && small.count >= max(1, Int((Double(count) * 0.1).rounded(.up))) {
+                // A cold fill: small holds its tenth, so main takes the rest.
                 main.append(key)
             } else {
                 small.append(key)
@@ -117,6 +121,7 @@ import Testing
                     ghost.removeAll { $0 == key }
                     ghost.append(key)
                     while ghost.count > max(count, 1) { ghost.removeFirst() }
+                    evictedOnce = true
                     return key
                 }
                 let key = main.removeFirst()
@@ -130,6 +135,7 @@ import Testing
                     continue
                 }
                 reads[key] = nil
+                evictedOnce = true
                 return key
             }
             return nil

@@ -18,6 +18,9 @@ import Testing
 
     @Test func s3fifoSendsReadObjectsToMainAndRemembersGhosts() {
         var policy = S3FIFOPolicy()
+        // One eviction first, so the cold fill's rule (below) is over.
+        policy.insert(0)
+        #expect(policy.evict() == 0)
         policy.insert(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
         policy.access(3)
         policy.access(7)
@@ -30,6 +33,36 @@ import Testing
         policy.insert(1)
         // The small queue (5...10) drains first, 7 moving to main; then main: 3, 1, 7.
         #expect(policy.drain() == [5, 6, 8, 9, 10, 3, 1, 7])
+    }
+
+    /// Until the first eviction, new objects go to main once the small queue holds its
+    /// tenth of what is resident (libCacheSim's `has_evicted`). Ten unit objects: 1 enters the
+    /// small queue, which then holds its share (1 of 1 to 10), so 2 to 10 go to main. Small
+    /// goes first (1), then main (2, 3): victims of main leave no ghost. So 3, requested
+    /// again, enters the small queue (the first eviction is past) and, unread there, goes
+    /// next. Had the fill gone through the small queue, 3 would have been a ghost, come back
+    /// to main, and 4 would have gone.
+    @Test func s3fifoFillsMainFromColdUntilItsFirstEviction() {
+        var policy = S3FIFOPolicy()
+        policy.insert(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+        #expect(policy.evict() == 1)
+        #expect(policy.evict() == 2)
+        #expect(policy.evict() == 3)
+        policy.insert(3)
+        #expect(policy.evict() == 3)
+        #expect(policy.drain() == [4, 5, 6, 7, 8, 9, 10])
+    }
+
+    /// A restored cache (a remount, a switch of policy) is not cold: newcomers go through the
+    /// small queue, and a scan after a remount cannot join the restored files in main. 1 to 9
+    /// restored, 10 to 13 new: all four wait in the small queue and go first. Were the fill
+    /// rule applied, 11 and 13 would have gone to main, and main's 1 would follow 10.
+    @Test func s3fifoSendsNewcomersAfterARestoreThroughTheSmallQueue() {
+        var policy = S3FIFOPolicy()
+        for key in CacheKey(1)...9 { policy.restore(key, fingerprint: UInt64(key), size: 1, cost: 1) }
+        policy.insert(10, 11, 12, 13)
+        #expect(policy.evict() == 10)
+        #expect(policy.evict() == 11)
     }
 
     @Test func s3fifoMainGivesAReadObjectAnotherRound() {
