@@ -29,8 +29,11 @@ import Testing
             _ = try mount.mustSucceed("setfattr -n user.cache.max_files -v 4 data")
             // The fifth file crosses the limit; eviction goes down to 90% of 4, that is 3 files.
             for index in 1...5 { _ = try mount.mustSucceed("echo \(index) > data/f\(index)") }
-            #expect(Shell.waitUntil(seconds: 5) { (try? mount.xattr("data", "user.cache.files")) == "3" })
-            #expect(try mount.mustSucceed("ls data | tr '\\n' ' '") == "f3 f4 f5")
+            let settled = Shell.waitUntil(seconds: 5) { (try? mount.xattr("data", "user.cache.files")) == "3" }
+            let listing = try mount.mustSucceed("ls data | tr '\\n' ' '")
+            let files = try mount.xattr("data", "user.cache.files")
+            #expect(settled, "files \(files), listing \(listing), daemon log:\n\(mount.daemonLog)")
+            #expect(listing == "f3 f4 f5", "files \(files), daemon log:\n\(mount.daemonLog)")
         }
     }
 

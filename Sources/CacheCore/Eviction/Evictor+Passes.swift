@@ -38,8 +38,12 @@ extension Evictor {
         guard overBytes || overFiles else { return }
         let name = host.poolNames()[pool] ?? ""
         // Files still being written wait for their close: evicting for a file that may yet
-        // be refused (EFBIG) would empty the pool for nothing.
-        let writing = host.usageBeingWritten(in: pool)
+        // be refused (EFBIG) would empty the pool for nothing. The first round counts them
+        // from this same reading: a file whose create was still registering its handle here
+        // and was counted as settled, then as being written, started a pass that stopped at
+        // the limit instead of the low watermark, and its close, no longer over the limit,
+        // asked for no other.
+        var inProgress = host.usageBeingWritten(in: pool)
         // A unit counts as one file in max_files.
         let surplus: Int64
         do {
@@ -48,11 +52,11 @@ extension Evictor {
             host.logger.error("pool \(name): could not read its units from the index: \(error)")
             return
         }
-        let settledBytes = start.cachedBytes - writing.bytes
-        let settledFiles = start.cachedFiles - writing.files - surplus
+        let settledBytes = start.cachedBytes - inProgress.bytes
+        let settledFiles = start.cachedFiles - inProgress.files - surplus
         guard (settings.maxSize > 0 && settledBytes > settings.maxSize)
                 || (settings.maxFiles > 0 && settledFiles > settings.maxFiles) else {
-            host.logger.debug("pool \(name) over its limit only by \(writing.files) files being written or by units' files; evicting once they are closed")
+            host.logger.debug("pool \(name) over its limit only by \(inProgress.files) files being written or by units' files; evicting once they are closed")
             return
         }
         let limit = overBytes ? "max_size \(settings.maxSize)" : "max_files \(settings.maxFiles)"
@@ -63,7 +67,6 @@ extension Evictor {
         host.flushAccessTimes()
         while !isStopping {
             let current = host.usage(of: pool)
-            let inProgress = host.usageBeingWritten(in: pool)
             let units: [EvictionUnit]?
             do {
                 units = try host.units(of: pool, pending: [:], writing: inProgress.entries)
@@ -114,6 +117,7 @@ extension Evictor {
             if let chosen { giveBack(chosen, removed: removed.ids, pool: pool, in: host) }
             if removed.files == 0 { return }
             host.commitQueued()
+            inProgress = host.usageBeingWritten(in: pool)
         }
     }
 
