@@ -12,7 +12,7 @@ import Testing
         var generator = SeededGenerator(seed: seed)
         // Skewed, so some counters reach their cap of 15 between halvings.
         let fingerprints = (0..<300).map { _ in UInt64.random(in: 0...UInt64.max, using: &generator) }
-        for step in 0..<(64 * FrequencySketch.sampleFactor * 3 + 100) {
+        for step in 0..<(16 * FrequencySketch.sampleFactor * 3 + 100) {
             let index = min(Int.random(in: 0..<300, using: &generator), Int.random(in: 0..<300, using: &generator))
             sketch.increment(fingerprints[index])
             reference.increment(fingerprints[index])
@@ -36,7 +36,29 @@ import Testing
         }
     }
 
-    /// `FrequencySketch` before its counters were packed: one byte a counter.
+    /// Growing keeps every estimate (each old column's counter and doorkeeper bit go to the
+    /// columns that share its low bits), and keeps 4 to 8 columns per resident.
+    @Test(arguments: 1...4 as ClosedRange<UInt64>)
+    func growingKeepsEveryEstimate(seed: UInt64) {
+        var sketch = FrequencySketch(width: 64)
+        var generator = SeededGenerator(seed: seed)
+        let fingerprints = (0..<500).map { _ in UInt64.random(in: 0...UInt64.max, using: &generator) }
+        // Fewer than a halving period (16 residents × 25).
+        for _ in 0..<(16 * FrequencySketch.sampleFactor - 20) {
+            let index = min(Int.random(in: 0..<500, using: &generator), Int.random(in: 0..<500, using: &generator))
+            sketch.increment(fingerprints[index])
+        }
+        let before = fingerprints.map { sketch.estimate($0) }
+        #expect(before.contains { $0 >= 8 } && before.contains { $0 == 1 } && before.contains { $0 == 0 })
+        for residents in [17, 100, 3_000] {
+            sketch.ensureWidth(for: residents)
+            #expect(sketch.width >= 4 * residents && sketch.width < 8 * residents, "\(residents): \(sketch.width)")
+            #expect(fingerprints.map { sketch.estimate($0) } == before, "after growing for \(residents)")
+        }
+    }
+
+    /// `FrequencySketch` before its counters were packed: one byte a counter (halving after
+    /// `sampleFactor` increments per resident, a quarter of the width here, as the sketch does).
     struct ByteCounterSketch {
         let width: Int
         var counters: [UInt8]
@@ -65,7 +87,7 @@ import Testing
 
         mutating func increment(_ fingerprint: UInt64) {
             increments += 1
-            if increments >= width * FrequencySketch.sampleFactor {
+            if increments >= width / 4 * FrequencySketch.sampleFactor {
                 increments = 0
                 for slot in counters.indices { counters[slot] >>= 1 }
                 for word in doorkeeper.indices { doorkeeper[word] = 0 }
