@@ -22,11 +22,11 @@ import Testing
         let index = count * 4 / 3 * indexBucket
         switch kind {
         case .lru, .sieve, .s3fifo:
-            return count * MemoryLayout<SegmentedList.Node>.stride + index
+            return count * MemoryLayout<SegmentedList.StoredNode>.stride + index
         case .tinylfu:
             // The sketch is at least a column per resident.
             let sketch = sketchBytes(width: count)
-            return count * MemoryLayout<SegmentedList.Node>.stride + index + sketch
+            return count * MemoryLayout<SegmentedList.StoredNode>.stride + index + sketch
         case .gdsf, .gdsfFiles:
             return count * (MemoryLayout<GDSFEntry>.stride + MemoryLayout<Int32>.stride) + index
         }
@@ -40,13 +40,13 @@ import Testing
         let index = max((indexed * 4 / 3 + 1) * 3 / 2, 16) * indexBucket
         switch kind {
         case .lru, .sieve:
-            return elements * MemoryLayout<SegmentedList.Node>.stride + index + 2 * allocationSlack
+            return elements * MemoryLayout<SegmentedList.StoredNode>.stride + index + 2 * allocationSlack
         case .s3fifo:
             // Two lists, each with its node array and index; residents are in one or the other.
-            return elements * MemoryLayout<SegmentedList.Node>.stride + 2 * index + 4 * allocationSlack
+            return elements * MemoryLayout<SegmentedList.StoredNode>.stride + 2 * index + 4 * allocationSlack
         case .tinylfu:
             let sketch = sketchBytes(width: 8 * max(count, 64))
-            return elements * MemoryLayout<SegmentedList.Node>.stride + index + sketch + 4 * allocationSlack
+            return elements * MemoryLayout<SegmentedList.StoredNode>.stride + index + sketch + 4 * allocationSlack
         case .gdsf, .gdsfFiles:
             return elements * (MemoryLayout<GDSFEntry>.stride + MemoryLayout<Int32>.stride) + index
                 + 3 * allocationSlack
@@ -126,7 +126,7 @@ import Testing
         // reservation and the same index.
         let room = AnyReplacementPolicy.reservation(forResidents: count)
         let perRoom = MemoryLayout<GDSFEntry>.stride + MemoryLayout<Int32>.stride
-            - MemoryLayout<SegmentedList.Node>.stride
+            - MemoryLayout<SegmentedList.StoredNode>.stride
         #expect(abs(gdsf.memoryBytes - lru.memoryBytes - room * perRoom) <= 3 * Self.allocationSlack)
     }
 

@@ -1,7 +1,7 @@
 /// A GDSF resident in 32 bytes (a test holds it to that): what its priority needs and where
 /// it sits in the heap, nothing else. Its name's fingerprint is not kept (no GDSF decision
-/// uses one), its size takes 32 bits unless it does not fit (then the policy's `wideSizes`
-/// holds it) and its miss cost 16 (``MissWeight``).
+/// uses one), its size takes 32 bits unless it does not fit (then the policy's
+/// ``NarrowSizes`` holds it) and its miss cost 16 (``MissWeight``).
 struct GDSFEntry: KeyedSlot, Sendable {
     var key: CacheKey
     var priority: Double
@@ -9,16 +9,12 @@ struct GDSFEntry: KeyedSlot, Sendable {
     /// the residents are numbered again in the same order.
     var sequence: UInt32
     var heapPosition: Int32
-    /// The size in bytes, or `GDSFEntry.wideSize` when it is 4 GiB or more.
+    /// The size in bytes, or ``NarrowSizes/wideMark`` when it is 4 GiB or more.
     var narrowSize: UInt32
     /// Reads since it entered, the first included; it stops at 65,535, where a file's place
     /// among the others no longer depends on how much more it is read.
     var frequency: UInt16
     var weight: MissWeight
-
-    static let wideSize = UInt32.max
-
-    static func fitsNarrow(_ size: Int64) -> Bool { size >= 0 && size < Int64(wideSize) }
 }
 
 /// What a miss of a resident costs, in 16 bits. The goals `files` (1 per file) and `bytes`

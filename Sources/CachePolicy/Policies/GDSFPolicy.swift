@@ -20,7 +20,7 @@
 public struct GDSFPolicy: ReplacementPolicy {
     private var entries: [GDSFEntry] = []
     /// The sizes of 4 GiB or more, by slot.
-    private var wideSizes: [Int32: Int64] = [:]
+    private var sizes = NarrowSizes(bits: 32)
     private var freeSlots: [Int32] = []
     private var index = SlotIndex()
     /// Slots in heap order: the lowest priority at 0.
@@ -47,7 +47,7 @@ public struct GDSFPolicy: ReplacementPolicy {
     public var count: Int { heap.count }
 
     public var memoryBytes: Int {
-        MemoryBytes.of(entries) + MemoryBytes.of(wideSizes) + MemoryBytes.of(freeSlots) + index.memoryBytes
+        MemoryBytes.of(entries) + sizes.memoryBytes + MemoryBytes.of(freeSlots) + index.memoryBytes
             + MemoryBytes.of(heap)
     }
 
@@ -61,20 +61,11 @@ public struct GDSFPolicy: ReplacementPolicy {
 
     public func size(of key: CacheKey) -> Int64? { entrySlot(of: key).map { size(at: $0) } }
 
-    private func size(at slot: Int32) -> Int64 {
-        let narrow = entries[Int(slot)].narrowSize
-        return narrow == GDSFEntry.wideSize ? wideSizes[slot, default: 0] : Int64(narrow)
-    }
+    private func size(at slot: Int32) -> Int64 { sizes.size(entries[Int(slot)].narrowSize, at: slot) }
 
     /// Sets a slot's size, narrow or wide (its entry must be in place).
     private mutating func setSize(_ size: Int64, at slot: Int32) {
-        if GDSFEntry.fitsNarrow(size) {
-            if entries[Int(slot)].narrowSize == GDSFEntry.wideSize { wideSizes[slot] = nil }
-            entries[Int(slot)].narrowSize = UInt32(size)
-        } else {
-            entries[Int(slot)].narrowSize = GDSFEntry.wideSize
-            wideSizes[slot] = size
-        }
+        entries[Int(slot)].narrowSize = sizes.store(size, at: slot, replacing: entries[Int(slot)].narrowSize)
     }
 
     private func density(of slot: Int32) -> Double {
@@ -200,7 +191,7 @@ public struct GDSFPolicy: ReplacementPolicy {
     private mutating func forget(_ slot: Int32) {
         index.remove(slot, in: entries)
         residentBytes -= size(at: slot)
-        if entries[Int(slot)].narrowSize == GDSFEntry.wideSize { wideSizes[slot] = nil }
+        sizes.forget(entries[Int(slot)].narrowSize, at: slot)
         freeSlots.append(slot)
     }
 

@@ -3,8 +3,9 @@
 /// W-TinyLFU, which uses all three segments of the `SegmentedList` this is one segment of.
 /// Value semantics: a copy is a snapshot.
 ///
-/// Memory per object: a 32-byte node (key, size, a 32-bit fingerprint, two 32-bit links, a
-/// mark, a segment) and the index's 4-byte buckets (1.3 to 2 of them): about 38 bytes.
+/// Memory per object: a 24-byte node (key, a 32-bit fingerprint, two 32-bit links, and the
+/// size, a mark and a segment in 32 bits; sizes of 256 MiB or more kept beside) and the
+/// index's 4-byte buckets (1.3 to 2 of them): about 30 bytes.
 struct ResidentList: Sendable {
     static let none = SegmentedList.none
 

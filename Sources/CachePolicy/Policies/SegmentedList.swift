@@ -4,7 +4,8 @@
 /// nor a free list, and a lookup is one probe whichever segment holds the key. Value
 /// semantics: a copy is a snapshot.
 ///
-/// Memory per object: a 32-byte node and the index's 4-byte buckets (1.3 to 2 of them).
+/// Memory per object: a 24-byte `StoredNode` and the index's 4-byte buckets (1.3 to 2 of
+/// them); a size of 256 MiB or more adds an entry of ``NarrowSizes``.
 struct SegmentedList: Sendable {
     static let none: Int32 = -1
 
@@ -12,19 +13,52 @@ struct SegmentedList: Sendable {
         case first, second, third
     }
 
-    struct Node: KeyedSlot, Sendable {
+    /// An object as the policies see it.
+    struct Node: Sendable {
         var key: CacheKey
         /// Bytes (or 1 in a cache that counts objects): see `ReplacementPolicy`.
         var size: Int64
         var compactFingerprint: UInt32
         var previous: Int32
         var next: Int32
-        /// A policy's own small state: a read counter, a visited bit.
+        /// A policy's own small state (0 to 3): a read counter, a visited bit, a candidate.
         var mark: UInt8
         var segment: Segment
 
         /// The fingerprint as policies pass it on (see `ResidentList.compact`).
         var fingerprint: UInt64 { UInt64(compactFingerprint) }
+    }
+
+    /// An object as the list keeps it, in 24 bytes (a test holds it to that): its size in the
+    /// low 28 bits of `packed` (or ``NarrowSizes/wideMark``, the size then in `sizes`), its
+    /// mark in the next 2 and its segment in the top 2.
+    struct StoredNode: KeyedSlot, Sendable {
+        var key: CacheKey
+        var packed: UInt32
+        var compactFingerprint: UInt32
+        var previous: Int32
+        var next: Int32
+
+        static let sizeBits: UInt32 = 28
+        static let sizeMask: UInt32 = 1 << sizeBits - 1
+
+        var narrowSize: UInt32 {
+            get { packed & Self.sizeMask }
+            set { packed = packed & ~Self.sizeMask | newValue }
+        }
+
+        var mark: UInt8 {
+            get { UInt8(packed >> Self.sizeBits & 0b11) }
+            set {
+                assert(newValue <= 0b11, "a mark takes 2 bits")
+                packed = packed & ~(0b11 << Self.sizeBits) | UInt32(newValue & 0b11) << Self.sizeBits
+            }
+        }
+
+        var segment: Segment {
+            get { Segment(rawValue: UInt8(packed >> (Self.sizeBits + 2)))! }
+            set { packed = packed & ~(0b11 << (Self.sizeBits + 2)) | UInt32(newValue.rawValue) << (Self.sizeBits + 2) }
+        }
     }
 
     /// One segment's ends (the oldest goes first), objects and bytes.
@@ -35,7 +69,8 @@ struct SegmentedList: Sendable {
         var bytes: Int64 = 0
     }
 
-    private(set) var nodes: [Node] = []
+    private(set) var nodes: [StoredNode] = []
+    private var sizes = NarrowSizes(bits: Int(StoredNode.sizeBits))
     private var free: [Int32] = []
     private var index = SlotIndex()
     private var firstEnds = Ends()
@@ -50,7 +85,7 @@ struct SegmentedList: Sendable {
 
     /// The node array's, the free list's and the index's bytes (see
     /// ``ReplacementPolicy/memoryBytes``).
-    var memoryBytes: Int { MemoryBytes.of(nodes) + MemoryBytes.of(free) + index.memoryBytes }
+    var memoryBytes: Int { MemoryBytes.of(nodes) + sizes.memoryBytes + MemoryBytes.of(free) + index.memoryBytes }
 
     private(set) subscript(ends segment: Segment) -> Ends {
         get {
@@ -71,16 +106,26 @@ struct SegmentedList: Sendable {
 
     func slot(of key: CacheKey) -> Int32? { index.slot(of: key, in: nodes) }
 
-    /// A node by slot. Its size and segment change through `resize` and `move` only, so
-    /// the segments' bytes stay right.
+    /// A node by slot. Only its mark changes through it; its size and segment change through
+    /// `resize` and `move`, so the segments' bytes stay right.
     subscript(slot: Int32) -> Node {
-        get { nodes[Int(slot)] }
+        get {
+            let stored = nodes[Int(slot)]
+            return Node(key: stored.key, size: sizes.size(stored.narrowSize, at: slot),
+                        compactFingerprint: stored.compactFingerprint, previous: stored.previous, next: stored.next,
+                        mark: stored.mark, segment: stored.segment)
+        }
         set {
-            precondition(newValue.size == nodes[Int(slot)].size && newValue.segment == nodes[Int(slot)].segment,
-                         "a node's size and segment change through resize and move")
-            nodes[Int(slot)] = newValue
+            let stored = nodes[Int(slot)]
+            precondition(newValue.key == stored.key && newValue.segment == stored.segment
+                            && newValue.size == sizes.size(stored.narrowSize, at: slot)
+                            && newValue.previous == stored.previous && newValue.next == stored.next,
+                         "only a node's mark changes through the subscript")
+            nodes[Int(slot)].mark = newValue.mark
         }
     }
+
+    private func size(at slot: Int32) -> Int64 { sizes.size(nodes[Int(slot)].narrowSize, at: slot) }
 
     mutating func reserveCapacity(_ residents: Int) {
         nodes.reserveCapacity(residents)
@@ -88,22 +133,23 @@ struct SegmentedList: Sendable {
     }
 
     mutating func resize(_ slot: Int32, to size: Int64) {
-        self[ends: nodes[Int(slot)].segment].bytes += size - nodes[Int(slot)].size
-        nodes[Int(slot)].size = size
+        self[ends: nodes[Int(slot)].segment].bytes += size - self.size(at: slot)
+        nodes[Int(slot)].narrowSize = sizes.store(size, at: slot, replacing: nodes[Int(slot)].narrowSize)
     }
 
     /// Adds a key at the newest end of a segment; returns its slot.
     @discardableResult
     mutating func appendNewest(_ key: CacheKey, fingerprint: UInt64, size: Int64, mark: UInt8 = 0,
                                to segment: Segment) -> Int32 {
-        let node = Node(key: key, size: size, compactFingerprint: ResidentList.compact(fingerprint),
-                        previous: Self.none, next: Self.none, mark: mark, segment: segment)
-        let slot: Int32
-        if let reused = free.popLast() {
-            slot = reused
+        let slot = free.popLast() ?? Int32(nodes.count)
+        var node = StoredNode(key: key, packed: 0, compactFingerprint: ResidentList.compact(fingerprint),
+                              previous: Self.none, next: Self.none)
+        node.narrowSize = sizes.store(size, at: slot, replacing: nil)
+        node.mark = mark
+        node.segment = segment
+        if Int(slot) < nodes.count {
             nodes[Int(slot)] = node
         } else {
-            slot = Int32(nodes.count)
             nodes.append(node)
         }
         index.insert(slot, in: nodes)
@@ -115,8 +161,9 @@ struct SegmentedList: Sendable {
     @discardableResult
     mutating func remove(_ slot: Int32) -> Node {
         unlink(slot)
-        let node = nodes[Int(slot)]
+        let node = self[slot]
         index.remove(slot, in: nodes)
+        sizes.forget(nodes[Int(slot)].narrowSize, at: slot)
         free.append(slot)
         return node
     }
@@ -143,7 +190,7 @@ struct SegmentedList: Sendable {
         if newest != Self.none { nodes[Int(newest)].next = slot } else { self[ends: segment].oldest = slot }
         self[ends: segment].newest = slot
         self[ends: segment].count += 1
-        self[ends: segment].bytes += nodes[Int(slot)].size
+        self[ends: segment].bytes += size(at: slot)
     }
 
     private mutating func unlink(_ slot: Int32) {
@@ -159,6 +206,6 @@ struct SegmentedList: Sendable {
             self[ends: node.segment].newest = node.previous
         }
         self[ends: node.segment].count -= 1
-        self[ends: node.segment].bytes -= node.size
+        self[ends: node.segment].bytes -= size(at: slot)
     }
 }
