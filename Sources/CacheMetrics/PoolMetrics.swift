@@ -57,6 +57,12 @@ public enum PoolMetrics {
             (descriptor("persistent", unit: "bytes", "Bytes of persistent files (not counted)."), pool.persistentBytes),
             (descriptor("pending", unit: "bytes", "Bytes of removed files still open."), pool.pendingBytes),
             (descriptor("files", unit: "", "Files the pool holds, cached and persistent."), pool.files),
+            (descriptor("policy_memory", unit: "bytes",
+                        "Bytes the pool's in-memory eviction policy holds (0 for lru, whose order is the index's)."),
+             pool.policyMemoryBytes),
+            (descriptor("simulation_memory", unit: "bytes",
+                        "Bytes the pool's miniature simulations (auto's choice, the what-if curve) hold."),
+             pool.simulationMemoryBytes),
         ]
     }
 

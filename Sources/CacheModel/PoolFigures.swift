@@ -25,6 +25,11 @@ public struct PoolFigures: Sendable, Equatable {
     /// The same requests weighed by their bytes (`user.cache.byte_hit_ratio`).
     public var recentByteHitRatio: Double?
     public var estimatedHitRatios: [EstimatedHitRatio] = []
+    /// The bytes the pool's in-memory policy holds (`user.cache.policy_memory_bytes`; 0 for
+    /// `lru`, whose order is the index's) and its miniature simulations
+    /// (`user.cache.simulation_memory_bytes`).
+    public var policyMemoryBytes: Int64 = 0
+    public var simulationMemoryBytes: Int64 = 0
 
     public struct EstimatedHitRatio: Sendable, Equatable, Codable {
         public var size: Int64

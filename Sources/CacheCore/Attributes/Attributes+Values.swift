@@ -177,6 +177,8 @@ extension Attributes {
                     PoolFigures.EstimatedHitRatio(size: $0.sizeBytes > 0 ? $0.sizeBytes : $0.sizeFiles,
                                                   inFiles: $0.sizeBytes == 0, hitRatio: $0.hitRatio)
                 }
+                figures.policyMemoryBytes = Int64(report.policyMemoryBytes)
+                figures.simulationMemoryBytes = Int64(report.simulationMemoryBytes)
             }
             return figures
         }.sorted { $0.pool < $1.pool }

@@ -18,6 +18,8 @@ enum PrometheusStatus {
             figures.recentHitRatio = pool.hitRatio
             figures.recentByteHitRatio = pool.byteHitRatio
             figures.estimatedHitRatios = pool.whatIf
+            figures.policyMemoryBytes = pool.policyMemoryBytes
+            figures.simulationMemoryBytes = pool.simulationMemoryBytes
             return figures
         }, in: registry)
         return registry.emitToString()
