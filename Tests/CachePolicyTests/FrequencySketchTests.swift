@@ -36,10 +36,11 @@ import Testing
         }
     }
 
-    /// Growing keeps every estimate (each old column's counter and doorkeeper bit go to the
-    /// columns that share its low bits), and keeps 4 to 8 columns per resident.
+    /// Growing lowers no estimate (each new column starts with the larger counter of the
+    /// old columns it covers, and either's doorkeeper bit) and keeps 4.5 to 5.5 columns per
+    /// resident; most estimates stay exactly what they were.
     @Test(arguments: 1...4 as ClosedRange<UInt64>)
-    func growingKeepsEveryEstimate(seed: UInt64) {
+    func growingLowersNoEstimate(seed: UInt64) {
         var sketch = FrequencySketch(width: 64)
         var generator = SeededGenerator(seed: seed)
         let fingerprints = (0..<500).map { _ in UInt64.random(in: 0...UInt64.max, using: &generator) }
@@ -49,11 +50,15 @@ import Testing
             sketch.increment(fingerprints[index])
         }
         let before = fingerprints.map { sketch.estimate($0) }
-        #expect(before.contains { $0 >= 8 } && before.contains { $0 == 1 } && before.contains { $0 == 0 })
+        #expect(before.contains { $0 >= 8 } && before.contains { $0 <= 1 })
         for residents in [17, 100, 3_000] {
             sketch.ensureWidth(for: residents)
-            #expect(sketch.width >= 4 * residents && sketch.width < 8 * residents, "\(residents): \(sketch.width)")
-            #expect(fingerprints.map { sketch.estimate($0) } == before, "after growing for \(residents)")
+            #expect(Double(sketch.width) >= 4.5 * Double(residents) && Double(sketch.width) < 5.5 * Double(residents) + 64,
+                    "\(residents): \(sketch.width)")
+            let after = fingerprints.map { sketch.estimate($0) }
+            #expect(zip(after, before).allSatisfy { $0 >= $1 }, "after growing for \(residents)")
+            #expect(zip(after, before).filter { $0 == $1 }.count >= fingerprints.count * 9 / 10,
+                    "after growing for \(residents): \(zip(after, before).filter { $0 != $1 }.count) changed")
         }
     }
 
@@ -75,7 +80,7 @@ import Testing
             var hash = fingerprint &+ UInt64(row + 1) &* 0x9e37_79b9_7f4a_7c15
             hash = (hash ^ (hash >> 31)) &* 0xbf58_476d_1ce4_e5b9
             hash ^= hash >> 29
-            return row * width + Int(hash & UInt64(width - 1))
+            return row * width + Int(hash.multipliedFullWidth(by: UInt64(width)).high)
         }
 
         func inDoorkeeper(_ fingerprint: UInt64) -> Bool {

@@ -25,35 +25,42 @@ struct FrequencySketch: Sendable {
     /// The counters' and the doorkeeper's bytes (see ``ReplacementPolicy/memoryBytes``).
     var memoryBytes: Int { MemoryBytes.of(counters) + MemoryBytes.of(doorkeeper) }
 
+    /// Columns per resident the sketch keeps at least, and grows to (see `ensureWidth`).
+    static let leastColumnsPerResident = 4.5
+    static let grownColumnsPerResident = 5.5
+
     init(width requested: Int = 64) {
-        var width = 64
-        while width < requested { width <<= 1 }
+        // A whole number of doorkeeper words per row.
+        let width = max(64, (requested + 63) / 64 * 64)
         self.width = width
         residents = width / 4
         counters = Array(repeating: 0, count: width * Self.depth / 2)
         doorkeeper = Array(repeating: 0, count: width / 64 * Self.depth)
     }
 
-    /// Keeps 4 to 8 columns per resident, as Caffeine's sketch has 16 counters per element
-    /// of its maximum size. Growing only past one column per resident left 1.03 at a pool of
-    /// 498 files, where collisions cost up to 0.018 of hit ratio against libCacheSim's
-    /// W-TinyLFU (zipf-0.6 at 5 %: 0.236 against 0.253; now 0.253).
+    /// Keeps 4.5 to 5.5 columns per resident (Caffeine's sketch keeps 16 counters per element
+    /// of its maximum size, 4 columns of 4 rows): below 4.5 it grows to 5.5. With 1 to 4
+    /// columns per resident (it grew only past 1) collisions cost up to 0.018 of hit ratio
+    /// against libCacheSim's W-TinyLFU (zipf-0.6 at 5 %: 0.236 against 0.253; now 0.251); a
+    /// power of two of 4 to 8 columns did as well, but took up to 20 bytes a resident, and 4
+    /// to 5 lost 0.006 on `shift` at 25 % (docs/eviction-policies.md).
     ///
-    /// Growing keeps every count: a fingerprint's column is the low bits of its hash, so in
-    /// a sketch 2^k times as wide it is one of the 2^k columns whose low bits are its old
-    /// column's, and each of them starts with the old counter (and doorkeeper bit). Every
-    /// estimate is then what it was. (Before, a sketch that grew forgot, which a restore of
-    /// a whole pool did several times over.)
+    /// Growing keeps every count: a fingerprint's column is `hash × width / 2⁶⁴`, so a column of
+    /// the grown sketch covers the hashes of at most two old columns, and starts with the
+    /// larger of their counters (and either's doorkeeper bit). No estimate goes down; one may
+    /// go up by a neighbour's count, as a collision would. (Before, a sketch that grew forgot
+    /// every count, which a restore of a whole pool did several times over.)
     mutating func ensureWidth(for residents: Int) {
         self.residents = max(self.residents, residents)
-        guard residents * 4 > width else { return }
-        var grown = FrequencySketch(width: residents * 4)
+        guard Double(residents) * Self.leastColumnsPerResident > Double(width) else { return }
+        var grown = FrequencySketch(width: Int((Double(residents) * Self.grownColumnsPerResident).rounded(.up)))
         for row in 0..<Self.depth {
             for column in 0..<grown.width {
-                let old = row * width + (column & (width - 1))
+                let first = row * width + column * width / grown.width
+                let last = row * width + ((column + 1) * width - 1) / grown.width
                 let new = row * grown.width + column
-                grown.setCounter(new, to: counter(old))
-                if doorkeeper[old >> 6] & 1 << UInt64(old & 63) != 0 {
+                grown.setCounter(new, to: max(counter(first), counter(last)))
+                if isDoorkeeperBitSet(first) || isDoorkeeperBitSet(last) {
                     grown.doorkeeper[new >> 6] |= 1 << UInt64(new & 63)
                 }
             }
@@ -63,11 +70,13 @@ struct FrequencySketch: Sendable {
         self = grown
     }
 
+    private func isDoorkeeperBitSet(_ bit: Int) -> Bool { doorkeeper[bit >> 6] & (1 << UInt64(bit & 63)) != 0 }
+
     private func index(_ fingerprint: UInt64, row: Int) -> Int {
         var hash = fingerprint &+ UInt64(row + 1) &* 0x9e37_79b9_7f4a_7c15
         hash = (hash ^ (hash >> 31)) &* 0xbf58_476d_1ce4_e5b9
         hash ^= hash >> 29
-        return row * width + Int(hash & UInt64(width - 1))
+        return row * width + Int(hash.multipliedFullWidth(by: UInt64(width)).high)
     }
 
     private func doorkeeperBit(_ fingerprint: UInt64, row: Int) -> (word: Int, mask: UInt64) {
