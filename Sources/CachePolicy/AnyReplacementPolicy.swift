@@ -6,19 +6,23 @@
 /// second reference alive for the switch and copies every array of it at each change.
 public struct AnyReplacementPolicy: Sendable {
     public let kind: PolicyKind
+    /// What a miss costs for the pool (only `tinylfu` decides by it; GDSF weighs each
+    /// object by the cost it is given).
+    public let goal: CacheGoal
     private var lru: LRUPolicy?
     private var s3fifo: S3FIFOPolicy?
     private var sieve: SIEVEPolicy?
     private var tinylfu: WTinyLFUPolicy?
     private var gdsf: GDSFPolicy?
 
-    public init(kind: PolicyKind) {
+    public init(kind: PolicyKind, goal: CacheGoal) {
         self.kind = kind
+        self.goal = goal
         switch kind {
         case .lru: lru = LRUPolicy()
         case .s3fifo: s3fifo = S3FIFOPolicy()
         case .sieve: sieve = SIEVEPolicy()
-        case .tinylfu: tinylfu = WTinyLFUPolicy()
+        case .tinylfu: tinylfu = WTinyLFUPolicy(goal: goal)
         case .gdsf: gdsf = GDSFPolicy()
         case .gdsfFiles: gdsf = GDSFPolicy(weighsEveryFileAlike: true)
         }
@@ -149,7 +153,7 @@ public struct AnyReplacementPolicy: Sendable {
     public func converted(to kind: PolicyKind,
                           cost: (CacheKey, Int64) -> Double = { _, _ in 1 }) -> AnyReplacementPolicy {
         var draining = self
-        var converted = AnyReplacementPolicy(kind: kind)
+        var converted = AnyReplacementPolicy(kind: kind, goal: goal)
         var order: [(key: CacheKey, fingerprint: UInt64, size: Int64)] = []
         order.reserveCapacity(count)
         while let key = draining.evict() {

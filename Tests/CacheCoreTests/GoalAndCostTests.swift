@@ -187,7 +187,7 @@ import Testing
         for (from, to, handsOver) in [(PolicyKind.gdsf, PolicyKind.s3fifo, false), (.gdsfFiles, .tinylfu, false),
                                       (.s3fifo, .gdsf, true)] {
             var state = PoolReplacement(settings: PoolSettings(eviction: .fixed(from), goal: .bytes))
-            var built = AnyReplacementPolicy(kind: from)
+            var built = AnyReplacementPolicy(kind: from, goal: .files)
             built.insert(1, fingerprint: 0xABCD, size: 10, cost: 10)
             state.install(built)
             state.switchPolicy(to: to)

@@ -16,7 +16,7 @@ import Testing
     /// the table empty again at the end.
     @Test(arguments: [PolicyKind.lru, .s3fifo, .sieve, .tinylfu, .gdsf])
     func everyPolicyKeepsEverySizeExactly(kind: PolicyKind) {
-        var policy = AnyReplacementPolicy(kind: kind)
+        var policy = AnyReplacementPolicy(kind: kind, goal: .files)
         var expected: [CacheKey: Int64] = [:]
         for (offset, size) in Self.sizes.enumerated() {
             let key = CacheKey(offset + 1)
@@ -38,9 +38,10 @@ import Testing
         #expect(Set(evicted) == Set(expected.keys), "\(kind)")
         #expect(policy.residentBytes == 0, "\(kind)")
         // Slots are taken again: a narrow size where a wide one was must read as itself.
-        for (offset, size) in Self.sizes.enumerated() {
-            policy.insert(CacheKey(100 + offset), fingerprint: UInt64(100 + offset), size: Self.sizes[0] + Int64(offset), cost: 1)
-            #expect(policy.size(of: CacheKey(100 + offset)) == Int64(offset), "\(kind) after \(size)")
+        for offset in Self.sizes.indices {
+            let key = CacheKey(100 + offset)
+            policy.insert(key, fingerprint: UInt64(key), size: Int64(offset), cost: 1)
+            #expect(policy.size(of: key) == Int64(offset), "\(kind) key \(key)")
         }
     }
 }

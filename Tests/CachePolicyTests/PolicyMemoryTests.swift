@@ -61,7 +61,7 @@ import Testing
     /// Residents as a pool's build installs them (`ReplacementTable.finishBuild`): the
     /// reservation for their count, then each restored, oldest first.
     static func restored(_ kind: PolicyKind, count: Int, seed: UInt64 = 1) -> AnyReplacementPolicy {
-        var policy = AnyReplacementPolicy(kind: kind)
+        var policy = AnyReplacementPolicy(kind: kind, goal: .files)
         policy.reserveCapacity(AnyReplacementPolicy.reservation(forResidents: count))
         var generator = SeededGenerator(seed: seed)
         for key in 0..<count {
@@ -74,7 +74,7 @@ import Testing
 
     @Test func anEmptyPolicyHoldsNothingButASketch() {
         for kind in PolicyKind.allCases {
-            let policy = AnyReplacementPolicy(kind: kind)
+            let policy = AnyReplacementPolicy(kind: kind, goal: .files)
             if kind == .tinylfu {
                 // Its first 64 columns (a doorkeeper word per row).
                 let sketch = Self.sketchBytes(width: 64)
@@ -88,7 +88,7 @@ import Testing
     @Test(arguments: PolicyKind.allCases)
     func insertedResidentsAreCountedWithinTheirStructuresBounds(kind: PolicyKind) {
         let count = 20_000
-        var policy = AnyReplacementPolicy(kind: kind)
+        var policy = AnyReplacementPolicy(kind: kind, goal: .files)
         var generator = SeededGenerator(seed: 7)
         for key in 0..<count {
             let size = Self.mixedSize(&generator)

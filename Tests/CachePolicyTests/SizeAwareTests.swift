@@ -279,7 +279,7 @@ import Testing
     /// removals and evictions.
     @Test(arguments: PolicyKind.allCases)
     func everyPolicyKeepsItsResidentBytes(kind: PolicyKind) {
-        var policy = AnyReplacementPolicy(kind: kind)
+        var policy = AnyReplacementPolicy(kind: kind, goal: .files)
         var sizes: [CacheKey: Int64] = [:]
         var generator = SeededGenerator(seed: 3)
         for _ in 0..<2_000 {
@@ -308,7 +308,7 @@ import Testing
     @Test(arguments: PolicyKind.allCases)
     func reservingCapacityChangesNoDecision(kind: PolicyKind) {
         func victims(reserving: Bool) -> [CacheKey?] {
-            var policy = AnyReplacementPolicy(kind: kind)
+            var policy = AnyReplacementPolicy(kind: kind, goal: .files)
             var generator = SeededGenerator(seed: 11)
             var victims: [CacheKey?] = []
             if reserving { policy.reserveCapacity(100) }
@@ -385,7 +385,7 @@ import Testing
     @Test(arguments: [(goal: CacheGoal.bytes, requests: 16, admitted: true), (goal: .bytes, requests: 15, admitted: false),
                       (goal: .files, requests: 16, admitted: false)])
     func tinylfuWeighsASaturatedCandidatePerByteUnderBytes(goal: CacheGoal, requests: Int, admitted: Bool) {
-        var policy = WTinyLFUPolicy()
+        var policy = WTinyLFUPolicy(goal: goal)
         for key in CacheKey(1)...40 {
             policy.restore(key, fingerprint: UInt64(key), size: 10, cost: goal.cost(size: 10, measured: 0))
         }

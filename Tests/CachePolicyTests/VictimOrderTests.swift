@@ -181,7 +181,7 @@ import Testing
     }
 
     @Test func aConvertedPolicyKeepsEveryResidentInTheOldVictimOrder() {
-        var lru = AnyReplacementPolicy(kind: .lru)
+        var lru = AnyReplacementPolicy(kind: .lru, goal: .files)
         for key in CacheKey(1)...5 { lru.insert(key, fingerprint: UInt64(key), size: 1, cost: 1) }
         lru.access(2)
         var converted = lru.converted(to: .s3fifo)

@@ -10,8 +10,8 @@ import Testing
     /// rest, so candidates whose counts saturate are weighed per byte.
     @Test(arguments: [CacheGoal.files, .bytes], 1...40 as ClosedRange<UInt64>)
     func tinylfuAgreesWithItsThreeListReference(goal: CacheGoal, seed: UInt64) {
-        var policy = WTinyLFUPolicy()
-        var reference = ThreeListWTinyLFU()
+        var policy = WTinyLFUPolicy(goal: goal)
+        var reference = ThreeListWTinyLFU(goal: goal)
         var generator = SeededGenerator(seed: seed)
         var pinned: Set<CacheKey> = []
         let sizes: [Int64] = [1, 10, 100, 1000]
@@ -75,8 +75,10 @@ import Testing
         private var candidates: [CacheKey] = []
         /// The bytes of the probation objects still marked as candidates.
         private var candidateBytes: Int64 = 0
-        /// Whether the last object given with a size above 1 byte cost its size.
-        private var missesCostTheirBytes = false
+        /// Under `bytes`, a saturated candidate is weighed per byte.
+        let weighsBytes: Bool
+
+        init(goal: CacheGoal) { weighsBytes = goal == .bytes }
 
         var count: Int { window.count + probation.count + protected.count }
 
@@ -107,7 +109,6 @@ import Testing
             }
             sketch.ensureWidth(for: count + 1)
             sketch.increment(ResidentList.canonical(fingerprint))
-            if size > 1 { missesCostTheirBytes = cost == Double(size) }
             window.appendNewest(key, fingerprint: fingerprint, size: size)
             // The window's overflow moves to probation as candidates (marked), as Caffeine's
             // maintenance after a write does; they compete when something must be evicted.
@@ -137,7 +138,7 @@ import Testing
         /// A candidate becomes an established probation object (unknown or judged keys are ignored).
         private mutating func establish(_ key: CacheKey) {
             guard isCandidate(key), let slot = probation.slot(of: key) else { return }
-            probation[slot].mark = 0
+            probation.setMark(0, at: slot)
             candidateBytes -= probation[slot].size
         }
 
@@ -155,7 +156,6 @@ import Testing
             // Counted once, as its insert was: a newcomer must then be read more than it to
             // displace it, rather than flush a whole restored cache on a cold sketch.
             sketch.increment(ResidentList.canonical(fingerprint))
-            if size > 1 { missesCostTheirBytes = cost == Double(size) }
             probation.appendNewest(key, fingerprint: fingerprint, size: size)
         }
 
@@ -248,7 +248,7 @@ import Testing
                 slot = node.next
             }
             let candidateFrequency = sketch.estimate(candidate.fingerprint)
-            if missesCostTheirBytes && candidateFrequency >= 16 {
+            if weighsBytes && candidateFrequency >= 16 {
                 // Saturated, where misses cost bytes: the candidate's reads per byte against the
                 // victims' over the bytes it would take.
                 var victimsReadBytes = 0.0

@@ -35,11 +35,13 @@ struct ResidentList: Sendable {
         list.reserveCapacity(residents)
     }
 
-    /// A node by slot. Its size changes through `resize` only, so `bytes` stays right.
-    subscript(slot: Int32) -> Node {
-        get { list[slot] }
-        set { list[slot] = newValue }
-    }
+    /// A node by slot, as a copy: its mark changes through `setMark`, its size through
+    /// `resize` (so `bytes` stays right).
+    subscript(slot: Int32) -> Node { list[slot] }
+
+    func mark(at slot: Int32) -> UInt8 { list.mark(at: slot) }
+
+    mutating func setMark(_ mark: UInt8, at slot: Int32) { list.setMark(mark, at: slot) }
 
     mutating func resize(_ slot: Int32, to size: Int64) {
         list.resize(slot, to: size)

@@ -88,9 +88,9 @@ public struct S3FIFOPolicy: ReplacementPolicy {
 
     public mutating func access(_ key: CacheKey) {
         if let slot = small.slot(of: key) {
-            small[slot].mark = min(small[slot].mark + 1, Self.maxReads)
+            small.setMark(min(small.mark(at: slot) + 1, Self.maxReads), at: slot)
         } else if let slot = main.slot(of: key) {
-            main[slot].mark = min(main[slot].mark + 1, Self.maxReads)
+            main.setMark(min(main.mark(at: slot) + 1, Self.maxReads), at: slot)
         }
     }
 
@@ -165,7 +165,7 @@ public struct S3FIFOPolicy: ReplacementPolicy {
             return .passedOver
         }
         if node.mark > 0 {
-            main[slot].mark = node.mark - 1
+            main.setMark(node.mark - 1, at: slot)
             main.moveToNewest(slot)
             return .movedOn
         }

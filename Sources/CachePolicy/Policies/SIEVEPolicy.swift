@@ -24,7 +24,7 @@ public struct SIEVEPolicy: ReplacementPolicy {
 
     public mutating func insert(_ key: CacheKey, fingerprint: UInt64, size: Int64, cost: Double) {
         if let slot = list.slot(of: key) {
-            list[slot].mark = 1
+            list.setMark(1, at: slot)
         } else {
             list.appendNewest(key, fingerprint: fingerprint, size: size)
         }
@@ -42,7 +42,7 @@ public struct SIEVEPolicy: ReplacementPolicy {
     }
 
     public mutating func access(_ key: CacheKey) {
-        if let slot = list.slot(of: key) { list[slot].mark = 1 }
+        if let slot = list.slot(of: key) { list.setMark(1, at: slot) }
     }
 
     public mutating func remove(_ key: CacheKey) {
@@ -65,7 +65,7 @@ public struct SIEVEPolicy: ReplacementPolicy {
                 continue
             }
             if node.mark != 0 {
-                list[slot].mark = 0
+                list.setMark(0, at: slot)
                 slot = node.next
                 continue
             }

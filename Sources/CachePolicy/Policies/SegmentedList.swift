@@ -106,24 +106,19 @@ struct SegmentedList: Sendable {
 
     func slot(of key: CacheKey) -> Int32? { index.slot(of: key, in: nodes) }
 
-    /// A node by slot. Only its mark changes through it; its size and segment change through
-    /// `resize` and `move`, so the segments' bytes stay right.
+    /// A node by slot, as a copy: its mark changes through `setMark`, its size and segment
+    /// through `resize` and `move` (so the segments' bytes stay right).
     subscript(slot: Int32) -> Node {
-        get {
-            let stored = nodes[Int(slot)]
-            return Node(key: stored.key, size: sizes.size(stored.narrowSize, at: slot),
-                        compactFingerprint: stored.compactFingerprint, previous: stored.previous, next: stored.next,
-                        mark: stored.mark, segment: stored.segment)
-        }
-        set {
-            let stored = nodes[Int(slot)]
-            precondition(newValue.key == stored.key && newValue.segment == stored.segment
-                            && newValue.size == sizes.size(stored.narrowSize, at: slot)
-                            && newValue.previous == stored.previous && newValue.next == stored.next,
-                         "only a node's mark changes through the subscript")
-            nodes[Int(slot)].mark = newValue.mark
-        }
+        let stored = nodes[Int(slot)]
+        return Node(key: stored.key, size: sizes.size(stored.narrowSize, at: slot),
+                    compactFingerprint: stored.compactFingerprint, previous: stored.previous, next: stored.next,
+                    mark: stored.mark, segment: stored.segment)
     }
+
+    /// A policy's own small state of a slot (0 to 3), read and set without unpacking the rest.
+    func mark(at slot: Int32) -> UInt8 { nodes[Int(slot)].mark }
+
+    mutating func setMark(_ mark: UInt8, at slot: Int32) { nodes[Int(slot)].mark = mark }
 
     private func size(at slot: Int32) -> Int64 { sizes.size(nodes[Int(slot)].narrowSize, at: slot) }
 

@@ -43,12 +43,15 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     private var candidates: Deque<CacheKey> = []
     /// The bytes of the probation objects still marked as candidates.
     private var candidateBytes: Int64 = 0
-    /// Whether a miss costs the object's bytes (the `bytes` goal), as the costs given with
-    /// the objects say: then a candidate read too often for the sketch to count further is
+    /// Under the `bytes` goal a candidate read too often for the sketch to count further is
     /// weighed per byte (see ``admits(_:over:isEligible:)``).
-    private var missesCostTheirBytes = false
+    private let weighsSaturatedCandidatesPerByte: Bool
 
-    public init() {}
+    public init() { self.init(goal: .files) }
+
+    public init(goal: CacheGoal) {
+        weighsSaturatedCandidatesPerByte = goal == .bytes
+    }
 
     public var count: Int { lists.count }
 
@@ -69,7 +72,6 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         }
         sketch.ensureWidth(for: count + 1)
         sketch.increment(ResidentList.canonical(fingerprint))
-        noteCost(cost, size: size)
         lists.appendNewest(key, fingerprint: fingerprint, size: size, to: Self.window)
         // The window's overflow moves to probation as candidates (marked), as Caffeine's
         // maintenance after a write does; they compete when something must be evicted.
@@ -103,7 +105,7 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     /// A candidate becomes an established probation object (unknown or judged keys are ignored).
     private mutating func establish(_ key: CacheKey) {
         guard let slot = lists.slot(of: key), isCandidate(slot) else { return }
-        lists[slot].mark = 0
+        lists.setMark(0, at: slot)
         candidateBytes -= lists[slot].size
     }
 
@@ -126,13 +128,7 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
         // Counted once, as its insert was: a newcomer must then be read more than it to
         // displace it, rather than flush a whole restored cache on a cold sketch.
         sketch.increment(ResidentList.canonical(fingerprint))
-        noteCost(cost, size: size)
         lists.appendNewest(key, fingerprint: fingerprint, size: size, to: Self.probation)
-    }
-
-    /// Objects of 0 or 1 byte cost 1 under `files` and `bytes` alike, and say nothing.
-    private mutating func noteCost(_ cost: Double, size: Int64) {
-        if size > 1 { missesCostTheirBytes = cost == Double(size) }
     }
 
     /// Restored objects all go to probation. The sketch grows as before (its width decides
@@ -218,7 +214,7 @@ public struct WTinyLFUPolicy: ReplacementPolicy {
     private func admits(_ candidate: Int32, over victim: Int32, isEligible: (CacheKey) -> Bool) -> Bool {
         let frequency = sketch.estimate(lists[candidate].fingerprint)
         let candidateSize = lists[candidate].size
-        let saturated = missesCostTheirBytes && frequency >= FrequencySketch.maxEstimate
+        let saturated = weighsSaturatedCandidatesPerByte && frequency >= FrequencySketch.maxEstimate
         var uncoveredBytes = candidateSize
         var victimsFrequency = 0
         var victimsWeight = 0.0

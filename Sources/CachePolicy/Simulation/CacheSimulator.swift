@@ -19,7 +19,7 @@ public struct CacheSimulator: Sendable {
     public private(set) var figures = HitFigures()
 
     public init(kind: PolicyKind, capacity: Int64, countsObjects: Bool = false, goal: CacheGoal = .files) {
-        policy = AnyReplacementPolicy(kind: kind)
+        policy = AnyReplacementPolicy(kind: kind, goal: goal)
         self.capacity = capacity
         self.countsObjects = countsObjects
         self.goal = goal

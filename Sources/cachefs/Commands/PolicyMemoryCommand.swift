@@ -19,7 +19,7 @@ struct PolicyMemoryCommand: ParsableCommand {
     /// One line per policy: its name, then the bytes its storage holds (`memoryBytes`).
     func run() throws {
         for kind in PolicyKind.allCases {
-            var policy = AnyReplacementPolicy(kind: kind)
+            var policy = AnyReplacementPolicy(kind: kind, goal: .files)
             policy.reserveCapacity(AnyReplacementPolicy.reservation(forResidents: residents))
             for key in 0..<residents {
                 policy.restore(CacheKey(key), fingerprint: UInt64(key) &* 0x9e37_79b9_7f4a_7c15, size: size,

@@ -121,7 +121,7 @@ final class ReplacementTable: Sendable {
                      residents: [(id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64)]) {
         self.pool(pool)?.state.withLock { state in
             guard case .building(let kind, let pending) = state.residents else { return }
-            var policy = AnyReplacementPolicy(kind: kind)
+            var policy = AnyReplacementPolicy(kind: kind, goal: state.goal)
             policy.reserveCapacity(AnyReplacementPolicy.reservation(forResidents: residents.count))
             state.knownCosts = KnownCosts()
             for resident in residents { state.knownCosts.add(resident.costMilliseconds) }
