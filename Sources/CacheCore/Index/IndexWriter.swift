@@ -233,6 +233,7 @@ final class IndexWriter: Sendable {
     /// retried until it goes through, since memory already shows these changes.
     private func commit(_ items: [Item]) {
         guard items.contains(where: { if case .afterCommit = $0 { false } else { true } }) else { return }
+        let items = Self.coalesced(items)
         var attempt = 0
         while true {
             do {
