@@ -71,6 +71,26 @@ import Testing
         #expect(found.contains("entry_not_durable") && !found.contains("entry_by_name"), "\(found)")
     }
 
+    /// The LRU victim queries read the pool's `entry_lru` in order; the index of every pool's
+    /// files by last read, which no query used, is gone (each write paid for it).
+    @Test func theVictimQueriesReadThePoolsLRUIndex() throws {
+        let store = try TestStore()
+        let engine = try open(store, clock: ManualClock(), notifier: RecordingNotifier())
+        defer { engine.shutdown() }
+        for query in [
+            "SELECT * FROM entry WHERE pool = 2 AND \(Schema.evictable) ORDER BY last_access LIMIT 10 OFFSET 0",
+            "SELECT * FROM entry WHERE pool = 2 AND \(Schema.evictable) AND (last_access, id) > (5, 6) ORDER BY last_access, id LIMIT 10",
+        ] {
+            let found = try plan(engine, query)
+            #expect(found.contains("entry_lru") && !found.contains("TEMP B-TREE"), "\(found)")
+        }
+        let indexes = try engine.index.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entry'")
+        }
+        #expect(indexes.contains("entry_lru"))
+        #expect(!indexes.contains("entry_global_lru"), "\(indexes)")
+    }
+
     private func plan(_ engine: CacheEngine, _ query: String) throws -> String {
         try engine.index.pool.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query).map { $0["detail"] as String? ?? "" }

@@ -86,7 +86,7 @@ protocol EvictionHost: AnyObject, Sendable {
 
 /// The index's victim queries the evictor uses (`IndexDatabase` answers them).
 protocol VictimQueries: Sendable {
-    func leastRecentlyUsed(pool: EntryID?, limit: Int, offset: Int) throws -> [EntryRecord]
+    func leastRecentlyUsed(pool: EntryID, limit: Int, offset: Int) throws -> [EntryRecord]
     func forEachLeastRecentlyUsed(pool: EntryID, batch: Int, _ body: ([EntryRecord]) throws -> Bool) throws
     func olderThan(pool: EntryID, cutoff: Int64, basis: AgeBasis, limit: Int, offset: Int) throws -> [EntryRecord]
     func ownExpirationDue(pool: EntryID, at time: Int64, basis: AgeBasis, limit: Int, offset: Int) throws -> [EntryRecord]

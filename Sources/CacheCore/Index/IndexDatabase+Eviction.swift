@@ -5,17 +5,12 @@ import GRDB
 /// Victim queries of the evictor. Each repeats `Schema.evictable` so SQLite uses the partial
 /// indexes, which makes choosing the next victim O(log n).
 extension IndexDatabase {
-    /// The least recently used evictable files of a pool, or of every pool when nil.
-    public func leastRecentlyUsed(pool poolID: EntryID?, limit: Int, offset: Int = 0) throws -> [EntryRecord] {
+    /// The least recently used evictable files of a pool.
+    public func leastRecentlyUsed(pool poolID: EntryID, limit: Int, offset: Int = 0) throws -> [EntryRecord] {
         try plain(pool.read { db in
-            if let poolID {
-                return try EntryRecord.fetchAll(db, sql: """
-                    SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access LIMIT ? OFFSET ?
-                    """, arguments: [poolID, limit, offset])
-            }
-            return try EntryRecord.fetchAll(db, sql: """
-                SELECT * FROM entry WHERE \(Schema.evictable) ORDER BY last_access LIMIT ?
-                """, arguments: [limit])
+            try EntryRecord.fetchAll(db, sql: """
+                SELECT * FROM entry WHERE pool = ? AND \(Schema.evictable) ORDER BY last_access LIMIT ? OFFSET ?
+                """, arguments: [poolID, limit, offset])
         })
     }
 

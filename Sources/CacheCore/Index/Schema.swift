@@ -193,6 +193,12 @@ enum Schema {
                 ALTER TABLE entry ADD COLUMN cost_ms INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        // Every victim query names its pool (`entry_lru` serves them all), so this index of
+        // every cached file by its last read was read by nothing, and written by every
+        // create, removal and flush of access times.
+        migrator.registerMigration("v12-drop-entry-global-lru") { db in
+            try db.execute(sql: "DROP INDEX entry_global_lru")
+        }
         return migrator
     }
 }
