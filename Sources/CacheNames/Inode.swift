@@ -8,8 +8,8 @@ import struct Foundation.Data
 /// integers; ids, the pool, the blocks, the kernel's lookup count and the cost as 32-bit ones
 /// and the mode as 16 bits, each with its top value (``Inode/wide``) meaning "too large here,
 /// the exact value is in ``InodeExtras/Wide``" (an id or pool past 4 billion, a file of 2 TiB
-/// of blocks or more: rare, and exact); the flags as bits, the name as `Data` (its bytes inline
-/// up to 14, one allocation beyond), and what few entries have (a pin, an expiration of their
+/// of blocks or more: rare, and exact); the flags as bits, the name as a ``StoredName`` (its bytes
+/// inline up to 14, one allocation beyond), and what few entries have (a pin, an expiration of their
 /// own, a device number, a symlink target, hard links, a wide value) in one shared
 /// ``InodeExtras``, nil for most. The ``record`` view packs and unpacks, so callers read and
 /// change an ``EntryRecord``. (Stored properties are laid out in declaration order: 64-bit
@@ -20,7 +20,7 @@ struct Inode: Sendable {
     private var mtime: Int64
     private var ctime: Int64
     private var lastAccess: Int64
-    private var name: Data
+    private var name: StoredName
     private var extras: InodeExtras?
     private var narrowID: UInt32
     /// ``Inode/noParent`` once the last name is gone (`EntryRecord.parent == nil`).
@@ -59,7 +59,7 @@ struct Inode: Sendable {
         mtime = 0
         ctime = 0
         lastAccess = 0
-        name = Data()
+        name = StoredName(Data())
         narrowID = 0
         narrowParent = Self.noParent
         narrowPool = 0
@@ -105,7 +105,7 @@ struct Inode: Sendable {
             let extras = self.extras ?? InodeExtras.none
             let wide = extras.wide?.values ?? InodeExtras.Wide.Values()
             return EntryRecord(
-                id: id, parent: parent, name: name,
+                id: id, parent: parent, name: name.data,
                 pool: narrowPool == Self.wide ? wide.pool : EntryID(narrowPool), kind: kind,
                 mode: narrowMode == Self.wideMode ? wide.mode : UInt32(narrowMode), uid: uid, gid: gid, size: size,
                 atime: atime, mtime: mtime, ctime: ctime, lastAccess: lastAccess,
@@ -116,7 +116,7 @@ struct Inode: Sendable {
                 costMilliseconds: narrowCost == Self.wide ? wide.costMilliseconds : Int64(narrowCost))
         }
         set {
-            if name != newValue.name { name = newValue.name }
+            if !name.equals(newValue.name) { name = StoredName(newValue.name) }
             kind = newValue.kind
             uid = newValue.uid
             gid = newValue.gid
@@ -192,7 +192,7 @@ struct Inode: Sendable {
 
     /// Whether `name` in `directory` is one of this entry's names (without building ``names``).
     func isNamed(_ name: Data, in directory: EntryID) -> Bool {
-        (parent == directory && self.name == name) || links.contains(LinkName(parent: directory, name: name))
+        (parent == directory && self.name.equals(name)) || links.contains(LinkName(parent: directory, name: name))
     }
 
     /// How many of this entry's names are in `directory`.
@@ -203,12 +203,12 @@ struct Inode: Sendable {
     /// Every name of the entry: the record's own first, then its hard links.
     var names: [LinkName] {
         guard let parent else { return [] }
-        return [LinkName(parent: parent, name: name)] + links
+        return [LinkName(parent: parent, name: name.data)] + links
     }
 
     /// Every name of the entry in `directory`.
     func names(in directory: EntryID) -> [Data] {
-        var result: [Data] = parent == directory ? [name] : []
+        var result: [Data] = parent == directory ? [name.data] : []
         for link in links where link.parent == directory { result.append(link.name) }
         return result
     }
