@@ -11,7 +11,8 @@ Creating a million files through the mount takes about an hour (1-3 ms per creat
 scripts/bench builds its big stores offline: the store must have been mounted once (with the
 `data` pool) and cleanly unmounted, which creates STORE/index.sqlite with its schema. This
 inserts N rows into `entry` (files of the `data` pool, in data or data/DIR, named
-b'f0'..b'f<N-1>', durable, SIZE bytes, mode 0644, one link, whole 4 KiB blocks) in one
+b'f0'..b'f<N-1>' (padded with b'x' to
+SYNTHETIC_NAME_BYTES bytes when that is set in the environment), durable, SIZE bytes, mode 0644, one link, whole 4 KiB blocks) in one
 transaction, and creates the matching object files STORE/objects/XX/ID (XX: the id's low byte
 in hex), as the daemon would have.
 Prints the first and last new ids and the seconds each part took.
@@ -71,7 +72,8 @@ def main() -> int:
 
     t0 = time.monotonic()
     blocks = (size + 4095) // 4096 * 8
-    rows = ((first + i, parent, b"f%d" % i, pool, 2, 0o644, uid, gid, size, stamp, stamp, stamp, stamp,
+    width = int(os.environ.get("SYNTHETIC_NAME_BYTES", "0"))
+    rows = ((first + i, parent, (b"f%d" % i).ljust(width, b"x"), pool, 2, 0o644, uid, gid, size, stamp, stamp, stamp, stamp,
              0, 0, 0, 0, 1, 1, blocks) for i in range(count))
     db.execute("BEGIN")
     db.executemany("INSERT INTO entry(id, parent, name, pool, kind, mode, uid, gid, size, atime, mtime, "

@@ -257,6 +257,8 @@ def run_main(b):
         origin.run_origin(b)
     for n in o.mem_sizes:
         memory.run_memory(b, n)
+    if o.mem_sizes:
+        memory.run_memory(b, o.mem_sizes[0], name_bytes=memory.LONG_NAME_BYTES)
     latency.run_latency(b)
 
 
