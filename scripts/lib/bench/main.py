@@ -258,7 +258,8 @@ def run_main(b):
     for n in o.mem_sizes:
         memory.run_memory(b, n)
     if o.mem_sizes:
-        memory.run_memory(b, o.mem_sizes[0], name_bytes=memory.LONG_NAME_BYTES)
+        for width in memory.NAME_WIDTHS:
+            memory.run_memory(b, memory.NAME_ENTRIES, name_bytes=width)
     latency.run_latency(b)
 
 

@@ -7,8 +7,12 @@ from ..core import FAIL, BenchError, count_tag, elapsed, log, now, read_lines, w
 
 
 # Real names (a camera's IMG_20231005_123456.jpg, a content hash) are mostly longer than the
-# 14 bytes an inode keeps inline; the long-name row measures what such a name adds.
-LONG_NAME_BYTES = 32
+# 14 bytes an inode keeps inline. The name rows list the same number of entries with the
+# synthetic store's own names (b'f0'..: 2 to 7 bytes) and with names of 32 bytes, each with
+# `ls -f` (one READDIR stream, no LOOKUP per name on the request threads, whose allocator
+# arenas would add their own noise), so the difference is what a long name costs.
+NAME_ENTRIES = 200000
+NAME_WIDTHS = (0, 32)
 
 
 def list_name(n):
@@ -29,27 +33,31 @@ def define(b):
         d(f"list_{tag}", f"{list_name(n)} of {tag} entries", "s", "abs")
         d(f"rss_ls_{tag}", f"daemon RSS, {tag}, after {list_name(n)}", "MiB", "abs")
         d(f"per_entry_{tag}", f"  daemon memory per entry listed", "B", "abs")
-        if n == b.opts.mem_sizes[0]:
-            d(f"per_entry_{tag}_long", f"  the same, names of {LONG_NAME_BYTES} bytes", "B", "abs")
+    if b.opts.mem_sizes:
+        tag = count_tag(NAME_ENTRIES)
+        d("names_0", f"per entry, ls -f {tag}, names 2-7 B", "B", "abs")
+        for width in NAME_WIDTHS[1:]:
+            d(f"names_{width}", f"  the same, names of {width} B", "B", "abs")
         d(f"verify_{tag}", f"verify, {tag}-entry store", "text", "text")
 
 
-def run_memory(b, n, name_bytes=0):
+def run_memory(b, n, name_bytes=None):
     """Daemon memory with N entries in data: the store is built offline (an empty
     store mounted once for its schema, then rows and empty objects added by
     scripts/lib/bench-synthetic-store.py, names of NAME_BYTES bytes when not 0); then
     mount time, RSS after mount and after listing data, and `cachefs verify` of the
-    store once unmounted. With NAME_BYTES only the memory per entry is recorded."""
+    store once unmounted. With NAME_BYTES given (0: the script's own names), a name row:
+    `ls -f` and the memory per entry only."""
     r = b.results
-    tag, listing = count_tag(n), list_name(n)
+    tag, listing = count_tag(n), list_name(n) if name_bytes is None else "ls -f"
     b.use_store(f"{b.work}/syn-{tag}-store", f"{b.work}/syn-{tag}-mnt")
-    names = f", names of {name_bytes} bytes" if name_bytes else ""
+    names = f", names of {name_bytes or '2-7'} bytes" if name_bytes is not None else ""
     log(f"==> memory with {n} entries{names} (store built offline, measured once)")
     b.mount.mount()
     b.mount.unmount()
     if b.steps.run(f"{b.work}/synthetic.out", ["python3", f"{b.repo_root}/scripts/lib/bench-synthetic-store.py",
                                                b.mount.store, n],
-                   env={"SYNTHETIC_NAME_BYTES": str(name_bytes)}) != 0:
+                   env={"SYNTHETIC_NAME_BYTES": str(name_bytes or 0)}) != 0:
         raise BenchError(f"building the {tag}-entry store failed")
     log(f"    built: {' '.join(read_lines(f'{b.work}/synthetic.out'))}")
 
@@ -57,7 +65,7 @@ def run_memory(b, n, name_bytes=0):
     b.mount.check_alive()
     mnt = b.mount.mnt
     rss_mounted = measure.daemon_rss_mib(b.mount.daemon_pid)
-    if not name_bytes:
+    if name_bytes is None:
         r.record(f"mount_{tag}", "mount", b.mount.mount_seconds)
         r.record(f"rss_{tag}", "mount", rss_mounted)
     out = f"{b.work}/listing.out"
@@ -79,9 +87,9 @@ def run_memory(b, n, name_bytes=0):
     if listed and isinstance(rss_mounted, float) and isinstance(rss_listed, float):
         per_entry = round((rss_listed - rss_mounted) * 1048576 / n)
     open(out, "w").close()
-    if name_bytes:
-        r.record(f"per_entry_{tag}_long", "mount", per_entry)
-        log(f"    names of {name_bytes} bytes: {per_entry} bytes per entry after {listing}")
+    if name_bytes is not None:
+        r.record(f"names_{name_bytes}", "mount", per_entry)
+        log(f"    {per_entry} bytes per entry after {listing}")
         b.mount.check_alive()
         b.mount.unmount()
         b.remove(b.mount.store, b.mount.mnt)
