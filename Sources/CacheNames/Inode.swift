@@ -3,17 +3,21 @@ import struct Foundation.Data
 
 /// An entry in memory: its record, the newest truth about it, and who holds it.
 ///
-/// Packed, because the namespace holds one per resident entry (112 bytes; an ``EntryRecord``
+/// Packed, because the namespace holds one per resident entry (96 bytes; an ``EntryRecord``
 /// is 184, with optionals and a symlink target most entries lack): sizes and times as 64-bit
-/// integers; ids, the pool, the blocks, the kernel's lookup count and the cost as 32-bit ones
-/// and the mode as 16 bits, each with its top value (``Inode/wide``) meaning "too large here,
-/// the exact value is in ``InodeExtras/Wide``" (an id or pool past 4 billion, a file of 2 TiB
-/// of blocks or more: rare, and exact); the flags as bits, the name as a ``StoredName`` (its bytes
-/// inline up to 14, one allocation beyond), and what few entries have (a pin, an expiration of their
-/// own, a device number, a symlink target, hard links, a wide value) in one shared
-/// ``InodeExtras``, nil for most. The ``record`` view packs and unpacks, so callers read and
-/// change an ``EntryRecord``. (Stored properties are laid out in declaration order: 64-bit
-/// fields first, then 32, 16 and 8, so no padding is lost; `InodeTests` holds the stride.)
+/// integers; ids, the pool and the owner as 32-bit ones; the mode, the kernel's lookup count,
+/// the open handles, the link count and the cost as 16 bits and the writers as 8, each with its
+/// top value (``Inode/wide``) meaning "too large here, the exact value is in
+/// ``InodeExtras/Wide``" (an id or pool past 4 billion, a file open 65,535 times, a cost of
+/// more than a minute: rare, and exact); the block count not at all when it is the size's
+/// whole 4 KiB blocks (``Tunables/blocks(forSize:)``, as ext4 allocates a file written
+/// through), and in ``InodeExtras/Wide`` when not; the kind and the flags in one byte, the name
+/// as a ``StoredName`` (its bytes inline up to 14, one allocation beyond), and what few entries
+/// have (a pin, an expiration of their own, a device number, a symlink target, hard links, a
+/// wide value) in one shared ``InodeExtras``, nil for most. The ``record`` view packs and
+/// unpacks, so callers read and change an ``EntryRecord``. (Stored properties are laid out in
+/// declaration order: 64-bit fields first, then 32, 16 and 8, so no padding is lost;
+/// `InodeTests` holds the stride.)
 struct Inode: Sendable {
     private var size: Int64
     private var atime: Int64
@@ -26,31 +30,50 @@ struct Inode: Sendable {
     /// ``Inode/noParent`` once the last name is gone (`EntryRecord.parent == nil`).
     private var narrowParent: UInt32
     private var narrowPool: UInt32
-    private var narrowBlocks: UInt32
     private var uid: UInt32
     private var gid: UInt32
-    private var linkCount: UInt32
-    private var narrowLookups: UInt32 = 0
-    var openHandles: Int32 = 0
-    var writers: Int32 = 0
-    /// `EntryRecord.costMilliseconds` (at most about 49 days fit, as `user.cache.cost` takes).
-    private var narrowCost: UInt32 = 0
     private var narrowMode: UInt16
-    private var kind: EntryKind
-    private var flags: Flags
+    private var narrowLookups: UInt16 = 0
+    private var narrowHandles: UInt16 = 0
+    private var narrowLinkCount: UInt16
+    /// `EntryRecord.costMilliseconds`.
+    private var narrowCost: UInt16 = 0
+    private var narrowWriters: UInt8 = 0
+    private var bits: Bits
 
-    /// A narrow field holding this has its value in ``InodeExtras/Wide``.
+    /// A narrow field holding its type's largest value has its value in ``InodeExtras/Wide``.
     private static let wide = UInt32.max
-    private static let wideMode = UInt16.max
+    private static let wide16 = UInt16.max
+    private static let wide8 = UInt8.max
     /// The parent of an entry without a name; `wide - 1`, so the parent's narrow range is one shorter.
     private static let noParent = UInt32.max - 1
 
-    private struct Flags: OptionSet, Sendable {
-        let rawValue: UInt8
-        static let persistent = Flags(rawValue: 1)
-        static let writing = Flags(rawValue: 2)
-        static let durable = Flags(rawValue: 4)
-        static let keptUntilUnreferenced = Flags(rawValue: 8)
+    /// The kind in the low three bits (`EntryKind` is 1 to 7), the flags above.
+    private struct Bits: Sendable {
+        static let persistent: UInt8 = 1 << 3
+        static let writing: UInt8 = 1 << 4
+        static let durable: UInt8 = 1 << 5
+        static let keptUntilUnreferenced: UInt8 = 1 << 6
+        /// The block count is ``Tunables/blocks(forSize:)`` of the size.
+        static let blocksFollowSize: UInt8 = 1 << 7
+        private static let kindMask: UInt8 = 0b111
+
+        private var raw: UInt8
+
+        init(kind: EntryKind) {
+            raw = UInt8(kind.rawValue)
+        }
+
+        var kind: EntryKind {
+            get { EntryKind(rawValue: Int(raw & Self.kindMask))! }
+            set { raw = raw & ~Self.kindMask | UInt8(newValue.rawValue) }
+        }
+
+        func contains(_ flag: UInt8) -> Bool { raw & flag != 0 }
+
+        mutating func set(_ flag: UInt8, _ on: Bool) {
+            raw = on ? raw | flag : raw & ~flag
+        }
     }
 
     init(record: EntryRecord) {
@@ -63,13 +86,11 @@ struct Inode: Sendable {
         narrowID = 0
         narrowParent = Self.noParent
         narrowPool = 0
-        narrowBlocks = 0
         uid = 0
         gid = 0
-        linkCount = 0
         narrowMode = 0
-        kind = record.kind
-        flags = []
+        narrowLinkCount = 0
+        bits = Bits(kind: record.kind)
         let id = record.entryID
         if let narrow = Self.narrow(id) {
             narrowID = narrow
@@ -87,15 +108,43 @@ struct Inode: Sendable {
 
     /// The kernel's lookup count (FUSE `nlookup`, a 64-bit count), dropped by FORGET.
     var lookups: UInt64 {
-        get { narrowLookups == Self.wide ? extras!.wide!.values.lookups : UInt64(narrowLookups) }
+        get { narrowLookups == Self.wide16 ? extras!.wide!.values.lookups : UInt64(narrowLookups) }
         set {
-            if newValue < UInt64(Self.wide) && narrowLookups != Self.wide {
-                narrowLookups = UInt32(newValue)
-            } else {
-                let fits = newValue < UInt64(Self.wide)
-                updateWide { $0.lookups = fits ? 0 : newValue }
-                narrowLookups = fits ? UInt32(newValue) : Self.wide
+            let narrow = newValue < UInt64(Self.wide16) ? UInt16(newValue) : nil
+            if let narrow, narrowLookups != Self.wide16 {
+                narrowLookups = narrow
+                return
             }
+            updateWide { $0.lookups = narrow == nil ? newValue : 0 }
+            narrowLookups = narrow ?? Self.wide16
+        }
+    }
+
+    /// Handles open on the entry (OPEN and CREATE, less RELEASE).
+    var openHandles: Int32 {
+        get { narrowHandles == Self.wide16 ? extras!.wide!.values.openHandles : Int32(narrowHandles) }
+        set {
+            let narrow = newValue >= 0 && newValue < Int32(Self.wide16) ? UInt16(newValue) : nil
+            if let narrow, narrowHandles != Self.wide16 {
+                narrowHandles = narrow
+                return
+            }
+            updateWide { $0.openHandles = narrow == nil ? newValue : 0 }
+            narrowHandles = narrow ?? Self.wide16
+        }
+    }
+
+    /// Of the open handles, those that may write.
+    var writers: Int32 {
+        get { narrowWriters == Self.wide8 ? extras!.wide!.values.writers : Int32(narrowWriters) }
+        set {
+            let narrow = newValue >= 0 && newValue < Int32(Self.wide8) ? UInt8(newValue) : nil
+            if let narrow, narrowWriters != Self.wide8 {
+                narrowWriters = narrow
+                return
+            }
+            updateWide { $0.writers = narrow == nil ? newValue : 0 }
+            narrowWriters = narrow ?? Self.wide8
         }
     }
 
@@ -106,18 +155,20 @@ struct Inode: Sendable {
             let wide = extras.wide?.values ?? InodeExtras.Wide.Values()
             return EntryRecord(
                 id: id, parent: parent, name: name.data,
-                pool: narrowPool == Self.wide ? wide.pool : EntryID(narrowPool), kind: kind,
-                mode: narrowMode == Self.wideMode ? wide.mode : UInt32(narrowMode), uid: uid, gid: gid, size: size,
+                pool: narrowPool == Self.wide ? wide.pool : EntryID(narrowPool), kind: bits.kind,
+                mode: narrowMode == Self.wide16 ? wide.mode : UInt32(narrowMode), uid: uid, gid: gid, size: size,
                 atime: atime, mtime: mtime, ctime: ctime, lastAccess: lastAccess,
-                persistent: flags.contains(.persistent), pinnedUntil: extras.pinnedUntil,
-                expiration: extras.expiration, writing: flags.contains(.writing), durable: flags.contains(.durable),
-                linkCount: linkCount, blocks: narrowBlocks == Self.wide ? wide.blocks : Int64(narrowBlocks),
+                persistent: bits.contains(Bits.persistent), pinnedUntil: extras.pinnedUntil,
+                expiration: extras.expiration, writing: bits.contains(Bits.writing),
+                durable: bits.contains(Bits.durable),
+                linkCount: narrowLinkCount == Self.wide16 ? wide.linkCount : UInt32(narrowLinkCount),
+                blocks: bits.contains(Bits.blocksFollowSize) ? Self.blocks(forSize: size)! : wide.blocks,
                 device: extras.device, target: extras.target,
-                costMilliseconds: narrowCost == Self.wide ? wide.costMilliseconds : Int64(narrowCost))
+                costMilliseconds: narrowCost == Self.wide16 ? wide.costMilliseconds : Int64(narrowCost))
         }
         set {
             if !name.equals(newValue.name) { name = StoredName(newValue.name) }
-            kind = newValue.kind
+            bits.kind = newValue.kind
             uid = newValue.uid
             gid = newValue.gid
             size = newValue.size
@@ -125,10 +176,9 @@ struct Inode: Sendable {
             mtime = newValue.mtime
             ctime = newValue.ctime
             lastAccess = newValue.lastAccess
-            linkCount = newValue.linkCount
-            flags.set(.persistent, newValue.persistent)
-            flags.set(.writing, newValue.writing)
-            flags.set(.durable, newValue.durable)
+            bits.set(Bits.persistent, newValue.persistent)
+            bits.set(Bits.writing, newValue.writing)
+            bits.set(Bits.durable, newValue.durable)
             // Each narrow field, or its top value and the exact one among the wide values.
             var wide = extras?.wide?.values ?? InodeExtras.Wide.Values()
             if let parent = newValue.parent {
@@ -145,12 +195,15 @@ struct Inode: Sendable {
             }
             narrowPool = Self.narrow(newValue.pool) ?? Self.wide
             wide.pool = narrowPool == Self.wide ? newValue.pool : 0
-            narrowBlocks = Self.narrow(newValue.blocks) ?? Self.wide
-            wide.blocks = narrowBlocks == Self.wide ? newValue.blocks : 0
-            narrowCost = Self.narrow(newValue.costMilliseconds) ?? Self.wide
-            wide.costMilliseconds = narrowCost == Self.wide ? newValue.costMilliseconds : 0
-            narrowMode = newValue.mode < UInt32(Self.wideMode) ? UInt16(newValue.mode) : Self.wideMode
-            wide.mode = narrowMode == Self.wideMode ? newValue.mode : 0
+            let followsSize = Self.blocks(forSize: newValue.size) == newValue.blocks
+            bits.set(Bits.blocksFollowSize, followsSize)
+            wide.blocks = followsSize ? 0 : newValue.blocks
+            narrowCost = Self.narrow16(newValue.costMilliseconds) ?? Self.wide16
+            wide.costMilliseconds = narrowCost == Self.wide16 ? newValue.costMilliseconds : 0
+            narrowMode = Self.narrow16(Int64(newValue.mode)) ?? Self.wide16
+            wide.mode = narrowMode == Self.wide16 ? newValue.mode : 0
+            narrowLinkCount = Self.narrow16(Int64(newValue.linkCount)) ?? Self.wide16
+            wide.linkCount = narrowLinkCount == Self.wide16 ? newValue.linkCount : 0
             updateExtras {
                 $0.pinnedUntil = newValue.pinnedUntil
                 $0.expiration = newValue.expiration
@@ -171,11 +224,11 @@ struct Inode: Sendable {
     /// open, or the kernel still holds the inode after a user's removal): its bytes and row
     /// stay, a file's size counted in `pending_usage`, until both let go.
     var keptUntilUnreferenced: Bool {
-        get { flags.contains(.keptUntilUnreferenced) }
-        set { flags.set(.keptUntilUnreferenced, newValue) }
+        get { bits.contains(Bits.keptUntilUnreferenced) }
+        set { bits.set(Bits.keptUntilUnreferenced, newValue) }
     }
 
-    var isDirectory: Bool { kind == .directory }
+    var isDirectory: Bool { bits.kind == .directory }
     var hasName: Bool { narrowParent != Self.noParent }
     /// The directory of the record's own name (without building the ``record``).
     var parent: EntryID? {
@@ -186,7 +239,7 @@ struct Inode: Sendable {
         }
     }
     /// `EntryRecord.writing` (without building the ``record``).
-    var isWriting: Bool { flags.contains(.writing) }
+    var isWriting: Bool { bits.contains(Bits.writing) }
     /// Still needed in memory without a name: the kernel holds it or a handle is open.
     var isReferenced: Bool { lookups > 0 || openHandles > 0 }
 
@@ -216,6 +269,17 @@ struct Inode: Sendable {
     /// `value` as a narrow field, if it is in `0..<limit`.
     private static func narrow(_ value: Int64, below limit: UInt32 = wide) -> UInt32? {
         value >= 0 && value < Int64(limit) ? UInt32(value) : nil
+    }
+
+    /// `value` as a 16-bit narrow field, if it is below ``wide16``.
+    private static func narrow16(_ value: Int64) -> UInt16? {
+        value >= 0 && value < Int64(wide16) ? UInt16(value) : nil
+    }
+
+    /// ``Tunables/blocks(forSize:)``, or nil for a size it does not apply to (negative, or
+    /// within a block of `Int64.max`, where rounding up would overflow).
+    private static func blocks(forSize size: Int64) -> Int64? {
+        size >= 0 && size <= Int64.max - 4095 ? Tunables.blocks(forSize: size) : nil
     }
 
     /// Changes the wide values, keeping the rest of the extras.
@@ -256,6 +320,9 @@ final class InodeExtras: Sendable {
             var costMilliseconds: Int64 = 0
             var lookups: UInt64 = 0
             var mode: UInt32 = 0
+            var openHandles: Int32 = 0
+            var writers: Int32 = 0
+            var linkCount: UInt32 = 0
         }
 
         let values: Values
@@ -286,11 +353,5 @@ final class InodeExtras: Sendable {
 
     init(_ values: Values) {
         self.values = values
-    }
-}
-
-private extension OptionSet {
-    mutating func set(_ member: Element, _ on: Bool) where Element == Self {
-        if on { insert(member) } else { remove(member) }
     }
 }

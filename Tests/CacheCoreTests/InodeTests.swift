@@ -51,6 +51,13 @@ import Testing
         record(costMilliseconds: Int64(UInt32.max)), record(costMilliseconds: Int64(UInt32.max) + 1),
         record(costMilliseconds: .max), record(costMilliseconds: -1), record(costMilliseconds: .min),
         record(parent: -1), record(parent: .min),
+        // The 16-bit fields and the block count that follows the size, at their edges.
+        record(costMilliseconds: 65_534), record(costMilliseconds: 65_535), record(costMilliseconds: 65_536),
+        record(linkCount: 65_534), record(linkCount: 65_535), record(linkCount: 65_536),
+        record(size: 5, blocks: 0), record(size: 5, blocks: 16), record(size: 0, blocks: 0), record(size: 0, blocks: 8),
+        record(size: 4_096, blocks: 8), record(size: 4_097, blocks: 16), record(size: 4_097, blocks: 8),
+        record(size: .max - 4_095, blocks: (.max - 4_095 + 4_095) / 4_096 * 8), record(size: .max - 4_094, blocks: 0),
+        record(size: -1, blocks: 0),
         record(name: Data()), record(name: Data(repeating: 0x61, count: 14)), record(name: Data(repeating: 0x62, count: 255)),
         record(id: .max, parent: .min, name: Data(repeating: 0xFF, count: 300), pool: .min, kind: .blockDevice,
                mode: .max, uid: .max, gid: .max, size: .min, atime: .max, mtime: .min, ctime: -1, lastAccess: .max,
@@ -96,26 +103,39 @@ import Testing
     @Test func theCountersKeepTheirWholeRange() {
         for record in [Self.record(), Self.edgeRecords.last!] {
             var inode = Inode(record: record)
-            for value: UInt64 in [0, 1, UInt64(UInt32.max) - 1, UInt64(UInt32.max), UInt64(UInt32.max) + 1,
-                                  UInt64(UInt32.max) * 3, .max - 1, .max, 2, 0] {
+            for value: UInt64 in [0, 1, 65_534, 65_535, 65_536, 3, UInt64(UInt32.max) - 1, UInt64(UInt32.max),
+                                  UInt64(UInt32.max) + 1, UInt64(UInt32.max) * 3, .max - 1, .max, 2, 0] {
                 inode.lookups = value
                 #expect(inode.lookups == value)
                 #expect(inode.isReferenced == (value > 0))
                 #expect(inode.record == record)
             }
-            inode.lookups = UInt64(UInt32.max) - 2
-            for _ in 0..<5 { inode.lookups += 1 }
-            #expect(inode.lookups == UInt64(UInt32.max) + 3)
-            for _ in 0..<5 { inode.lookups -= 1 }
-            #expect(inode.lookups == UInt64(UInt32.max) - 2)
+            for start: UInt64 in [65_533, UInt64(UInt32.max) - 2] {
+                inode.lookups = start
+                for _ in 0..<5 { inode.lookups += 1 }
+                #expect(inode.lookups == start + 5)
+                for _ in 0..<5 { inode.lookups -= 1 }
+                #expect(inode.lookups == start)
+            }
             inode.lookups = .max
             inode.lookups -= min(UInt64.max, inode.lookups)
             #expect(inode.lookups == 0 && !inode.isReferenced)
-            for value: Int32 in [.max, .min, 0, 1] {
+            for value: Int32 in [.max, .min, 0, 1, 254, 255, 256, 65_534, 65_535, 65_536, -1, 2, 0] {
                 inode.openHandles = value
                 inode.writers = value
                 #expect(inode.openHandles == value && inode.writers == value)
             }
+            // One at a time across the narrow limits, as opens and closes move them.
+            for _ in 0..<70_000 {
+                inode.openHandles += 1
+                inode.writers += 1
+            }
+            #expect(inode.openHandles == 70_000 && inode.writers == 70_000)
+            for _ in 0..<70_000 {
+                inode.openHandles -= 1
+                inode.writers -= 1
+            }
+            #expect(inode.openHandles == 0 && inode.writers == 0)
             #expect(inode.record == record)
         }
     }
@@ -140,6 +160,6 @@ import Testing
     @Test func theInodeIsPacked() {
         let stride = MemoryLayout<Inode>.stride
         print("Inode: size \(MemoryLayout<Inode>.size), stride \(stride)")
-        #expect(stride <= 112)
+        #expect(stride <= 96)
     }
 }
