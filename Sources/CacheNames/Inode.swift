@@ -109,43 +109,19 @@ struct Inode: Sendable {
     /// The kernel's lookup count (FUSE `nlookup`, a 64-bit count), dropped by FORGET.
     var lookups: UInt64 {
         get { narrowLookups == Self.wide16 ? extras!.wide!.values.lookups : UInt64(narrowLookups) }
-        set {
-            let narrow = newValue < UInt64(Self.wide16) ? UInt16(newValue) : nil
-            if let narrow, narrowLookups != Self.wide16 {
-                narrowLookups = narrow
-                return
-            }
-            updateWide { $0.lookups = narrow == nil ? newValue : 0 }
-            narrowLookups = narrow ?? Self.wide16
-        }
+        set { setCounter(\.narrowLookups, to: newValue, wide: \.lookups) }
     }
 
     /// Handles open on the entry (OPEN and CREATE, less RELEASE).
     var openHandles: Int32 {
         get { narrowHandles == Self.wide16 ? extras!.wide!.values.openHandles : Int32(narrowHandles) }
-        set {
-            let narrow = newValue >= 0 && newValue < Int32(Self.wide16) ? UInt16(newValue) : nil
-            if let narrow, narrowHandles != Self.wide16 {
-                narrowHandles = narrow
-                return
-            }
-            updateWide { $0.openHandles = narrow == nil ? newValue : 0 }
-            narrowHandles = narrow ?? Self.wide16
-        }
+        set { setCounter(\.narrowHandles, to: newValue, wide: \.openHandles) }
     }
 
     /// Of the open handles, those that may write.
     var writers: Int32 {
         get { narrowWriters == Self.wide8 ? extras!.wide!.values.writers : Int32(narrowWriters) }
-        set {
-            let narrow = newValue >= 0 && newValue < Int32(Self.wide8) ? UInt8(newValue) : nil
-            if let narrow, narrowWriters != Self.wide8 {
-                narrowWriters = narrow
-                return
-            }
-            updateWide { $0.writers = narrow == nil ? newValue : 0 }
-            narrowWriters = narrow ?? Self.wide8
-        }
+        set { setCounter(\.narrowWriters, to: newValue, wide: \.writers) }
     }
 
     /// The entry as the index holds it.
@@ -280,6 +256,21 @@ struct Inode: Sendable {
     /// within a block of `Int64.max`, where rounding up would overflow).
     private static func blocks(forSize size: Int64) -> Int64? {
         size >= 0 && size <= Int64.max - 4095 ? Tunables.blocks(forSize: size) : nil
+    }
+
+    /// Sets a narrow counter to `value`, or to its type's top value with `value` kept among the
+    /// wide values (and the wide one cleared once the counter fits again).
+    private mutating func setCounter<Narrow: FixedWidthInteger & UnsignedInteger, Value: FixedWidthInteger>(
+        _ narrowField: WritableKeyPath<Inode, Narrow>, to value: Value,
+        wide wideField: WritableKeyPath<InodeExtras.Wide.Values, Value>
+    ) {
+        let narrow = value >= 0 && value < Value(Narrow.max) ? Narrow(value) : nil
+        if let narrow, self[keyPath: narrowField] != Narrow.max {
+            self[keyPath: narrowField] = narrow
+            return
+        }
+        updateWide { $0[keyPath: wideField] = narrow == nil ? value : 0 }
+        self[keyPath: narrowField] = narrow ?? Narrow.max
     }
 
     /// Changes the wide values, keeping the rest of the extras.
