@@ -5,14 +5,14 @@ import struct Foundation.Data
 ///
 /// `names` maps a 32-bit hash of each name to the slot of its inode in ``InodeTable``; the
 /// inode holds the name, so a lookup confirms it there (two names with one hash both stay,
-/// each found by its own comparison). `order` keeps child ids ascending, the cursor of a
-/// listing (ids are never reused, so a listing resumes correctly across changes). New files
+/// each found by its own comparison). `order` keeps child ids ascending (4 bytes each while
+/// ids fit 32 bits, see ``ChildOrder``), the cursor of a listing (ids are never reused, so a listing resumes correctly across changes). New files
 /// get the largest id so far and are appended; a removal only counts a stale slot, and the
 /// slots are swept out once they are half the array, so removing many names costs O(1) each,
 /// amortised.
 struct DirectoryChildren: Sendable {
-    private var names = SlotTable()
-    private var order: [EntryID] = []
+    private var names = SlotTable<WideSlot>()
+    private var order = ChildOrder()
     private var staleSlots = 0
     /// When a name in it was last looked up or listed, or it was loaded (wall clock,
     /// nanoseconds): how long it has been idle, for ``Names/unloadIdleDirectories()``.
@@ -52,13 +52,7 @@ struct DirectoryChildren: Sendable {
     /// Sorts the ids appended by unordered inserts, each once (an inode with two names here
     /// is listed by its id once, as an ordered insert keeps it).
     mutating func restoreOrder() {
-        order.sort()
-        var kept = 0
-        for position in order.indices where kept == 0 || order[position] != order[kept - 1] {
-            order[kept] = order[position]
-            kept += 1
-        }
-        order.removeLast(order.count - kept)
+        order.sortKeepingOneOfEach()
     }
 
     /// Takes the name `name` of the inode at `slot` away; its slot in `order` goes at the next sweep.
@@ -73,7 +67,7 @@ struct DirectoryChildren: Sendable {
     }
 
     /// Every child id, ascending; ids whose names left since the last sweep among them.
-    var ids: [EntryID] { order }
+    var ids: [EntryID] { order.all }
 
     /// See ``InodeTable/compact()``.
     mutating func remapSlots(_ newSlot: [UInt32]) {

@@ -3,22 +3,35 @@ import struct Foundation.Data
 
 /// The inodes in memory: one array of packed ``Inode``s (a freed position is reused by the
 /// next inode) and a ``SlotTable`` from id to position. Reads and writes by id, as a
-/// dictionary would, at 112 bytes an inode plus 8 to 32 a bucket.
+/// dictionary would, at 96 bytes an inode plus 5 to 8 for its bucket (4 bytes at a load of
+/// 1/2 to 3/4; 10 to 16 once positions outgrow a ``NarrowSlot``, past 16 million inodes).
 struct InodeTable: Sendable {
     private var inodes: [Inode] = []
     private var vacant: [UInt32] = []
-    private var byID = SlotTable()
+    private var byID = SlotTable<NarrowSlot>()
+    /// Replaces `byID` for good once a position is past `narrowLimit`.
+    private var wideByID: SlotTable<WideSlot>?
+    private let narrowLimit: UInt32
 
-    var count: Int { byID.count }
-    /// Positions freed and not reused yet: they hold a vacant inode's 112 bytes each.
+    /// `narrowLimit` is ``NarrowSlot``'s largest slot; tests pass a small one to reach the wide table.
+    init(narrowLimit: UInt32 = NarrowSlot.largestSlot) {
+        self.narrowLimit = min(narrowLimit, NarrowSlot.largestSlot)
+    }
+
+    var count: Int { wideByID?.count ?? byID.count }
+    /// Positions freed and not reused yet: they hold a vacant inode's 96 bytes each.
     var vacantCount: Int { vacant.count }
+    /// Bytes the id table's buckets take.
+    var idTableBytes: Int { wideByID?.bucketBytes ?? byID.bucketBytes }
 
     static func hash(of id: EntryID) -> UInt32 {
         UInt32(truncatingIfNeeded: (UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15) >> 32)
     }
 
     func slot(of id: EntryID) -> UInt32? {
-        byID.first(hash: Self.hash(of: id)) { inodes[Int($0)].id == id }
+        let hash = Self.hash(of: id)
+        if let wideByID { return wideByID.first(hash: hash) { inodes[Int($0)].id == id } }
+        return byID.first(hash: hash) { inodes[Int($0)].id == id }
     }
 
     /// The inode at a position a ``SlotTable`` handed out (it must be occupied).
@@ -31,7 +44,7 @@ struct InodeTable: Sendable {
                 if let newValue {
                     inodes[Int(slot)] = newValue
                 } else {
-                    byID.remove(slot, hash: Self.hash(of: id))
+                    removeFromIDTable(slot, id: id)
                     inodes[Int(slot)] = Self.vacantInode
                     vacant.append(slot)
                 }
@@ -44,8 +57,32 @@ struct InodeTable: Sendable {
                     slot = UInt32(inodes.count)
                     inodes.append(newValue)
                 }
-                byID.insert(slot, hash: Self.hash(of: id))
+                insertIntoIDTable(slot, id: id)
             }
+        }
+    }
+
+    private mutating func insertIntoIDTable(_ slot: UInt32, id: EntryID) {
+        if wideByID == nil && slot > narrowLimit {
+            var wide = SlotTable<WideSlot>()
+            for stored in byID.slots { wide.insert(stored, hash: Self.hash(of: inodes[Int(stored)].id)) }
+            wideByID = wide
+            byID = SlotTable()
+        }
+        if wideByID != nil {
+            wideByID!.insert(slot, hash: Self.hash(of: id))
+        } else {
+            let inodes = self.inodes
+            byID.insert(slot, hash: Self.hash(of: id)) { Self.hash(of: inodes[Int($0)].id) }
+        }
+    }
+
+    private mutating func removeFromIDTable(_ slot: UInt32, id: EntryID) {
+        if wideByID != nil {
+            wideByID!.remove(slot, hash: Self.hash(of: id))
+        } else {
+            let inodes = self.inodes
+            byID.remove(slot, hash: Self.hash(of: id)) { Self.hash(of: inodes[Int($0)].id) }
         }
     }
 
@@ -71,10 +108,11 @@ struct InodeTable: Sendable {
         inodes = packed
         vacant = []
         byID.remapSlots(newSlot)
+        wideByID?.remapSlots(newSlot)
         return newSlot
     }
 
-    var values: [Inode] { byID.slots.map { inodes[Int($0)] } }
+    var values: [Inode] { (wideByID?.slots ?? byID.slots).map { inodes[Int($0)] } }
 
     /// What a freed position holds until it is reused: nothing that owns memory.
     private static let vacantInode = Inode(record: EntryRecord(

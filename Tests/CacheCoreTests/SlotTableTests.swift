@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct SlotTableTests {
     @Test func slotsUnderOneHashAreEachFoundByTheirOwnComparison() {
-        var table = SlotTable()
+        var table = SlotTable<WideSlot>()
         for slot in UInt32(0)..<100 { table.insert(slot, hash: 7) }
         #expect(table.count == 100)
         #expect(table.first(hash: 7) { $0 == 42 } == 42)
@@ -18,25 +18,129 @@ import Testing
         #expect(table.first(hash: 7) { $0 == 99 } == 99)
     }
 
-    @Test func manyInsertsAndRemovalsKeepExactlyTheLiveSlots() {
-        var table = SlotTable()
+    /// A narrow table's key is its slot's hash again, as an inode's id is for ``InodeTable``.
+    private static func keyHash(_ slot: UInt32) -> UInt32 { slot &* 2_654_435_761 }
+
+    @Test func aNarrowTableFindsSlotsWhoseHashesShareTheirTag() {
+        var table = SlotTable<NarrowSlot>()
+        // Every slot below has a hash with the same low byte, so the tag never tells them apart.
+        let hash = { (slot: UInt32) in slot << 8 | 0x5A }
+        for slot in UInt32(0)..<300 { table.insert(slot, hash: hash(slot), rehash: hash) }
+        for slot in UInt32(0)..<300 { #expect(table.first(hash: hash(slot)) { $0 == slot } == slot) }
+        #expect(table.first(hash: hash(300)) { $0 == 300 } == nil)
+        let removed = table.remove(17, hash: hash(17), rehash: hash)
+        let removedAgain = table.remove(17, hash: hash(17), rehash: hash)
+        #expect(removed && !removedAgain)
+        #expect(table.first(hash: hash(17)) { $0 == 17 } == nil)
+        #expect(table.count == 299)
+        #expect(table.bucketBytes <= 300 * 2 * 4)
+    }
+
+    @Test func aNarrowBucketKeepsItsLargestSlotAndTagApartFromTheTombstone() {
+        let largest = NarrowSlot.largestSlot
+        #expect(largest == 16_777_213)
+        for hash in [UInt32(0), 0xFF, 0xFFFF_FFFF, 0x1234_5678] {
+            for slot in [UInt32(0), 1, largest - 1, largest] {
+                let bucket = NarrowSlot.bucket(slot: slot, hash: hash)
+                #expect(bucket != 0 && bucket != NarrowSlot.tombstone)
+                #expect(NarrowSlot.slot(in: bucket) == slot)
+                #expect(NarrowSlot.mayHold(bucket, hash: hash))
+                #expect(!NarrowSlot.mayHold(bucket, hash: hash ^ 1))
+                #expect(NarrowSlot.slot(in: NarrowSlot.moving(bucket, to: 3)) == 3)
+                #expect(NarrowSlot.mayHold(NarrowSlot.moving(bucket, to: 3), hash: hash))
+            }
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func manyInsertsAndRemovalsKeepExactlyTheLiveSlots(narrow: Bool) {
+        var wide = SlotTable<WideSlot>()
+        var narrowTable = SlotTable<NarrowSlot>()
         var live: Set<UInt32> = []
         var generator = SystemRandomNumberGenerator()
+        func slots() -> Set<UInt32> { Set(narrow ? narrowTable.slots : wide.slots) }
         for step in 0..<20_000 {
             let slot = UInt32.random(in: 0..<2_000, using: &generator)
-            let hash = slot &* 2_654_435_761
+            let hash = Self.keyHash(slot)
             if live.contains(slot) {
-                let removed = table.remove(slot, hash: hash)
+                let removed = narrow ? narrowTable.remove(slot, hash: hash, rehash: Self.keyHash)
+                    : wide.remove(slot, hash: hash)
                 #expect(removed)
                 live.remove(slot)
             } else {
-                table.insert(slot, hash: hash)
+                if narrow { narrowTable.insert(slot, hash: hash, rehash: Self.keyHash) } else { wide.insert(slot, hash: hash) }
                 live.insert(slot)
             }
-            if step % 1_000 == 0 { #expect(Set(table.slots) == live) }
+            if step % 1_000 == 0 { #expect(slots() == live) }
         }
-        #expect(table.count == live.count)
-        for slot in live { #expect(table.first(hash: slot &* 2_654_435_761) { $0 == slot } == slot) }
+        #expect((narrow ? narrowTable.count : wide.count) == live.count)
+        for slot in UInt32(0)..<2_000 {
+            let found = narrow ? narrowTable.first(hash: Self.keyHash(slot)) { $0 == slot }
+                : wide.first(hash: Self.keyHash(slot)) { $0 == slot }
+            #expect(found == (live.contains(slot) ? slot : nil))
+        }
+    }
+
+    @Test func anInodeTablePastItsNarrowLimitMovesToWideBucketsAndFindsEveryID() {
+        var table = InodeTable(narrowLimit: 100)
+        for id in EntryID(1)...90 { table[id] = Inode(record: Self.record(id)) }
+        let narrowBytes = table.idTableBytes
+        #expect(narrowBytes % 4 == 0 && narrowBytes <= 90 * 2 * 4)
+        for id in stride(from: EntryID(1), through: 90, by: 3) { table[id] = nil }
+        for id in EntryID(91)...400 { table[id] = Inode(record: Self.record(id)) }
+        #expect(table.idTableBytes >= table.count * 8)
+        for id in stride(from: EntryID(2), through: 400, by: 5) { table[id] = nil }
+        var expected: Set<EntryID> = []
+        for id in EntryID(1)...400 where !(id <= 90 && id % 3 == 1) && id % 5 != 2 { expected.insert(id) }
+        #expect(table.count == expected.count)
+        #expect(Set(table.values.map(\.id)) == expected)
+        for id in EntryID(1)...401 { #expect((table[id]?.record == Self.record(id)) == expected.contains(id)) }
+        _ = table.compact()
+        #expect(table.vacantCount == 0)
+        for id in EntryID(1)...401 { #expect((table[id]?.record == Self.record(id)) == expected.contains(id)) }
+    }
+
+    @Test func aCompactedNarrowInodeTableFindsEveryIDAtItsNewPosition() {
+        var table = InodeTable()
+        for id in EntryID(1)...2_000 { table[id] = Inode(record: Self.record(id)) }
+        for id in EntryID(1)...2_000 where id % 4 != 0 { table[id] = nil }
+        #expect(table.vacantCount == 1_500)
+        _ = table.compact()
+        #expect(table.vacantCount == 0 && table.count == 500)
+        for id in EntryID(1)...2_000 { #expect((table[id]?.record == Self.record(id)) == (id % 4 == 0)) }
+        table[2_001] = Inode(record: Self.record(2_001))
+        #expect(table[2_001]?.record == Self.record(2_001))
+    }
+
+    @Test func aChildOrderPastThirtyTwoBitIDsKeepsEveryIDInOrder() {
+        var order = ChildOrder()
+        for id in EntryID(1)...10 { order.append(id * 10) }
+        order.insert(15, at: 1)
+        #expect(order.bytes < 16 * 8)
+        let big = EntryID(UInt32.max) + 3
+        order.append(big)
+        order.insert(EntryID(UInt32.max), at: order.count - 1)
+        order.append(10)
+        order.append(big)
+        order.sortKeepingOneOfEach()
+        #expect(order.all == [10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, EntryID(UInt32.max), big])
+        #expect(order.last == big && order[11] == EntryID(UInt32.max))
+        order.removeAll { $0 % 20 == 0 }
+        #expect(order.all == [10, 15, 30, 50, 70, 90, EntryID(UInt32.max), big])
+    }
+
+    @Test func aNarrowChildOrderSortsAndDropsRepeats() {
+        var order = ChildOrder()
+        for id in [EntryID(5), 3, 5, 1, EntryID(UInt32.max), 3] { order.append(id) }
+        order.sortKeepingOneOfEach()
+        #expect(order.all == [1, 3, 5, EntryID(UInt32.max)])
+        #expect(order.bytes < 8 * 8)
+    }
+
+    private static func record(_ id: EntryID) -> EntryRecord {
+        EntryRecord(id: id, parent: 1, name: Data("n\(id)".utf8), pool: 1, kind: .file, mode: 0o644, uid: 0,
+                    gid: 0, size: id, atime: 0, mtime: 0, ctime: 0, lastAccess: 0, persistent: false,
+                    pinnedUntil: 0, expiration: 0, writing: false, durable: true)
     }
 
     @Test func inodeTableReusesFreedPositionsAndFindsEveryID() {
@@ -73,6 +177,6 @@ import Testing
         inode.record = changed
         #expect(inode.record == changed)
         #expect(inode.links == [LinkName(parent: 4, name: Data("b".utf8))])
-        #expect(MemoryLayout<Inode>.stride <= 112)
+        #expect(MemoryLayout<Inode>.stride <= 96)
     }
 }
