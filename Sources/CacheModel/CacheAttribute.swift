@@ -34,8 +34,10 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     /// What a user must act on (one line each; empty when all is well).
     case warnings
     /// Entries the daemon holds in memory now, and how many it keeps before idle directories
-    /// leave (`-o memory_budget`).
+    /// leave (`-o memory_budget`, counted in entries with short names); the bytes the budget
+    /// counts for them (long names and extras included), and the budget.
     case loadedEntries = "loaded_entries", loadedEntriesBudget = "loaded_entries_budget"
+    case loadedBytes = "loaded_bytes", loadedBytesBudget = "loaded_bytes_budget"
     // Actions on pool directories and the root.
     case purge, clear
     // An action on the root only: its value names the empty pool to remove.
@@ -64,7 +66,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
                     .maxFetches, .eviction, .evictionActive, .goal, .trace]
                 + figures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .policyMemoryBytes,
                              .simulationMemoryBytes, .preview]
-        case .root: return figures + [.minFree, .store, .warnings, .loadedEntries, .loadedEntriesBudget]
+        case .root: return figures + [.minFree, .store, .warnings, .loadedEntries, .loadedEntriesBudget, .loadedBytes,
+                                      .loadedBytesBudget]
         case .nameOnly: return []
         }
     }

@@ -190,6 +190,10 @@ struct Inode: Sendable {
         }
     }
 
+    /// Bytes the inode holds beyond its own: a name longer than 14 bytes and the extras few
+    /// entries have (``InodeExtras``), what ``InodeTable/heapBytes`` adds up.
+    var heapBytes: Int { name.heapBytes + (extras?.heapBytes ?? 0) }
+
     /// Names beyond the record's own (hard links), each in a directory of the same pool.
     var links: [LinkName] {
         get { extras?.links ?? [] }
@@ -330,6 +334,16 @@ final class InodeExtras: Sendable {
         }
 
         static func == (lhs: Wide, rhs: Wide) -> Bool { lhs.values == rhs.values }
+    }
+
+    /// Bytes this box and what it holds take from the allocator (approximately: a name's
+    /// `Data` beyond 14 bytes as one allocation, an array as its header and elements).
+    var heapBytes: Int {
+        let links = values.links.isEmpty ? 0
+            : HeapSize.allocation(32 + values.links.count * MemoryLayout<LinkName>.stride)
+            + values.links.reduce(0) { $0 + HeapSize.data($1.name) }
+        let wide = values.wide.map { _ in HeapSize.allocation(16 + MemoryLayout<Wide.Values>.stride) } ?? 0
+        return HeapSize.allocation(16 + MemoryLayout<Values>.stride) + HeapSize.data(values.target) + links + wide
     }
 
     static let none = InodeExtras(Values())

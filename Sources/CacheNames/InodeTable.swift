@@ -21,6 +21,8 @@ struct InodeTable: Sendable {
     var count: Int { wideByID?.count ?? byID.count }
     /// Positions freed and not reused yet: they hold a vacant inode's 96 bytes each.
     var vacantCount: Int { vacant.count }
+    /// Bytes the inodes hold beyond their own 96 (``Inode/heapBytes``: long names, extras).
+    private(set) var heapBytes = 0
     /// Bytes the id table's buckets take.
     var idTableBytes: Int { wideByID?.bucketBytes ?? byID.bucketBytes }
 
@@ -41,6 +43,8 @@ struct InodeTable: Sendable {
         get { slot(of: id).map { inodes[Int($0)] } }
         set {
             if let slot = slot(of: id) {
+                heapBytes -= inodes[Int(slot)].heapBytes
+                heapBytes += newValue?.heapBytes ?? 0
                 if let newValue {
                     inodes[Int(slot)] = newValue
                 } else {
@@ -49,6 +53,7 @@ struct InodeTable: Sendable {
                     vacant.append(slot)
                 }
             } else if let newValue {
+                heapBytes += newValue.heapBytes
                 let slot: UInt32
                 if let reused = vacant.popLast() {
                     slot = reused
@@ -89,6 +94,8 @@ struct InodeTable: Sendable {
     /// Changes an inode in place, without copying it out and back.
     mutating func modify<T>(_ id: EntryID, _ body: (inout Inode) throws -> T) rethrows -> T? {
         guard let slot = slot(of: id) else { return nil }
+        let before = inodes[Int(slot)].heapBytes
+        defer { heapBytes += inodes[Int(slot)].heapBytes - before }
         return try body(&inodes[Int(slot)])
     }
 

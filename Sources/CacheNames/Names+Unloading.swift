@@ -17,6 +17,9 @@ extension Names {
     /// Entries memory holds now (every loaded directory's names, and entries known by id).
     package var loadedEntries: Int { namespace.withLock { $0.loadedEntries } }
 
+    /// What those entries cost, as `memory_budget` counts it (``NamespaceState/loadedBytes``).
+    package var loadedBytes: Int64 { namespace.withLock { $0.loadedBytes } }
+
     /// Runs `body`, which loads directories and changes them in later holds (a removal's
     /// batches, an eviction pass, a change of a directory's whole subtree), with no unload
     /// in between: a directory it loaded stays loaded until it returns.
@@ -24,26 +27,26 @@ extension Names {
         try unloadGate.keepingLoaded(body)
     }
 
-    /// When the loaded entries exceed the budget, unloads idle directories, least recently
+    /// When the loaded entries cost more than the budget, unloads idle directories, least recently
     /// used first, until they fit (or nothing idle is left); returns how many directories
     /// and entries left memory, and how many were put off because an operation that relies on
     /// loaded directories ran (``keepingLoaded(_:)``): those are tried again at the next check.
     /// The memory unloader's thread calls it at every check.
     @discardableResult
     package func unloadIdleDirectories() -> (directories: Int, entries: Int, deferred: Int) {
-        let budget = memoryBudget.entries
-        guard loadedEntries > budget else { return (0, 0, 0) }
+        let budget = memoryBudget.bytes
+        guard loadedBytes > budget else { return (0, 0, 0) }
         // Reads not flushed yet keep their files loaded (``isHeldOnlyByName``): flushed first.
         flushAccessTimes()
         let cutoff = now.nanoseconds - Int64(memoryBudget.idleSeconds * 1e9)
         var round = (directories: 0, entries: 0, deferred: 0)
         var tried: Set<EntryID> = []
-        while loadedEntries > budget {
+        while loadedBytes > budget {
             let candidates = namespace.withLock { $0.idleLeafDirectories(usedBefore: cutoff) }
                 .filter { !tried.contains($0) }
             guard !candidates.isEmpty else { break }
             for directory in candidates {
-                guard loadedEntries > budget else { break }
+                guard loadedBytes > budget else { break }
                 tried.insert(directory)
                 switch unload(directory) {
                 case .unloaded(let entries):

@@ -6,6 +6,10 @@ import CacheModel
 extension NamespaceState {
     var loadedEntries: Int { inodes.count }
 
+    /// What the loaded entries cost, as the memory budget counts it: each at
+    /// ``Tunables/bytesPerLoadedEntry``, plus what its inode holds beyond (a long name, extras).
+    var loadedBytes: Int64 { Int64(inodes.count) * Tunables.bytesPerLoadedEntry + Int64(inodes.heapBytes) }
+
     /// A name in `directory` was looked up or listed at `time`.
     mutating func noteUse(of directory: EntryID, at time: Int64) {
         directories[directory]?.lastUsed = time

@@ -38,6 +38,15 @@ struct StoredName: Sendable {
     }
 
     /// The name as a `Data` (no allocation up to 14 bytes).
+    /// Bytes its out-of-line copy takes from the allocator (0 inline): the buffer's object
+    /// header and count, the bytes, and malloc's own word, in 16-byte steps.
+    var heapBytes: Int {
+        switch storage {
+        case .inline: 0
+        case .outOfLine(let bytes): HeapSize.allocation(16 + MemoryLayout<Int>.stride + bytes.count)
+        }
+    }
+
     var data: Data {
         withBytes { Data($0) }
     }

@@ -120,6 +120,37 @@ import Testing
         #expect(Self.isLoaded(sub, in: engine))
     }
 
+    /// 200 files with short names fit a budget of 300 entries; 200 with names of 100 bytes
+    /// do not, because each name's own allocation (144 bytes) is counted too.
+    @Test(arguments: [(2, true), (100, false)])
+    func theBudgetCountsWhatALongNameAdds(nameBytes: Int, staysLoaded: Bool) throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let budget = MemoryBudget(bytes: Tunables.bytesPerLoadedEntry * 300, idleSeconds: 60)
+        let engine = try store.open(clock: clock, memoryBudget: budget)
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        let sub = try engine.mkdir(parent: data, name: Array("sub".utf8), mode: 0o755, caller: tester).id
+        func name(_ number: Int) -> String {
+            let suffix = String(number, radix: 36)
+            return String(repeating: "n", count: max(0, nameBytes - suffix.count)) + suffix
+        }
+        for number in 0..<200 { _ = try engine.writeFile(name(number), in: sub, content: [1, 2, 3]) }
+        let entries = engine.names.loadedEntries
+        let counted = engine.names.loadedBytes
+        let perName = nameBytes > StoredName.inlineCapacity ? HeapSize.allocation(16 + 8 + nameBytes) : 0
+        #expect(perName == (nameBytes > 14 ? 144 : 0))
+        #expect(counted == Int64(entries) * Tunables.bytesPerLoadedEntry + Int64(200 * perName))
+        #expect((counted > budget.bytes) == !staysLoaded)
+
+        clock.advance(seconds: 61)
+        let round = Self.unloadRound(engine, idleAgain: clock)
+        #expect(Self.isLoaded(sub, in: engine) == staysLoaded)
+        #expect(round.entries == (staysLoaded ? 0 : 200))
+        #expect(engine.names.loadedBytes == counted - Int64(round.entries) * (Tunables.bytesPerLoadedEntry + Int64(perName)))
+        #expect(try engine.lookup(parent: sub, name: Array(name(199).utf8)).size == 3)
+    }
+
     @Test func aDirectoryStaysWhileAFileInItIsOpenOrHeldByTheKernel() throws {
         let store = try TestStore()
         let clock = ManualClock()

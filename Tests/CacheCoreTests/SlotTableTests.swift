@@ -137,6 +137,31 @@ import Testing
         #expect(order.bytes < 8 * 8)
     }
 
+    /// The table's running total of what inodes hold beyond their own bytes is the sum over
+    /// its inodes, through inserts, replacements, changes in place and removals.
+    @Test func theInodeTableCountsWhatItsInodesHoldBeyondThemselves() {
+        var table = InodeTable()
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<5_000 {
+            let id = EntryID.random(in: 1...300, using: &generator)
+            var record = Self.record(id)
+            record.name = Data(repeating: 0x61, count: Int.random(in: 0...40, using: &generator))
+            if Bool.random(using: &generator) { record.target = Data(repeating: 0x62, count: 30) }
+            if Bool.random(using: &generator) { record.pinnedUntil = -1 }
+            switch Int.random(in: 0..<4, using: &generator) {
+            case 0: table[id] = nil
+            case 1: table.modify(id) { $0.record = record }
+            case 2: table.modify(id) { $0.links = [LinkName(parent: 2, name: Data(repeating: 0x63, count: 20))] }
+            default: table[id] = Inode(record: record)
+            }
+            if step % 500 == 0 { #expect(table.heapBytes == table.values.reduce(0) { $0 + $1.heapBytes }) }
+        }
+        #expect(table.heapBytes == table.values.reduce(0) { $0 + $1.heapBytes })
+        #expect(table.heapBytes > 0)
+        for id in EntryID(1)...300 { table[id] = nil }
+        #expect(table.heapBytes == 0 && table.count == 0)
+    }
+
     private static func record(_ id: EntryID) -> EntryRecord {
         EntryRecord(id: id, parent: 1, name: Data("n\(id)".utf8), pool: 1, kind: .file, mode: 0o644, uid: 0,
                     gid: 0, size: id, atime: 0, mtime: 0, ctime: 0, lastAccess: 0, persistent: false,

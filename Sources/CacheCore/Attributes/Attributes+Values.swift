@@ -63,6 +63,8 @@ extension Attributes {
         case .warnings: return warnings.all.joined(separator: "\n")
         case .loadedEntries: return String(names.loadedEntries)
         case .loadedEntriesBudget: return String(names.memoryBudget.entries)
+        case .loadedBytes: return String(names.loadedBytes)
+        case .loadedBytesBudget: return String(names.memoryBudget.bytes)
         case .oldestAccess:
             return oldestAccess(inPool: record.entryID).map { ValueParsing.formatRFC3339(Timestamp(nanoseconds: $0)) } ?? ""
         case .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits,

@@ -26,8 +26,9 @@ struct MountCommand: ParsableCommand {
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
-            memory_budget=SIZE (names kept loaded, at about 152 bytes a file; past it, directories \
-            unused for memory_idle=SECONDS leave memory until used again; defaults 128M and 60), \
+            memory_budget=SIZE (names kept loaded, at about 124 bytes a file and more for long names; \
+            past it, directories unused for memory_idle=SECONDS leave memory until used again; defaults \
+            128M and 60), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
             encrypt (as --encrypt), key_file=PATH (as --key-file), \
             origin=POOL=URL (as --origin), s3_endpoint=URL (the S3 server of s3:// origins, \

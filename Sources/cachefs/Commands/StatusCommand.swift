@@ -86,10 +86,14 @@ struct StatusCommand: ParsableCommand {
         /// Entries the daemon holds in memory, and how many it keeps before idle directories leave.
         var loadedEntries: Int64
         var loadedEntriesBudget: Int64
+        /// What the memory budget counts for those entries (long names and extras included), and the budget.
+        var loadedBytes: Int64
+        var loadedBytesBudget: Int64
 
         enum CodingKeys: String, CodingKey {
             case mount, store, pools, warnings
             case minFree = "min_free", loadedEntries = "loaded_entries", loadedEntriesBudget = "loaded_entries_budget"
+            case loadedBytes = "loaded_bytes", loadedBytesBudget = "loaded_bytes_budget"
         }
     }
 
@@ -102,7 +106,9 @@ struct StatusCommand: ParsableCommand {
                 pools: try poolDirectories(of: mount).map { try poolStatus(mount + "/" + $0, name: $0) },
                 warnings: try Xattr.get(mount, "user.cache.warnings").split(separator: "\n").map(String.init),
                 loadedEntries: Int64(try Xattr.get(mount, "user.cache.loaded_entries")) ?? 0,
-                loadedEntriesBudget: Int64(try Xattr.get(mount, "user.cache.loaded_entries_budget")) ?? 0)
+                loadedEntriesBudget: Int64(try Xattr.get(mount, "user.cache.loaded_entries_budget")) ?? 0,
+                loadedBytes: Int64(try Xattr.get(mount, "user.cache.loaded_bytes")) ?? 0,
+                loadedBytesBudget: Int64(try Xattr.get(mount, "user.cache.loaded_bytes_budget")) ?? 0)
             if format == .prometheus {
                 print(PrometheusStatus.render(report.pools), terminator: "")
             } else if json || format == .json {
@@ -151,7 +157,8 @@ struct StatusCommand: ParsableCommand {
 
     private func printTable(_ report: Report) {
         print("store \(report.store), min_free \(report.minFree), loaded entries \(report.loadedEntries) "
-            + "(memory budget \(report.loadedEntriesBudget))")
+            + "(memory budget \(report.loadedEntriesBudget)), counted \(Format.bytes(report.loadedBytes)) "
+            + "of \(Format.bytes(report.loadedBytesBudget))")
         for warning in report.warnings { print("warning: \(warning)") }
         let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "POLICY MEM",
                       "GOAL", "HIT RATIO", "BYTE HIT", "EVICTED", "OLDEST ACCESS"]
