@@ -179,16 +179,31 @@ def wait_pid_idle(pid):
     warn(f"the daemon (pid {pid}) is still busy after 15 s")
 
 
-def daemon_rss_mib(pid):
-    """VmRSS of the daemon, MiB."""
+def daemon_rss_mib(pid, field="VmRSS"):
+    """VmRSS of the daemon (or another field of /proc/PID/status in kB: VmHWM), MiB."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return round(int(line.split()[1]) / 1024, 1)
     except (OSError, ValueError, IndexError):
         pass
     return FAIL
+
+
+def settled_rss_mib(pid, least=6, most=30):
+    """VmRSS once the allocator has given back what a load's pages of rows left free: from
+    `least` seconds on, sampled each second, the first sample not lower than the one before
+    by 0.5 MiB or more, or the sample at `most` seconds."""
+    time.sleep(least - 1)
+    last = daemon_rss_mib(pid)
+    for _ in range(most - least + 1):
+        time.sleep(1)
+        current = daemon_rss_mib(pid)
+        if not isinstance(current, float) or not isinstance(last, float) or current > last - 0.5:
+            return current
+        last = current
+    return last
 
 
 # ------------------------------------------------------------ FUSE trace --

@@ -95,8 +95,9 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      `cachefs cipher-speed`), and that command's CPU per MiB sealed and
      opened at 4, 16 and 64 KiB blocks.
   8. daemon memory (VmRSS) after mount and after listing a directory of
-     100,000 entries, and of 1,000,000 entries [skipped]: mount time, RSS,
-     then `cachefs verify` of the store. These stores are built offline
+     100,000 entries, and of 1,000,000 entries [skipped]: mount time, RSS
+     once it stops falling (6 to 30 s after the listing), bytes per entry,
+     the peak (VmHWM) over that RSS, then `cachefs verify` of the store. These stores are built offline
      (scripts/lib/bench-synthetic-store.py) and measured once per bench.
   12. daemon latency while evicting (--eviction-latency runs only this;
      measured once): a store of its own built offline (as in 8) with 60,000 [20,000]

@@ -115,6 +115,8 @@ def fmt_value(unit, value):
         return str(value)
     if unit == "requests":
         return f"{value:.2f}"
+    if unit == "x":
+        return f"{value:.2f}x"
     if unit == "B/file":
         return f"{value:.1f} B"
     return f"{value:.0f} {unit}"
