@@ -3,38 +3,64 @@ import struct Foundation.Data
 
 /// The names in one directory, held in memory once the directory has been loaded.
 ///
-/// `names` maps a 32-bit hash of each name to the slot of its inode in ``InodeTable``; the
+/// Two tables map a 32-bit hash of each name to the slot of its inode in ``InodeTable``; the
 /// inode holds the name, so a lookup confirms it there (two names with one hash both stay,
-/// each found by its own comparison). `order` keeps child ids ascending (4 bytes each while
+/// each found by its own comparison). `ownNames` holds the names that are their inode's own
+/// (the record's parent and name), 4 bytes a bucket: a rebuild hashes each inode's own name
+/// again. `linkNames` holds hard links' names, which an inode does not keep apart from its
+/// others, so their buckets keep the whole hash (8 bytes; few entries have links). A
+/// promoted link (its inode's own name removed) stays in `linkNames` until it goes. `order` keeps child ids ascending (4 bytes each while
 /// ids fit 32 bits, see ``ChildOrder``), the cursor of a listing (ids are never reused, so a listing resumes correctly across changes). New files
 /// get the largest id so far and are appended; a removal only counts a stale slot, and the
 /// slots are swept out once they are half the array, so removing many names costs O(1) each,
 /// amortised.
 struct DirectoryChildren: Sendable {
-    private var names = SlotTable<WideSlot>()
+    private var ownNames = NarrowingSlotTable()
+    private var linkNames = SlotTable<WideSlot>()
     private var order = ChildOrder()
     private var staleSlots = 0
     /// When a name in it was last looked up or listed, or it was loaded (wall clock,
     /// nanoseconds): how long it has been idle, for ``Names/unloadIdleDirectories()``.
     var lastUsed: Int64 = 0
 
-    var isEmpty: Bool { names.count == 0 }
-    var count: Int { names.count }
+    var isEmpty: Bool { count == 0 }
+    var count: Int { ownNames.count + linkNames.count }
 
     static func hash(of name: Data) -> UInt32 {
-        UInt32(truncatingIfNeeded: name.hashValue)
+        name.withUnsafeBytes(hash(of:))
+    }
+
+    static func hash(of bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var hasher = Hasher()
+        hasher.combine(bytes: bytes)
+        return UInt32(truncatingIfNeeded: hasher.finalize())
+    }
+
+    /// The hash of the own name of the inode at a slot, for `ownNames`' rebuilds.
+    private static func ownNameHashes(_ inodes: InodeTable) -> (UInt32) -> UInt32 {
+        { slot in inodes[slot: slot].withOwnNameBytes(hash(of:)) }
     }
 
     /// The slot of the inode called `name` in this directory (`directory` is its id).
     func slot(named name: Data, in directory: EntryID, inodes: InodeTable) -> UInt32? {
-        names.first(hash: Self.hash(of: name)) { inodes[slot: $0].isNamed(name, in: directory) }
+        let hash = Self.hash(of: name)
+        let matches = { (slot: UInt32) in inodes[slot: slot].isNamed(name, in: directory) }
+        if let slot = ownNames.first(hash: hash, where: matches) { return slot }
+        return linkNames.count == 0 ? nil : linkNames.first(hash: hash, where: matches)
     }
 
     /// With `ordered` false the id is only appended: a load enters names in the index's name
     /// order, and keeping ids sorted one insertion at a time would move half the array each
     /// time (quadratic in the directory's size). ``restoreOrder()`` sorts them once at the end.
-    mutating func insert(_ id: EntryID, slot: UInt32, named name: Data, ordered: Bool = true) {
-        names.insert(slot, hash: Self.hash(of: name))
+    /// (`inodes` holds the inode at `slot` as named now.)
+    mutating func insert(_ id: EntryID, slot: UInt32, named name: Data, in directory: EntryID, inodes: InodeTable,
+                         ordered: Bool = true) {
+        let hash = Self.hash(of: name)
+        if inodes[slot: slot].hasOwnName(name, in: directory) {
+            ownNames.insert(slot, hash: hash, rehash: Self.ownNameHashes(inodes))
+        } else {
+            linkNames.insert(slot, hash: hash)
+        }
         if !ordered {
             order.append(id)
         } else if let last = order.last, id <= last {
@@ -55,12 +81,20 @@ struct DirectoryChildren: Sendable {
         order.sortKeepingOneOfEach()
     }
 
-    /// Takes the name `name` of the inode at `slot` away; its slot in `order` goes at the next sweep.
-    mutating func remove(slot: UInt32, named name: Data, inodes: InodeTable) {
-        guard names.remove(slot, hash: Self.hash(of: name)) else { return }
+    /// Takes the name `name` of the inode at `slot` away (`inodes` holds it as named before
+    /// the removal); its slot in `order` goes at the next sweep.
+    mutating func remove(slot: UInt32, named name: Data, in directory: EntryID, inodes: InodeTable) {
+        let hash = Self.hash(of: name)
+        // A link's bucket first: the own name's bucket keeps 8 bits of its hash, so a link's
+        // name could otherwise take it away. (A link with the own name's whole hash is found
+        // by the same bucket as the own name: either may go.)
+        let removed = linkNames.remove(slot, hash: hash)
+            || (inodes[slot: slot].hasOwnName(name, in: directory)
+                && ownNames.remove(slot, hash: hash, rehash: Self.ownNameHashes(inodes)))
+        guard removed else { return }
         staleSlots += 1
         if staleSlots > 64 && staleSlots * 2 > order.count {
-            let live = Set(names.slots.map { inodes[slot: $0].id })
+            let live = Set((ownNames.slots + linkNames.slots).map { inodes[slot: $0].id })
             order.removeAll { !live.contains($0) }
             staleSlots = 0
         }
@@ -71,7 +105,8 @@ struct DirectoryChildren: Sendable {
 
     /// See ``InodeTable/compact()``.
     mutating func remapSlots(_ newSlot: [UInt32]) {
-        names.remapSlots(newSlot)
+        ownNames.remapSlots(newSlot)
+        linkNames.remapSlots(newSlot)
     }
 
     /// Up to `limit` child ids greater than `cursor`, ascending; `isLive` filters stale slots.

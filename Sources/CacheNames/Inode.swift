@@ -224,6 +224,15 @@ struct Inode: Sendable {
     var isReferenced: Bool { lookups > 0 || openHandles > 0 }
 
     /// Whether `name` in `directory` is one of this entry's names (without building ``names``).
+    /// Whether `name` in `directory` is the record's own name (not a hard link's).
+    func hasOwnName(_ name: Data, in directory: EntryID) -> Bool {
+        parent == directory && self.name.equals(name)
+    }
+
+    func withOwnNameBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        name.withBytes(body)
+    }
+
     func isNamed(_ name: Data, in directory: EntryID) -> Bool {
         (parent == directory && self.name.equals(name)) || links.contains(LinkName(parent: directory, name: name))
     }

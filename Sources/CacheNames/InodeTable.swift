@@ -8,32 +8,27 @@ import struct Foundation.Data
 struct InodeTable: Sendable {
     private var inodes: [Inode] = []
     private var vacant: [UInt32] = []
-    private var byID = SlotTable<NarrowSlot>()
-    /// Replaces `byID` for good once a position is past `narrowLimit`.
-    private var wideByID: SlotTable<WideSlot>?
-    private let narrowLimit: UInt32
+    private var byID: NarrowingSlotTable
 
-    /// `narrowLimit` is ``NarrowSlot``'s largest slot; tests pass a small one to reach the wide table.
+    /// `narrowLimit`: see ``NarrowingSlotTable``.
     init(narrowLimit: UInt32 = NarrowSlot.largestSlot) {
-        self.narrowLimit = min(narrowLimit, NarrowSlot.largestSlot)
+        byID = NarrowingSlotTable(narrowLimit: narrowLimit)
     }
 
-    var count: Int { wideByID?.count ?? byID.count }
+    var count: Int { byID.count }
     /// Positions freed and not reused yet: they hold a vacant inode's 96 bytes each.
     var vacantCount: Int { vacant.count }
     /// Bytes the inodes hold beyond their own 96 (``Inode/heapBytes``: long names, extras).
     private(set) var heapBytes = 0
     /// Bytes the id table's buckets take.
-    var idTableBytes: Int { wideByID?.bucketBytes ?? byID.bucketBytes }
+    var idTableBytes: Int { byID.bucketBytes }
 
     static func hash(of id: EntryID) -> UInt32 {
         UInt32(truncatingIfNeeded: (UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15) >> 32)
     }
 
     func slot(of id: EntryID) -> UInt32? {
-        let hash = Self.hash(of: id)
-        if let wideByID { return wideByID.first(hash: hash) { inodes[Int($0)].id == id } }
-        return byID.first(hash: hash) { inodes[Int($0)].id == id }
+        byID.first(hash: Self.hash(of: id)) { inodes[Int($0)].id == id }
     }
 
     /// The inode at a position a ``SlotTable`` handed out (it must be occupied).
@@ -67,28 +62,16 @@ struct InodeTable: Sendable {
         }
     }
 
+    /// The id table's keys are hashed again from their positions: the closure reads a local
+    /// reference to `inodes` (reading `self` in it would overlap the change of `byID`).
     private mutating func insertIntoIDTable(_ slot: UInt32, id: EntryID) {
-        if wideByID == nil && slot > narrowLimit {
-            var wide = SlotTable<WideSlot>()
-            for stored in byID.slots { wide.insert(stored, hash: Self.hash(of: inodes[Int(stored)].id)) }
-            wideByID = wide
-            byID = SlotTable()
-        }
-        if wideByID != nil {
-            wideByID!.insert(slot, hash: Self.hash(of: id))
-        } else {
-            let inodes = self.inodes
-            byID.insert(slot, hash: Self.hash(of: id)) { Self.hash(of: inodes[Int($0)].id) }
-        }
+        let inodes = self.inodes
+        byID.insert(slot, hash: Self.hash(of: id)) { Self.hash(of: inodes[Int($0)].id) }
     }
 
     private mutating func removeFromIDTable(_ slot: UInt32, id: EntryID) {
-        if wideByID != nil {
-            wideByID!.remove(slot, hash: Self.hash(of: id))
-        } else {
-            let inodes = self.inodes
-            byID.remove(slot, hash: Self.hash(of: id)) { Self.hash(of: inodes[Int($0)].id) }
-        }
+        let inodes = self.inodes
+        byID.remove(slot, hash: Self.hash(of: id)) { Self.hash(of: inodes[Int($0)].id) }
     }
 
     /// Changes an inode in place, without copying it out and back.
@@ -115,11 +98,10 @@ struct InodeTable: Sendable {
         inodes = packed
         vacant = []
         byID.remapSlots(newSlot)
-        wideByID?.remapSlots(newSlot)
         return newSlot
     }
 
-    var values: [Inode] { (wideByID?.slots ?? byID.slots).map { inodes[Int($0)] } }
+    var values: [Inode] { byID.slots.map { inodes[Int($0)] } }
 
     /// What a freed position holds until it is reused: nothing that owns memory.
     private static let vacantInode = Inode(record: EntryRecord(

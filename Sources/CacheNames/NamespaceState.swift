@@ -312,14 +312,15 @@ struct NamespaceState: Sendable {
     /// Enters a name of an inode in memory into its (loaded) directory's table.
     private mutating func insertName(_ name: Data, of id: EntryID, in directory: EntryID, ordered: Bool = true) {
         guard directories[directory] != nil, let slot = inodes.slot(of: id) else { return }
-        directories[directory]?.insert(id, slot: slot, named: name, ordered: ordered)
+        let inodes = self.inodes
+        directories[directory]?.insert(id, slot: slot, named: name, in: directory, inodes: inodes, ordered: ordered)
     }
 
     /// Takes a name of an inode in memory out of its directory's table.
     private mutating func forgetName(_ name: LinkName, of id: EntryID) {
         guard directories[name.parent] != nil, let slot = inodes.slot(of: id) else { return }
         let inodes = self.inodes
-        directories[name.parent]?.remove(slot: slot, named: name.name, inodes: inodes)
+        directories[name.parent]?.remove(slot: slot, named: name.name, in: name.parent, inodes: inodes)
     }
 
     // MARK: - Loading
@@ -426,7 +427,7 @@ struct NamespaceState: Sendable {
             partial.readNow.insert(row.entryID)
         }
         guard let slot = inodes.slot(of: row.entryID) else { return }
-        partial.children.insert(row.entryID, slot: slot, named: name, ordered: false)
+        partial.children.insert(row.entryID, slot: slot, named: name, in: directory, inodes: inodes, ordered: false)
     }
     /// Puts an entry read from the index in memory, unless memory already has it (and is then
     /// the truth). Returns whether the caller must read its hard links.

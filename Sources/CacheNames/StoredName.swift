@@ -57,7 +57,7 @@ struct StoredName: Sendable {
         return withBytes { stored in name.withUnsafeBytes { stored.elementsEqual($0) } }
     }
 
-    private func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         switch storage {
         case .inline(let first, let second, let third, let count):
             var words = (first, second, third)

@@ -205,3 +205,130 @@ import Testing
         #expect(MemoryLayout<Inode>.stride <= 96)
     }
 }
+
+/// A directory's two name tables (own names in 4-byte buckets, links' names in 8-byte ones)
+/// against a model, through the same order of steps ``NamespaceState`` takes: a name leaves
+/// its table before its inode changes, and enters after.
+@Suite struct DirectoryChildrenTests {
+    private static let directory: EntryID = 1
+
+    private static func record(_ id: EntryID, named name: String) -> EntryRecord {
+        EntryRecord(id: id, parent: directory, name: Data(name.utf8), pool: 1, kind: .file, mode: 0o644, uid: 0,
+                    gid: 0, size: 0, atime: 0, mtime: 0, ctime: 0, lastAccess: 0, persistent: false,
+                    pinnedUntil: 0, expiration: 0, writing: false, durable: true)
+    }
+
+    /// An own name's bucket keeps 8 bits of its hash: a link of the same inode whose hash
+    /// shares them, and that probes from the same bucket, must not take the own name's bucket
+    /// away when it goes.
+    @Test func removingALinkLeavesTheOwnNameWhoseTagItShares() throws {
+        // In a table of 8 buckets (one name) a hash's home is its top 3 bits.
+        func key(_ name: String) -> UInt32 {
+            let hash = DirectoryChildren.hash(of: Data(name.utf8))
+            return (hash & 0xFF) | (hash >> 29) << 8
+        }
+        var seen: [UInt32: String] = [:]
+        var pair: (own: String, link: String)?
+        for number in 0..<100_000 where pair == nil {
+            let name = "c\(number)"
+            if let other = seen[key(name)] { pair = (other, name) } else { seen[key(name)] = name }
+        }
+        let (own, link) = try #require(pair)
+        var inodes = InodeTable()
+        var children = DirectoryChildren()
+        inodes[10] = Inode(record: Self.record(10, named: own))
+        inodes.modify(10) { $0.links = [LinkName(parent: Self.directory, name: Data(link.utf8))] }
+        let snapshot = inodes
+        let slot = try #require(snapshot.slot(of: 10))
+        children.insert(10, slot: slot, named: Data(own.utf8), in: Self.directory, inodes: snapshot)
+        children.insert(10, slot: slot, named: Data(link.utf8), in: Self.directory, inodes: snapshot)
+        #expect(children.count == 2)
+        children.remove(slot: slot, named: Data(link.utf8), in: Self.directory, inodes: snapshot)
+        #expect(children.count == 1)
+        #expect(children.slot(named: Data(own.utf8), in: Self.directory, inodes: snapshot) == slot)
+    }
+
+    @Test func ownNamesAndLinksResolveThroughRenamesRemovalsPromotionsAndRebuilds() {
+        var inodes = InodeTable()
+        var children = DirectoryChildren()
+        var model: [String: EntryID] = [:]
+        var generator = SystemRandomNumberGenerator()
+        var nextID: EntryID = 10
+        var nextName = 0
+        func freshName() -> String {
+            nextName += 1
+            return "n\(nextName)"
+        }
+        func insert(_ name: String, of id: EntryID) {
+            let snapshot = inodes
+            children.insert(id, slot: snapshot.slot(of: id)!, named: Data(name.utf8), in: Self.directory, inodes: snapshot)
+            model[name] = id
+        }
+        func remove(_ name: String, of id: EntryID) {
+            let snapshot = inodes
+            children.remove(slot: snapshot.slot(of: id)!, named: Data(name.utf8), in: Self.directory, inodes: snapshot)
+            model[name] = nil
+        }
+        func check() {
+            #expect(children.count == model.count)
+            for (name, id) in model {
+                let slot = children.slot(named: Data(name.utf8), in: Self.directory, inodes: inodes)
+                #expect(slot.map { inodes[slot: $0].id } == id, "\(name)")
+            }
+        }
+        for step in 0..<6_000 {
+            let names = Array(model.keys)
+            switch (names.isEmpty ? 0 : Int.random(in: 0..<10, using: &generator)) {
+            case 0, 1, 2:
+                let id = nextID
+                nextID += 1
+                let name = freshName()
+                inodes[id] = Inode(record: Self.record(id, named: name))
+                insert(name, of: id)
+            case 3, 4:
+                // Another name in the same directory for an entry: a hard link.
+                let id = model[names.randomElement(using: &generator)!]!
+                let link = freshName()
+                inodes.modify(id) { $0.links.append(LinkName(parent: Self.directory, name: Data(link.utf8))) }
+                insert(link, of: id)
+            case 5, 6:
+                // Removal; the inode's own name removed while it has links promotes the first.
+                let name = names.randomElement(using: &generator)!
+                let id = model[name]!
+                remove(name, of: id)
+                let inode = inodes[id]!
+                if let position = inode.links.firstIndex(of: LinkName(parent: Self.directory, name: Data(name.utf8))) {
+                    inodes.modify(id) { _ = $0.links.remove(at: position) }
+                } else if let promoted = inode.links.first {
+                    inodes.modify(id) { inode in
+                        inode.links.removeFirst()
+                        inode.record.name = promoted.name
+                    }
+                } else {
+                    inodes[id] = nil
+                }
+            default:
+                // A rename of the name, own or a link's.
+                let name = names.randomElement(using: &generator)!
+                let id = model[name]!
+                let renamed = freshName()
+                remove(name, of: id)
+                inodes.modify(id) { inode in
+                    let old = LinkName(parent: Self.directory, name: Data(name.utf8))
+                    if let position = inode.links.firstIndex(of: old) {
+                        inode.links[position] = LinkName(parent: Self.directory, name: Data(renamed.utf8))
+                    } else {
+                        inode.record.name = Data(renamed.utf8)
+                    }
+                }
+                insert(renamed, of: id)
+            }
+            if step % 600 == 0 { check() }
+        }
+        check()
+        #expect(model.count > 1_000, "the table grew past several rebuilds: \(model.count) names")
+        let gone = (1...nextName).map { "n\($0)" }.filter { model[$0] == nil }
+        #expect(!gone.isEmpty)
+        for name in gone { #expect(children.slot(named: Data(name.utf8), in: Self.directory, inodes: inodes) == nil) }
+    }
+}
