@@ -1,6 +1,8 @@
 @testable import CacheCore
 import CacheModel
 import Foundation
+import Glibc
+import Logging
 import Testing
 
 @Suite struct IndexRecordTests {
@@ -24,5 +26,35 @@ import Testing
         flipped.parent = nil
         try index.update(flipped)
         #expect(try index.entry(inserted.entryID) == flipped)
+    }
+}
+
+/// The blocks kept past the index log's end (`LogHeadroom`) while the writer runs go back at
+/// its stop: the shutdown's checkpoint then has them to grow the database file on a disk that
+/// writes filled (before, "saving state at shutdown failed: database or disk is full" by
+/// chance in `aFullDiskEvictsTheOldestFilesAndEveryWriteSucceeds`). A crash keeps them.
+@Suite struct LogHeadroomTests {
+    private static func bytesPastTheEnd(of path: String) throws -> Int64 {
+        var info = stat()
+        try #require(stat(path, &info) == 0, "stat \(path): \(errno)")
+        let allocated = Int64(info.st_blocks) * 512
+        return allocated - (Int64(info.st_size) + 4095) / 4096 * 4096
+    }
+
+    @Test(arguments: [false, true])
+    func theHeadroomGoesBackAtAStopAndStaysAfterACrash(crashes: Bool) throws {
+        let store = try TestStore()
+        let index = try IndexDatabase(path: store.path + "/index.sqlite")
+        let wal = store.path + "/index.sqlite-wal"
+        let writer = IndexWriter(index: index, walPath: wal, logger: Logger(label: "test"), commitWindow: 0.001)
+        try index.setSetting("first", "1")
+        writer.start()
+        writer.enqueue(.setting(key: "second", value: "2"))
+        writer.flush()
+        #expect(try Self.bytesPastTheEnd(of: wal) >= Tunables.logHeadroomBytes - 4096)
+        if crashes { writer.abandon() } else { writer.stop() }
+        let left = try Self.bytesPastTheEnd(of: wal)
+        #expect(crashes ? left >= Tunables.logHeadroomBytes - 4096 : left <= 0, "\(left) bytes past the log's end")
+        #expect(try index.setting("second") == "2" || crashes)
     }
 }

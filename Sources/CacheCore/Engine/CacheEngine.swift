@@ -123,20 +123,27 @@ public final class CacheEngine: Sendable {
         bytes.remover.stop()
         writer.stop()
         bytes.unlink(leftovers)
+        var step = "sync"
         do {
             // Everything reaches the disk before the store is called clean: after a reboot
             // that follows a clean unmount, no file is suspected of being torn.
             try bytes.disk.syncFilesystem(layout.root)
             // The log first gives its blocks back: on a disk that writes filled, its headroom
             // may be spent, and the writes below need room (no data write takes it any more).
+            // (The writer gave back the blocks kept past the log's end when it stopped: this
+            // checkpoint may grow the database file.)
+            step = "checkpoint"
             try index.checkpoint()
+            step = "durable marks"
             try index.markAllClosedFilesDurable()
+            step = "clean mark"
             try index.setSetting(BootIdentity.cleanKey, "1")
+            step = "last checkpoint"
             try index.checkpoint()
             writer.writeBackIfRemovedAtStop()
             reserve.restore()
         } catch {
-            logger.error("saving state at shutdown failed: \(error)")
+            logger.error("saving state at shutdown failed (\(step)): \(error)")
         }
         threads.shutdown()
     }

@@ -35,6 +35,8 @@ final class IndexWriter: Sendable {
         var durableCommitted: UInt64 = 0
         var waiters = 0
         var stopping = false
+        /// Stopped as a crash would stop it (``abandon()``): the headroom stays, as after `kill -9`.
+        var abandoned = false
         var finished = false
     }
 
@@ -148,6 +150,7 @@ final class IndexWriter: Sendable {
             state.queue = []
             state.durableWanted = state.durableCommitted
             state.stopping = true
+            state.abandoned = true
         }
         state.broadcast()
         state.withLock(waitingUntil: { $0.finished }) { _ in }
@@ -169,6 +172,9 @@ final class IndexWriter: Sendable {
             }
             state.broadcast()
         }
+        // The shutdown's checkpoint moves the log into the database file, which may grow; on
+        // a disk that writes filled, the headroom is the only room there is.
+        if !state.withLock({ $0.abandoned }) { headroom.release() }
         state.withLock { $0.finished = true }
         state.broadcast()
     }

@@ -61,6 +61,19 @@ struct LogHeadroom: ~Copyable {
         }
     }
 
+    /// Gives the blocks kept past the log's end back to the filesystem (at a clean stop,
+    /// before the last checkpoint): a truncate to the log's own length, which drops them
+    /// (a hole punched past the end would not: ext4 clamps it to the length).
+    mutating func release() {
+        guard descriptor >= 0, !unsupported, coveredLength >= 0 else { return }
+        do throws(CacheError) {
+            try disk.ftruncate(descriptor, length: try disk.size(of: descriptor))
+            coveredLength = -1
+        } catch {
+            logger.warning("cannot give back the headroom past the index log: \(error)")
+        }
+    }
+
     /// Makes every committed frame durable. With `synchronous = NORMAL` SQLite syncs the
     /// database file itself after each checkpoint, so frames moved there are durable too.
     func sync() {
