@@ -26,7 +26,7 @@ struct MountCommand: ParsableCommand {
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
-            memory_budget=SIZE (names kept loaded, at about 124 bytes a file and more for long names; \
+            memory_budget=SIZE (names kept loaded, at about 114 bytes a file and more for long names; \
             past it, directories unused for memory_idle=SECONDS leave memory until used again; defaults \
             128M and 60), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
@@ -99,8 +99,10 @@ struct MountCommand: ParsableCommand {
             throw ExitCode(status)
         }
         FuseSession.blockTerminationSignals()
+        let allocationsConfigured = LargeAllocations.configure()
         LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, logLevel: settings.logLevel) }
         let logger = Logger(label: "cachefs")
+        if !allocationsConfigured { logger.warning("glibc refused an mmap threshold of 4 MiB; its own stays") }
         do {
             try MountPreflight.check(store: storePath, mountpoint: mountPath)
             let encryption = try MountKeys.unlock(store: storePath, encrypt: settings.encrypt, keyFile: settings.keyFile,
