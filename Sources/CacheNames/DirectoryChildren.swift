@@ -9,8 +9,10 @@ import struct Foundation.Data
 /// (the record's parent and name), 4 bytes a bucket: a rebuild hashes each inode's own name
 /// again. `linkNames` holds hard links' names, which an inode does not keep apart from its
 /// others, so their buckets keep the whole hash (8 bytes; few entries have links). A
-/// promoted link (its inode's own name removed) stays in `linkNames` until it goes. `order` keeps child ids ascending (4 bytes each while
-/// ids fit 32 bits, see ``ChildOrder``), the cursor of a listing (ids are never reused, so a listing resumes correctly across changes). New files
+/// promoted link (its inode's own name removed) stays in `linkNames` until it goes. `order`
+/// keeps child ids ascending (4 bytes each while ids fit 32 bits, see ``ChildOrder``), the
+/// cursor of a listing (ids are never reused, so a listing resumes correctly across
+/// changes). New files
 /// get the largest id so far and are appended; a removal only counts a stale slot, and the
 /// slots are swept out once they are half the array, so removing many names costs O(1) each,
 /// amortised.
@@ -85,12 +87,12 @@ struct DirectoryChildren: Sendable {
     /// the removal); its slot in `order` goes at the next sweep.
     mutating func remove(slot: UInt32, named name: Data, in directory: EntryID, inodes: InodeTable) {
         let hash = Self.hash(of: name)
-        // A link's bucket first: the own name's bucket keeps 8 bits of its hash, so a link's
-        // name could otherwise take it away. (A link with the own name's whole hash is found
-        // by the same bucket as the own name: either may go.)
-        let removed = linkNames.remove(slot, hash: hash)
-            || (inodes[slot: slot].hasOwnName(name, in: directory)
-                && ownNames.remove(slot, hash: hash, rehash: Self.ownNameHashes(inodes)))
+        // An own name's bucket keeps 8 bits of its hash, so only the own name may take it
+        // away (a link's name sharing those bits would take the wrong one); an own name that
+        // was a link until its inode's first name went is still in `linkNames`.
+        let removed = inodes[slot: slot].hasOwnName(name, in: directory)
+            ? ownNames.remove(slot, hash: hash, rehash: Self.ownNameHashes(inodes)) || linkNames.remove(slot, hash: hash)
+            : linkNames.remove(slot, hash: hash)
         guard removed else { return }
         staleSlots += 1
         if staleSlots > 64 && staleSlots * 2 > order.count {
