@@ -7,7 +7,9 @@ import CLinux
 /// copying into larger ones (the inode array, slot tables, a directory's listing order), so
 /// after loading 1,000,000 entries the daemon held 123 or 140 bytes an entry from one mount to
 /// the next; with the threshold fixed at 4 MiB (which also stops its moving), 113 to 120
-/// (docs/benchmarks.md, "Memory"). Below 4 MiB nothing changes: request buffers stay on the heap.
+/// (docs/benchmarks.md, "Memory"). Requests below 4 MiB (request buffers, at most 1 MiB and a
+/// page) still come from the heap; fixing the threshold also fixes glibc's heap-trim threshold
+/// at its default, where it would otherwise follow the mmap threshold.
 enum LargeAllocations {
     static let mmapThreshold: Int32 = 4 << 20
 
