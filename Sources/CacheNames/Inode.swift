@@ -3,48 +3,50 @@ import struct Foundation.Data
 
 /// An entry in memory: its record, the newest truth about it, and who holds it.
 ///
-/// Packed, because the namespace holds one per resident entry (96 bytes; an ``EntryRecord``
-/// is 184, with optionals and a symlink target most entries lack): sizes and times as 64-bit
-/// integers; ids, the pool and the owner as 32-bit ones; the mode, the kernel's lookup count,
-/// the open handles, the link count and the cost as 16 bits and the writers as 8, each with its
-/// top value (``Inode/wide``) meaning "too large here, the exact value is in
-/// ``InodeExtras/Wide``" (an id or pool past 4 billion, a file open 65,535 times, a cost of
-/// more than a minute: rare, and exact); the block count not at all when it is the size's
-/// whole 4 KiB blocks (``Tunables/blocks(forSize:)``, as ext4 allocates a file written
-/// through), and in ``InodeExtras/Wide`` when not; the kind and the flags in one byte, the name
-/// as a ``StoredName`` (its bytes inline up to 14, one allocation beyond), and what few entries
+/// Packed, because the namespace holds one per resident entry (80 bytes; an ``EntryRecord``
+/// is 184, with optionals and a symlink target most entries lack): times as 64-bit integers;
+/// the size in 48 bits beside the cost in 16; ids as 32-bit integers; the pool, owner, group
+/// and mode, which most entries share with many others, as a 16-bit number in
+/// ``InodeProfiles``; the kernel's lookup count as 16 bits, the open handles, writers and link
+/// count as 8. Each narrow field's top value (``Inode/wide``) means "too large here, the exact
+/// value is in ``InodeExtras/Wide``" (an id past 4 billion, a file open 255 times, a
+/// directory with 254 subdirectories, a cost of more than a minute, a 65,536th profile: rare,
+/// and exact); the block count not at all when it is the size's whole 4 KiB blocks
+/// (``Tunables/blocks(forSize:)``, as ext4 allocates a file written through), and in
+/// ``InodeExtras/Wide`` when not; the kind and the flags in one byte, the name as a
+/// ``StoredName`` (its bytes inline up to 14, one allocation beyond), and what few entries
 /// have (a pin, an expiration of their own, a device number, a symlink target, hard links, a
 /// wide value) in one shared ``InodeExtras``, nil for most. The ``record`` view packs and
 /// unpacks, so callers read and change an ``EntryRecord``. (Stored properties are laid out in
 /// declaration order: 64-bit fields first, then 32, 16 and 8, so no padding is lost;
 /// `InodeTests` holds the stride.)
 struct Inode: Sendable {
-    private var size: Int64
     private var atime: Int64
     private var mtime: Int64
     private var ctime: Int64
     private var lastAccess: Int64
+    /// The size in the low 48 bits, `EntryRecord.costMilliseconds` in the high 16, each with
+    /// its top value meaning "in ``InodeExtras/Wide``".
+    private var sizeAndCost: UInt64
     private var name: StoredName
     private var extras: InodeExtras?
     private var narrowID: UInt32
     /// ``Inode/noParent`` once the last name is gone (`EntryRecord.parent == nil`).
     private var narrowParent: UInt32
-    private var narrowPool: UInt32
-    private var uid: UInt32
-    private var gid: UInt32
-    private var narrowMode: UInt16
+    /// The pool, owner, group and mode, as their number in ``InodeProfiles``.
+    private var profileNumber: UInt16
     private var narrowLookups: UInt16 = 0
-    private var narrowHandles: UInt16 = 0
-    private var narrowLinkCount: UInt16
-    /// `EntryRecord.costMilliseconds`.
-    private var narrowCost: UInt16 = 0
+    private var narrowHandles: UInt8 = 0
     private var narrowWriters: UInt8 = 0
+    private var narrowLinkCount: UInt8
     private var bits: Bits
 
     /// A narrow field holding its type's largest value has its value in ``InodeExtras/Wide``.
     private static let wide = UInt32.max
     private static let wide16 = UInt16.max
     private static let wide8 = UInt8.max
+    private static let sizeBits = 48
+    private static let wideSize = UInt64(1) << sizeBits - 1
     /// The parent of an entry without a name; `wide - 1`, so the parent's narrow range is one shorter.
     private static let noParent = UInt32.max - 1
 
@@ -76,19 +78,18 @@ struct Inode: Sendable {
         }
     }
 
-    init(record: EntryRecord) {
-        size = 0
+    /// `profileTableIsFull` is for tests: the inode keeps its pool, owner, group and mode
+    /// itself, as every inode does once ``InodeProfiles/capacity`` profiles are in the table.
+    init(record: EntryRecord, profileTableIsFull: Bool = false) {
         atime = 0
         mtime = 0
         ctime = 0
         lastAccess = 0
+        sizeAndCost = 0
         name = StoredName(Data())
         narrowID = 0
         narrowParent = Self.noParent
-        narrowPool = 0
-        uid = 0
-        gid = 0
-        narrowMode = 0
+        profileNumber = Self.wide16
         narrowLinkCount = 0
         bits = Bits(kind: record.kind)
         let id = record.entryID
@@ -98,7 +99,7 @@ struct Inode: Sendable {
             narrowID = Self.wide
             updateWide { $0.id = id }
         }
-        self.record = record
+        set(record, profileTableIsFull: profileTableIsFull)
     }
 
     /// `EntryRecord.entryID`, fixed at creation.
@@ -114,7 +115,7 @@ struct Inode: Sendable {
 
     /// Handles open on the entry (OPEN and CREATE, less RELEASE).
     var openHandles: Int32 {
-        get { narrowHandles == Self.wide16 ? extras!.wide!.values.openHandles : Int32(narrowHandles) }
+        get { narrowHandles == Self.wide8 ? extras!.wide!.values.openHandles : Int32(narrowHandles) }
         set { setCounter(\.narrowHandles, to: newValue, wide: \.openHandles) }
     }
 
@@ -129,64 +130,78 @@ struct Inode: Sendable {
         get {
             let extras = self.extras ?? InodeExtras.none
             let wide = extras.wide?.values ?? InodeExtras.Wide.Values()
+            let profile = profileNumber == Self.wide16 ? wide.profile : InodeProfiles.shared.profile(profileNumber)
+            let size = self.size
+            let narrowCost = sizeAndCost >> Self.sizeBits
             return EntryRecord(
                 id: id, parent: parent, name: name.data,
-                pool: narrowPool == Self.wide ? wide.pool : EntryID(narrowPool), kind: bits.kind,
-                mode: narrowMode == Self.wide16 ? wide.mode : UInt32(narrowMode), uid: uid, gid: gid, size: size,
+                pool: profile.pool, kind: bits.kind,
+                mode: profile.mode, uid: profile.uid, gid: profile.gid, size: size,
                 atime: atime, mtime: mtime, ctime: ctime, lastAccess: lastAccess,
                 persistent: bits.contains(Bits.persistent), pinnedUntil: extras.pinnedUntil,
                 expiration: extras.expiration, writing: bits.contains(Bits.writing),
                 durable: bits.contains(Bits.durable),
-                linkCount: narrowLinkCount == Self.wide16 ? wide.linkCount : UInt32(narrowLinkCount),
+                linkCount: narrowLinkCount == Self.wide8 ? wide.linkCount : UInt32(narrowLinkCount),
                 blocks: bits.contains(Bits.blocksFollowSize) ? Self.blocks(forSize: size)! : wide.blocks,
                 device: extras.device, target: extras.target,
-                costMilliseconds: narrowCost == Self.wide16 ? wide.costMilliseconds : Int64(narrowCost))
+                costMilliseconds: narrowCost == UInt64(Self.wide16) ? wide.costMilliseconds : Int64(narrowCost))
         }
-        set {
-            if !name.equals(newValue.name) { name = StoredName(newValue.name) }
-            bits.kind = newValue.kind
-            uid = newValue.uid
-            gid = newValue.gid
-            size = newValue.size
-            atime = newValue.atime
-            mtime = newValue.mtime
-            ctime = newValue.ctime
-            lastAccess = newValue.lastAccess
-            bits.set(Bits.persistent, newValue.persistent)
-            bits.set(Bits.writing, newValue.writing)
-            bits.set(Bits.durable, newValue.durable)
-            // Each narrow field, or its top value and the exact one among the wide values.
-            var wide = extras?.wide?.values ?? InodeExtras.Wide.Values()
-            if let parent = newValue.parent {
-                if let narrow = Self.narrow(parent, below: Self.noParent) {
-                    narrowParent = narrow
-                    wide.parent = 0
-                } else {
-                    narrowParent = Self.wide
-                    wide.parent = parent
-                }
-            } else {
-                narrowParent = Self.noParent
+        set { set(newValue, profileTableIsFull: false) }
+    }
+
+    /// `EntryRecord.size` (without building the ``record``).
+    var size: Int64 {
+        let narrow = sizeAndCost & Self.wideSize
+        return narrow == Self.wideSize ? extras!.wide!.values.size : Int64(narrow)
+    }
+
+    /// Sets every field from `record`.
+    private mutating func set(_ newValue: EntryRecord, profileTableIsFull: Bool) {
+        if !name.equals(newValue.name) { name = StoredName(newValue.name) }
+        bits.kind = newValue.kind
+        atime = newValue.atime
+        mtime = newValue.mtime
+        ctime = newValue.ctime
+        lastAccess = newValue.lastAccess
+        bits.set(Bits.persistent, newValue.persistent)
+        bits.set(Bits.writing, newValue.writing)
+        bits.set(Bits.durable, newValue.durable)
+        // Each narrow field, or its top value and the exact one among the wide values.
+        var wide = extras?.wide?.values ?? InodeExtras.Wide.Values()
+        if let parent = newValue.parent {
+            if let narrow = Self.narrow(parent, below: Self.noParent) {
+                narrowParent = narrow
                 wide.parent = 0
+            } else {
+                narrowParent = Self.wide
+                wide.parent = parent
             }
-            narrowPool = Self.narrow(newValue.pool) ?? Self.wide
-            wide.pool = narrowPool == Self.wide ? newValue.pool : 0
-            let followsSize = Self.blocks(forSize: newValue.size) == newValue.blocks
-            bits.set(Bits.blocksFollowSize, followsSize)
-            wide.blocks = followsSize ? 0 : newValue.blocks
-            narrowCost = Self.narrow16(newValue.costMilliseconds) ?? Self.wide16
-            wide.costMilliseconds = narrowCost == Self.wide16 ? newValue.costMilliseconds : 0
-            narrowMode = Self.narrow16(Int64(newValue.mode)) ?? Self.wide16
-            wide.mode = narrowMode == Self.wide16 ? newValue.mode : 0
-            narrowLinkCount = Self.narrow16(Int64(newValue.linkCount)) ?? Self.wide16
-            wide.linkCount = narrowLinkCount == Self.wide16 ? newValue.linkCount : 0
-            updateExtras {
-                $0.pinnedUntil = newValue.pinnedUntil
-                $0.expiration = newValue.expiration
-                $0.device = newValue.device
-                $0.target = newValue.target
-                $0.wide = InodeExtras.Wide.box(wide, reusing: $0.wide)
-            }
+        } else {
+            narrowParent = Self.noParent
+            wide.parent = 0
+        }
+        let profile = InodeProfile(pool: newValue.pool, uid: newValue.uid, gid: newValue.gid, mode: newValue.mode)
+        if profileNumber == Self.wide16 || InodeProfiles.shared.profile(profileNumber) != profile {
+            profileNumber = (profileTableIsFull ? nil : InodeProfiles.shared.number(for: profile)) ?? Self.wide16
+        }
+        wide.profile = profileNumber == Self.wide16 ? profile : InodeProfile.zero
+        let narrowSize = newValue.size >= 0 && UInt64(newValue.size) < Self.wideSize
+            ? UInt64(newValue.size) : Self.wideSize
+        wide.size = narrowSize == Self.wideSize ? newValue.size : 0
+        let narrowCost = Self.narrow16(newValue.costMilliseconds) ?? Self.wide16
+        wide.costMilliseconds = narrowCost == Self.wide16 ? newValue.costMilliseconds : 0
+        sizeAndCost = UInt64(narrowCost) << Self.sizeBits | narrowSize
+        let followsSize = Self.blocks(forSize: newValue.size) == newValue.blocks
+        bits.set(Bits.blocksFollowSize, followsSize)
+        wide.blocks = followsSize ? 0 : newValue.blocks
+        narrowLinkCount = Self.narrow8(Int64(newValue.linkCount)) ?? Self.wide8
+        wide.linkCount = narrowLinkCount == Self.wide8 ? newValue.linkCount : 0
+        updateExtras {
+            $0.pinnedUntil = newValue.pinnedUntil
+            $0.expiration = newValue.expiration
+            $0.device = newValue.device
+            $0.target = newValue.target
+            $0.wide = InodeExtras.Wide.box(wide, reusing: $0.wide)
         }
     }
 
@@ -265,6 +280,11 @@ struct Inode: Sendable {
         value >= 0 && value < Int64(wide16) ? UInt16(value) : nil
     }
 
+    /// `value` as an 8-bit narrow field, if it is below ``wide8``.
+    private static func narrow8(_ value: Int64) -> UInt8? {
+        value >= 0 && value < Int64(wide8) ? UInt8(value) : nil
+    }
+
     /// ``Tunables/blocks(forSize:)``, or nil for a size it does not apply to (negative, or
     /// within a block of `Int64.max`, where rounding up would overflow).
     private static func blocks(forSize size: Int64) -> Int64? {
@@ -319,11 +339,11 @@ final class InodeExtras: Sendable {
         struct Values: Sendable, Equatable {
             var id: EntryID = 0
             var parent: EntryID = 0
-            var pool: EntryID = 0
+            var profile = InodeProfile.zero
+            var size: Int64 = 0
             var blocks: Int64 = 0
             var costMilliseconds: Int64 = 0
             var lookups: UInt64 = 0
-            var mode: UInt32 = 0
             var openHandles: Int32 = 0
             var writers: Int32 = 0
             var linkCount: UInt32 = 0

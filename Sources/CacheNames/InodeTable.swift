@@ -3,7 +3,7 @@ import struct Foundation.Data
 
 /// The inodes in memory: one array of packed ``Inode``s (a freed position is reused by the
 /// next inode) and a ``SlotTable`` from id to position. Reads and writes by id, as a
-/// dictionary would, at 96 bytes an inode plus 5 to 8 for its bucket (4 bytes at a load of
+/// dictionary would, at 80 bytes an inode plus 5 to 8 for its bucket (4 bytes at a load of
 /// 1/2 to 3/4; 10 to 16 once positions outgrow a ``NarrowSlot``, past 16 million inodes).
 struct InodeTable: Sendable {
     private var inodes: [Inode] = []
@@ -16,9 +16,9 @@ struct InodeTable: Sendable {
     }
 
     var count: Int { byID.count }
-    /// Positions freed and not reused yet: they hold a vacant inode's 96 bytes each.
+    /// Positions freed and not reused yet: they hold a vacant inode's 80 bytes each.
     var vacantCount: Int { vacant.count }
-    /// Bytes the inodes hold beyond their own 96 (``Inode/heapBytes``: long names, extras).
+    /// Bytes the inodes hold beyond their own 80 (``Inode/heapBytes``: long names, extras).
     private(set) var heapBytes = 0
     /// Bytes the id table's buckets take.
     var idTableBytes: Int { byID.bucketBytes }

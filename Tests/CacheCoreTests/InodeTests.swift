@@ -54,6 +54,10 @@ import Testing
         // The 16-bit fields and the block count that follows the size, at their edges.
         record(costMilliseconds: 65_534), record(costMilliseconds: 65_535), record(costMilliseconds: 65_536),
         record(linkCount: 65_534), record(linkCount: 65_535), record(linkCount: 65_536),
+        record(linkCount: 254), record(linkCount: 255), record(linkCount: 256),
+        // The size's 48 bits beside the cost.
+        record(size: 1 << 48 - 2, blocks: 0), record(size: 1 << 48 - 1, blocks: 0), record(size: 1 << 48, blocks: 0),
+        record(size: 1 << 48 - 1, costMilliseconds: 65_535), record(size: 1 << 48 - 2, costMilliseconds: 65_534),
         record(size: 5, blocks: 0), record(size: 5, blocks: 16), record(size: 0, blocks: 0), record(size: 0, blocks: 8),
         record(size: 4_096, blocks: 8), record(size: 4_097, blocks: 16), record(size: 4_097, blocks: 8),
         record(size: .max - 4_095, blocks: (.max - 4_095 + 4_095) / 4_096 * 8), record(size: .max - 4_094, blocks: 0),
@@ -66,9 +70,10 @@ import Testing
                costMilliseconds: .max),
     ]
 
-    @Test func everyRecordComesBackExactly() {
+    @Test(arguments: [false, true])
+    func everyRecordComesBackExactly(profileTableIsFull: Bool) {
         for record in Self.edgeRecords {
-            let inode = Inode(record: record)
+            let inode = Inode(record: record, profileTableIsFull: profileTableIsFull)
             #expect(inode.record == record)
             #expect(inode.id == record.entryID)
             #expect(inode.parent == record.parent)
@@ -120,7 +125,7 @@ import Testing
             inode.lookups = .max
             inode.lookups -= min(UInt64.max, inode.lookups)
             #expect(inode.lookups == 0 && !inode.isReferenced)
-            for value: Int32 in [.max, .min, 0, 1, 254, 255, 256, 65_534, 65_535, 65_536, -1, 2, 0] {
+            for value: Int32 in [.max, .min, 0, 1, 253, 254, 255, 256, 65_534, 65_535, 65_536, -1, 2, 0] {
                 inode.openHandles = value
                 inode.writers = value
                 #expect(inode.openHandles == value && inode.writers == value)
@@ -160,6 +165,30 @@ import Testing
     @Test func theInodeIsPacked() {
         let stride = MemoryLayout<Inode>.stride
         print("Inode: size \(MemoryLayout<Inode>.size), stride \(stride)")
-        #expect(stride <= 96)
+        #expect(stride <= 80)
+    }
+
+    /// Inodes alike in pool, owner, group and mode share one profile, and one that no
+    /// longer fits the table keeps its fields itself, at the cost of its extras.
+    @Test func inodesShareTheirProfileAndKeepItThemselvesOnceTheTableIsFull() {
+        let pool = EntryID.random(in: 1_000_000...EntryID.max)
+        let profile = InodeProfile(pool: pool, uid: 1000, gid: 1000, mode: 0o644)
+        let first = Inode(record: Self.record(id: 1, pool: pool))
+        #expect(first.heapBytes == 0)
+        let number = InodeProfiles.shared.number(for: profile)
+        for id in EntryID(2)...100 { _ = Inode(record: Self.record(id: id, pool: pool)) }
+        #expect(number != nil && InodeProfiles.shared.number(for: profile) == number)
+        let kept = Inode(record: Self.record(pool: pool), profileTableIsFull: true)
+        #expect(kept.heapBytes > 0)
+        #expect(kept.record == Self.record(pool: pool))
+
+        let table = InodeProfiles(limit: 2)
+        let profiles = (0..<3).map { InodeProfile(pool: 3, uid: UInt32($0), gid: 0, mode: 0o644) }
+        #expect(table.number(for: profiles[0]) == 0)
+        #expect(table.number(for: profiles[1]) == 1)
+        #expect(table.number(for: profiles[2]) == nil)
+        #expect(table.number(for: profiles[0]) == 0)
+        #expect(table.profile(1) == profiles[1])
+        #expect(table.count == 2)
     }
 }
