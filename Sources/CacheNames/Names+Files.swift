@@ -8,7 +8,7 @@ extension Names {
     /// (as on ext4) while the kernel holds it.
     package func fileToOpen(_ id: EntryID) throws -> EntryRecord {
         try withLoaded([]) { namespace in
-            guard let inode = try namespace.inode(id), inode.record.parent != nil || inode.keptUntilUnreferenced
+            guard let inode = try namespace.inode(id), inode.hasName || inode.keptUntilUnreferenced
             else { throw CacheError.stale }
             return inode.record
         }
@@ -23,7 +23,7 @@ extension Names {
         changeInMemory { namespace, _ in
             var movedAccessTime = false
             let opened = namespace.modify(id) { inode -> EntryRecord? in
-                guard inode.record.parent != nil || inode.keptUntilUnreferenced else { return nil }
+                guard inode.hasName || inode.keptUntilUnreferenced else { return nil }
                 inode.openHandles += 1
                 if writable { inode.writers += 1 }
                 if reads && inode.record.atimeIsDue(at: time) {
@@ -45,7 +45,7 @@ extension Names {
                 inode.openHandles -= 1
                 if writable { inode.writers -= 1 }
                 // The last writer's close finishes the write (usually its FLUSH did already).
-                let finishes = writable && inode.writers == 0 && inode.record.writing
+                let finishes = writable && inode.writers == 0 && inode.isWriting
                 if finishes { inode.record.writing = false }
                 return (inode.record, finishes)
             }
@@ -86,8 +86,8 @@ extension Names {
             var marked: [IndexChange] = []
             for file in batch {
                 let inMemory: Void? = namespace.modify(file.id) { inode in
-                    guard inode.record.mtime == file.mtime, !inode.record.writing,
-                          inode.record.parent != nil else { return }
+                    guard inode.record.mtime == file.mtime, !inode.isWriting,
+                          inode.hasName else { return }
                     inode.record.durable = true
                     marked.append(.content(inode.record))
                 }
@@ -103,7 +103,7 @@ extension Names {
     package func markWriting(_ id: EntryID) throws -> Bool {
         try withLoaded([]) { namespace -> Bool in
             guard let inode = try namespace.inode(id) else { throw CacheError.notFound }
-            guard inode.record.kind == .file, !inode.record.writing else { return false }
+            guard inode.record.kind == .file, !inode.isWriting else { return false }
             let record = namespace.modify(id) { inode -> EntryRecord in
                 inode.record.writing = true
                 inode.record.durable = false
@@ -123,7 +123,7 @@ extension Names {
     package func finishWriting(_ id: EntryID) {
         changeInMemory { namespace, _ in
             let finished = namespace.modify(id) { inode -> EntryRecord? in
-                guard inode.writers == 0, inode.record.writing else { return nil }
+                guard inode.writers == 0, inode.isWriting else { return nil }
                 inode.record.writing = false
                 return inode.record
             } ?? nil

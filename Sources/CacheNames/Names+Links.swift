@@ -14,7 +14,7 @@ extension Names {
             let parentRecord = try directory(newParent, in: &namespace)
             guard newParent != WellKnownEntry.root else { throw CacheError.notPermitted }
             // In link(2)'s order: the source, the name taken, then what may be linked.
-            guard let inode = try namespace.inode(id), inode.record.parent != nil else { throw CacheError.notFound }
+            guard let inode = try namespace.inode(id), inode.hasName else { throw CacheError.notFound }
             guard try namespace.childID(of: newParent, named: Data(newName)) == nil else { throw CacheError.exists }
             guard inode.record.kind != .directory else { throw CacheError.notPermitted }
             guard inode.record.pool == parentRecord.pool else { throw CacheError.crossPool }

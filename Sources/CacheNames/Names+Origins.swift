@@ -78,9 +78,9 @@ extension Names {
     package func countFetchStart(_ id: EntryID) -> Bool {
         changeInMemory { namespace, _ in
             guard let inode = namespace.inodes[id], !fetches.isStopping,
-                  inode.record.parent != nil || inode.keptUntilUnreferenced,
+                  inode.hasName || inode.keptUntilUnreferenced,
                   !inheritsPersistence(inode.record, in: namespace), fetches.markCounted(id) else { return false }
-            guard inode.record.parent != nil else {
+            guard inode.hasName else {
                 usage.addPending(inode.record.size, pool: inode.record.pool)
                 return false
             }
@@ -93,7 +93,7 @@ extension Names {
     package func isWanted(_ id: EntryID) -> Bool {
         namespace.withLock { namespace in
             guard let inode = namespace.inodes[id] else { return false }
-            return inode.record.parent != nil || inode.openHandles > 0
+            return inode.hasName || inode.openHandles > 0
         }
     }
 
@@ -104,7 +104,7 @@ extension Names {
     package func finishFetch(_ id: EntryID, blocks: Int64, at time: Int64, fetchMilliseconds: Int64,
                              version: OriginDelivery) throws {
         try withLoaded([]) { namespace in
-            guard let inode = namespace.inodes[id], inode.record.parent != nil else { return }
+            guard let inode = namespace.inodes[id], inode.hasName else { return }
             let becomesPersistent = inheritsPersistence(inode.record, in: namespace)
             if fetches.markCounted(id) { countIn(inode.record, in: &namespace) }
             // A change of persistence moves the counted file between the figures.

@@ -177,7 +177,7 @@ extension Names {
                         usage.addFile(-1, bytes: -inode.record.size, pool: inode.record.pool, persistent: false)
                     }
                     leftovers.append(inode.id)
-                } else if inode.record.writing {
+                } else if inode.isWriting {
                     var record = inode.record
                     record.writing = false
                     namespace.log(.content(record))
