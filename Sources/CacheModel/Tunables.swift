@@ -94,7 +94,8 @@ public enum Tunables {
     package static let warningsKept = 16
     /// A directory load of at least this many entries asks the allocator to return freed
     /// pages (`malloc_trim`): growing the tables to a big directory freed their smaller
-    /// copies, and a trim after a small load costs more than it returns.
+    /// copies, and a trim after a small load costs more than it returns. So does the memory
+    /// check after listings of that many names in all (``Names/returnMemoryFreedByListings()``).
     package static let trimAfterLoadingEntries = 16_384
     /// How many names of a directory read from the index one hold of the namespace lock
     /// installs: about a millisecond of work, so a request never waits long behind the load of a

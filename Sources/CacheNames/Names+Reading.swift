@@ -106,6 +106,7 @@ extension Names {
         let cursor = offset > 2 ? ListingCursor(offset: offset) : ListingCursor()
         let wanted = max(limit - items.count, 1)
         let children = try namespace.children(of: id, after: cursor, limit: wanted)
+        namespace.listedSinceTrim += children.count
         for child in children {
             items.append(DirectoryItem(name: Array(child.name), id: child.record.entryID, kind: child.record.kind,
                                        nextOffset: child.cursor.offset, attributes: child.record.attributes,

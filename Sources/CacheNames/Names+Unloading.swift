@@ -67,6 +67,22 @@ extension Names {
         return round
     }
 
+    /// Listings leave what they freed in the allocator: the pages of items and records a
+    /// request thread built (each thread has an arena of its own) stay resident, about 4 MB
+    /// after listing a million names. At each memory check after many names were listed,
+    /// the allocator returns them to the kernel (`malloc_trim`); returns whether it did.
+    @discardableResult
+    package func returnMemoryFreedByListings() -> Bool {
+        let trims = namespace.withLock { namespace in
+            guard namespace.listedSinceTrim >= Tunables.trimAfterLoadingEntries else { return false }
+            namespace.listedSinceTrim = 0
+            return true
+        }
+        guard trims else { return false }
+        malloc_trim(0)
+        return true
+    }
+
     /// What became of one directory an unload tried.
     enum UnloadOutcome {
         case unloaded(entries: Int)

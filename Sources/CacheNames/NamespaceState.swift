@@ -67,6 +67,10 @@ struct NamespaceState: Sendable {
     /// changes wholesale (the tests' measure that filling a unit is linear).
     private(set) var unitWalks = 0
 
+    /// Names listed since the allocator was last asked to return freed pages
+    /// (``Names/returnMemoryFreedByListings()``).
+    var listedSinceTrim = 0
+
     mutating func forgetUnitBytes() {
         if !unitBytes.isEmpty { unitBytes = [:] }
     }

@@ -151,6 +151,35 @@ import Testing
         #expect(try engine.lookup(parent: sub, name: Array(name(199).utf8)).size == 3)
     }
 
+    /// Listings count the names they served; once that many names as a big directory's
+    /// load were listed, the memory check returns what they freed to the kernel, and counts
+    /// again from zero. (The engine's own check may run in between, on its thread: then it
+    /// is the one that trimmed, and the count is zero all the same.)
+    @Test func theMemoryCheckReturnsWhatManyListedNamesFreed() throws {
+        let store = try TestStore()
+        let engine = try store.open()
+        defer { engine.shutdown() }
+        let data = try engine.pool("data")
+        for number in 0..<100 { _ = try engine.writeFile("f\(number)", in: data, content: [1]) }
+        func listed() -> Int { engine.names.namespace.withLock { $0.listedSinceTrim } }
+        func listAll() throws -> Int {
+            let items = try engine.readdir(data, offset: 0, limit: 1_000)
+            return items.count { $0.name != Array(".".utf8) && $0.name != Array("..".utf8) }
+        }
+        #expect(try listAll() == 100)
+        let before = listed()
+        #expect(before >= 100)
+        var served = 0
+        while before + served + 100 < Tunables.trimAfterLoadingEntries { served += try listAll() }
+        #expect(listed() == before + served)
+        #expect(!engine.names.returnMemoryFreedByListings())
+        #expect(listed() == before + served)
+        served += try listAll()
+        #expect(listed() >= Tunables.trimAfterLoadingEntries || listed() == 0)
+        engine.names.returnMemoryFreedByListings()
+        #expect(listed() == 0)
+    }
+
     @Test func aDirectoryStaysWhileAFileInItIsOpenOrHeldByTheKernel() throws {
         let store = try TestStore()
         let clock = ManualClock()

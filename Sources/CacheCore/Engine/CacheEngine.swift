@@ -98,7 +98,10 @@ public final class CacheEngine: Sendable {
         notifications.start()
         files.start()
         bytes.start()
-        unloader.start { [names] in names.unloadIdleDirectories() }
+        unloader.start { [names] in
+            names.unloadIdleDirectories()
+            names.returnMemoryFreedByListings()
+        }
         // Limits may have been lowered (by --pool) since the last mount.
         evictor.requestEnforcement(of: names.poolIDs())
         attributes.checkFloors()

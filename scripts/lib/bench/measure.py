@@ -191,10 +191,11 @@ def daemon_rss_mib(pid, field="VmRSS"):
     return FAIL
 
 
-def settled_rss_mib(pid, least=6, most=30):
-    """VmRSS once the allocator has given back what a load's pages of rows left free: from
-    `least` seconds on, sampled each second, the first sample not lower than the one before
-    by 0.5 MiB or more, or the sample at `most` seconds."""
+def settled_rss_mib(pid, least=12, most=36):
+    """VmRSS once the allocator has given back what a load's pages of rows left free and the
+    daemon's memory check (every 10 s, Tunables.memoryCheckSeconds) has returned what the
+    listing's requests freed: from `least` seconds on, sampled each second, the first sample
+    not lower than the one before by 0.5 MiB or more, or the sample at `most` seconds."""
     time.sleep(least - 1)
     last = daemon_rss_mib(pid)
     for _ in range(most - least + 1):
