@@ -106,18 +106,18 @@ public enum Tunables {
     /// besides what memory keeps, not all of them.
     package static let loadRowsPerRead = 16_384
     /// The `memory_budget` mount option's default: the names the daemon keeps loaded, at
-    /// ``bytesPerLoadedEntry`` each and what each holds beyond (about 1,180,000 entries with
+    /// ``bytesPerLoadedEntry`` each and what each holds beyond (about 1,400,000 entries with
     /// short names). Past it, directories idle for ``memoryIdleSeconds`` leave memory until
     /// they are used again. A directory of a million
     /// files is then read from the index again (about a second) after an idle time, not kept
-    /// at 150 MB for the life of the mount.
+    /// at 130 MB for the life of the mount.
     public static let memoryBudgetBytes: Int64 = 128 << 20
     /// What one loaded entry costs in the daemon's memory, as measured by `ls -f` of a
     /// 1,000,000-file directory with short names (docs/benchmarks.md, "Memory"): the packed
-    /// inode (96 B), its 4-byte slots in the id table and in the directory's table of own
+    /// inode (80 B), its 4-byte slots in the id table and in the directory's table of own
     /// names, at loads of 1/2 to 3/4, and its id in the listing order (4 B). A longer name or
     /// extras add their own bytes (``Inode/heapBytes``).
-    public static let bytesPerLoadedEntry: Int64 = 114
+    public static let bytesPerLoadedEntry: Int64 = 96
     /// The `memory_idle` mount option's default: how long a directory must go without a
     /// lookup or listing of its names (and be held by nothing) before it may leave memory.
     /// Long enough that a directory in use between two bursts stays.
