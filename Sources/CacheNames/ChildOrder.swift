@@ -19,6 +19,10 @@ struct ChildOrder: Sendable {
         return EntryID(narrow[position])
     }
 
+    mutating func reserve(_ total: Int) {
+        if wide != nil { wide!.reserveCapacity(total) } else { narrow.reserveCapacity(total) }
+    }
+
     mutating func append(_ id: EntryID) {
         if let narrowID = narrowed(id) { narrow.append(narrowID) } else { wide!.append(id) }
     }

@@ -43,6 +43,12 @@ struct DirectoryChildren: Sendable {
         { slot in inodes[slot: slot].withOwnNameBytes(hash(of:)) }
     }
 
+    /// Makes room for `additional` more own names (a load that knows its directory's size).
+    mutating func reserve(_ additional: Int, inodes: InodeTable) {
+        ownNames.reserve(ownNames.count + additional, rehash: Self.ownNameHashes(inodes))
+        order.reserve(order.count + additional)
+    }
+
     /// The slot of the inode called `name` in this directory (`directory` is its id).
     func slot(named name: Data, in directory: EntryID, inodes: InodeTable) -> UInt32? {
         let hash = Self.hash(of: name)

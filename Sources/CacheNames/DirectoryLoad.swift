@@ -9,6 +9,13 @@ package protocol DirectorySource: Sendable {
     func children(of parent: EntryID, after: EntryID, limit: Int) throws -> ChildPage
     func allLinks(in parent: EntryID) throws -> [(name: Data, record: EntryRecord)]
     func links(of entry: EntryID) throws -> [LinkName]
+    /// How many rows `parent` has, if the source can tell cheaply: a load makes room for them
+    /// at once instead of growing its tables by copying as pages arrive.
+    func childCount(of parent: EntryID) throws -> Int?
+}
+
+extension DirectorySource {
+    package func childCount(of parent: EntryID) throws -> Int? { nil }
 }
 
 /// One page of a directory's names as the index has them, read without the namespace lock
@@ -28,6 +35,8 @@ struct DirectoryLoad: Sendable {
     var names: [(name: Data, row: EntryRecord)] = []
     /// The names of this page's entries with more than one, wherever they are.
     var links: [EntryID: [LinkName]] = [:]
+    /// On the first page, how many rows the directory has (``DirectorySource/childCount(of:)``).
+    var expectedNames: Int?
     /// The first page starts the install; the last completes it.
     var isFirst: Bool
     var isLast: Bool
@@ -69,7 +78,9 @@ struct DirectoryPages {
         }
         after = page.lastRead ?? after
         defer { pagesRead += 1 }
+        // A directory that fits one page is counted already.
+        let expected = pagesRead > 0 ? nil : isLast ? names.count : try source.childCount(of: directory)
         return DirectoryLoad(directory: directory, ownEntry: ownEntry, names: names, links: links,
-                             isFirst: pagesRead == 0, isLast: isLast)
+                             expectedNames: expected, isFirst: pagesRead == 0, isLast: isLast)
     }
 }

@@ -62,6 +62,16 @@ struct InodeTable: Sendable {
         }
     }
 
+    /// Makes room for `additional` more inodes than it holds, so that many inserts grow
+    /// neither the array nor the id table (each growth copies the whole).
+    mutating func reserve(_ additional: Int) {
+        let needed = count + additional
+        // Freed positions are taken first; past them the array grows.
+        if inodes.capacity < needed { inodes.reserveCapacity(needed) }
+        let inodes = self.inodes
+        byID.reserve(needed) { Self.hash(of: inodes[Int($0)].id) }
+    }
+
     /// The id table's keys are hashed again from their positions: the closure reads a local
     /// reference to `inodes` (reading `self` in it would overlap the change of `byID`).
     private mutating func insertIntoIDTable(_ slot: UInt32, id: EntryID) {

@@ -386,7 +386,12 @@ struct NamespaceState: Sendable {
             }
             guard directories[directory] == nil, installing[directory] == nil,
                   inodes[directory]?.isDirectory == true else { return nil }
-            installing[directory] = PartialInstall()
+            var partial = PartialInstall()
+            if let expected = load.expectedNames {
+                inodes.reserve(expected)
+                partial.children.reserve(expected, inodes: inodes)
+            }
+            installing[directory] = partial
         }
         guard var partial = installing.removeValue(forKey: directory) else { return nil }
         let end = min(load.names.count, start + Tunables.installNamesPerHold)

@@ -35,6 +35,11 @@ struct NarrowingSlotTable: Sendable {
         }
     }
 
+    /// See ``SlotTable/reserve(_:rehash:)``.
+    mutating func reserve(_ total: Int, rehash: (UInt32) -> UInt32) {
+        if wide != nil { wide!.reserve(total, rehash: WideSlot.storedHashOnly) } else { narrow.reserve(total, rehash: rehash) }
+    }
+
     @discardableResult
     mutating func remove(_ slot: UInt32, hash: UInt32, rehash: (UInt32) -> UInt32) -> Bool {
         if wide != nil { return wide!.remove(slot, hash: hash) }

@@ -43,6 +43,14 @@ struct SlotTable<Bucket: SlotBucket>: Sendable {
         count += 1
     }
 
+    /// Rebuilds now, once, to hold `total` entries at the largest load (3/4) if that many would
+    /// make the table grow: inserting them then rebuilds nothing, where growing by half as
+    /// they came would copy the table about ten times for a million.
+    mutating func reserve(_ total: Int, rehash: (UInt32) -> UInt32) {
+        guard (total + tombstones) * 4 > buckets.count * 3 else { return }
+        rebuild(capacity: max(Self.minimumCapacity, (total * 4 + 2) / 3 + 1), rehash: rehash)
+    }
+
     /// Takes `slot` stored under `hash` away; false if it is not there.
     @discardableResult
     mutating func remove(_ slot: UInt32, hash: UInt32, rehash: (UInt32) -> UInt32) -> Bool {
@@ -92,7 +100,10 @@ struct SlotTable<Bucket: SlotBucket>: Sendable {
 
     /// Rebuilds for `needed` entries at a load of one half.
     private mutating func rebuild(for needed: Int, rehash: (UInt32) -> UInt32) {
-        let capacity = max(Self.minimumCapacity, needed * 2)
+        rebuild(capacity: max(Self.minimumCapacity, needed * 2), rehash: rehash)
+    }
+
+    private mutating func rebuild(capacity: Int, rehash: (UInt32) -> UInt32) {
         let old = buckets
         buckets = Array(repeating: 0, count: capacity)
         tombstones = 0

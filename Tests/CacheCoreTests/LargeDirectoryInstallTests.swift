@@ -41,6 +41,44 @@ import Testing
         #expect(state.install(load, from: 0) == nil, "a loaded directory is not installed twice")
     }
 
+    /// A source that can count a directory's rows lets its load make room for all of them on
+    /// the first page: the id table is not rebuilt again as the pages arrive. One that
+    /// cannot (nil) leaves the tables to grow as before.
+    @Test(arguments: [true, false])
+    func aLoadThatKnowsItsSizeMakesRoomOnce(reportsCount: Bool) throws {
+        let count = 5 * 1_000 + 7
+        let source = SyntheticDirectory(directory: 1, files: count, reportsCount: reportsCount)
+        var pages = DirectoryPages(1, ownEntry: source.ownEntry, from: source, pageSize: 1_000)
+        var state = NamespaceState()
+        var expected: [Int?] = []
+        var idTableBytes: [Int] = []
+        while let load = try pages.next() {
+            expected.append(load.expectedNames)
+            var position: Int? = 0
+            while let start = position { position = state.install(load, from: start) }
+            idTableBytes.append(state.inodes.idTableBytes)
+        }
+        #expect(expected == [reportsCount ? count : nil] + Array(repeating: nil, count: 5))
+        #expect(state.isLoaded(1))
+        #expect(state.inodes.count == count + 1)
+        if reportsCount {
+            #expect(Set(idTableBytes).count == 1, "the id table kept its first size: \(idTableBytes)")
+            #expect(idTableBytes[0] <= (count + 1) * 4 * 4 / 3 + 16, "at a load near 3/4")
+        } else {
+            #expect(Set(idTableBytes).count > 1, "the id table grew as pages came: \(idTableBytes)")
+        }
+        let listed = try state.children(of: 1, after: ListingCursor(id: 0, namesListed: 0), limit: .max)
+        #expect(listed.count == count)
+        #expect(try state.child(of: 1, named: Data("f\(count - 1)".utf8))?.entryID == source.firstChild + Int64(count) - 1)
+    }
+
+    /// A directory of one page is counted by that page.
+    @Test func aOnePageLoadCountsItsOwnRows() throws {
+        let source = SyntheticDirectory(directory: 1, files: 10)
+        var pages = DirectoryPages(1, ownEntry: source.ownEntry, from: source, pageSize: 1_000)
+        #expect(try pages.next()?.expectedNames == 10)
+    }
+
     /// A large directory is read in pages and each page installed in its holds: the rows held
     /// at once are one page's, and the directory is loaded only after the last page.
     @Test func aDirectoryLoadsPageByPageAndIsLoadedOnlyAfterTheLastPage() throws {
@@ -130,10 +168,18 @@ private final class SyntheticDirectory: DirectorySource {
     let files: Int
     var firstChild: EntryID { directory + 1 }
 
-    init(directory: EntryID, files: Int, failingAfterPages: Int? = nil) {
+    /// Whether ``childCount(of:)`` answers (the index does) or says it cannot tell.
+    let reportsCount: Bool
+
+    init(directory: EntryID, files: Int, failingAfterPages: Int? = nil, reportsCount: Bool = false) {
         self.directory = directory
         self.files = files
         self.failingAfterPages = failingAfterPages
+        self.reportsCount = reportsCount
+    }
+
+    func childCount(of parent: EntryID) throws -> Int? {
+        reportsCount && parent == directory ? files : nil
     }
 
     var ownEntry: EntryRecord { Self.record(id: directory, parent: nil, name: "", kind: .directory) }

@@ -80,6 +80,14 @@ public final class IndexDatabase: Sendable {
         return ChildPage(rows: rows, lastRead: stored.last?.entryID, isFull: stored.count == limit)
     }
 
+    /// How many rows `parent` has: counted in its `entry_children` index, without reading the
+    /// rows (an encrypted store's count includes a row whose name would not open).
+    package func childCount(of parent: EntryID) throws -> Int? {
+        try pool.unsafeRead { db in
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM entry WHERE parent = ?"), arguments: [parent])
+        }
+    }
+
     /// The largest id ever given to an entry (AUTOINCREMENT's record, deleted rows included).
     public func highestEntryID() throws -> EntryID {
         try pool.read { db in
