@@ -202,7 +202,7 @@ import Testing
         inode.record = changed
         #expect(inode.record == changed)
         #expect(inode.links == [LinkName(parent: 4, name: Data("b".utf8))])
-        #expect(MemoryLayout<Inode>.stride <= 96)
+        #expect(MemoryLayout<Inode>.stride <= 80)
     }
 }
 

@@ -29,7 +29,7 @@ import Testing
             #expect(before.contains("note 2999") && before.contains("user.cache.pinned=\"1\""))
             let loaded = "\(MountedStore.executable) status . --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[\"loaded_entries\"])'"
             #expect(Int(try mount.mustSucceed(loaded)) ?? 0 > 3200, "both directories are loaded after listing")
-            // The budget counts about 96 bytes an entry (Tunables.bytesPerLoadedEntry) (short names, as here) and what one
+            // The budget counts Tunables.bytesPerLoadedEntry, 96 bytes an entry (short names, as here), and what one
             // holds beyond; this mount's budget is 0.
             let counted = try mount.mustSucceed("""
                 \(MountedStore.executable) status . --json | python3 -c 'import json, sys; r = json.load(sys.stdin)
