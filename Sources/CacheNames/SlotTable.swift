@@ -45,7 +45,7 @@ struct SlotTable<Bucket: SlotBucket>: Sendable {
 
     /// Rebuilds now, once, to hold `total` entries at the largest load (3/4) if that many would
     /// make the table grow: inserting them then rebuilds nothing, where growing by half as
-    /// they came would copy the table about ten times for a million.
+    /// they came would copy it about 30 times on the way to a million.
     mutating func reserve(_ total: Int, rehash: (UInt32) -> UInt32) {
         guard (total + tombstones) * 4 > buckets.count * 3 else { return }
         rebuild(capacity: max(Self.minimumCapacity, (total * 4 + 2) / 3 + 1), rehash: rehash)
