@@ -10,7 +10,7 @@ import struct Foundation.Data
 /// ``InodeProfiles``; the kernel's lookup count as 16 bits, the open handles, writers and link
 /// count as 8. Each narrow field's top value (``Inode/wide``) means "too large here, the exact
 /// value is in ``InodeExtras/Wide``" (an id past 4 billion, a file open 255 times, a
-/// directory with 254 subdirectories, a cost of more than a minute, a 65,536th profile: rare,
+/// directory with 253 subdirectories, a cost of more than a minute, a 65,536th profile: rare,
 /// and exact); the block count not at all when it is the size's whole 4 KiB blocks
 /// (``Tunables/blocks(forSize:)``, as ext4 allocates a file written through), and in
 /// ``InodeExtras/Wide`` when not; the kind and the flags in one byte, the name as a
