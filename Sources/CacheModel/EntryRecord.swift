@@ -112,7 +112,7 @@ public struct EntryRecord: Codable, Sendable, Equatable, FetchableRecord, Mutabl
 extension EntryRecord {
     /// Whether a read at `time` moves `atime`, by `relatime`'s rule: when it is not newer
     /// than the last change or modification, or a day old. (So a read rarely writes.)
-    package func atimeIsDue(at time: Int64) -> Bool {
+    package static func atimeIsDue(atime: Int64, mtime: Int64, ctime: Int64, at time: Int64) -> Bool {
         atime <= mtime || atime <= ctime || time - atime >= 86_400 * 1_000_000_000
     }
 

@@ -110,19 +110,31 @@ struct Inode: Sendable {
     /// The kernel's lookup count (FUSE `nlookup`, a 64-bit count), dropped by FORGET.
     var lookups: UInt64 {
         get { narrowLookups == Self.wide16 ? extras!.wide!.values.lookups : UInt64(narrowLookups) }
-        set { setCounter(\.narrowLookups, to: newValue, wide: \.lookups) }
+        set {
+            let (narrow, wide) = Self.counter(newValue, replacing: narrowLookups)
+            if let wide { updateWide { $0.lookups = wide } }
+            narrowLookups = narrow
+        }
     }
 
     /// Handles open on the entry (OPEN and CREATE, less RELEASE).
     var openHandles: Int32 {
         get { narrowHandles == Self.wide8 ? extras!.wide!.values.openHandles : Int32(narrowHandles) }
-        set { setCounter(\.narrowHandles, to: newValue, wide: \.openHandles) }
+        set {
+            let (narrow, wide) = Self.counter(newValue, replacing: narrowHandles)
+            if let wide { updateWide { $0.openHandles = wide } }
+            narrowHandles = narrow
+        }
     }
 
     /// Of the open handles, those that may write.
     var writers: Int32 {
         get { narrowWriters == Self.wide8 ? extras!.wide!.values.writers : Int32(narrowWriters) }
-        set { setCounter(\.narrowWriters, to: newValue, wide: \.writers) }
+        set {
+            let (narrow, wide) = Self.counter(newValue, replacing: narrowWriters)
+            if let wide { updateWide { $0.writers = wide } }
+            narrowWriters = narrow
+        }
     }
 
     /// The entry as the index holds it.
@@ -234,7 +246,16 @@ struct Inode: Sendable {
         }
     }
     /// `EntryRecord.writing` (without building the ``record``).
-    var isWriting: Bool { bits.contains(Bits.writing) }
+    var isWriting: Bool {
+        get { bits.contains(Bits.writing) }
+        set { bits.set(Bits.writing, newValue) }
+    }
+    /// `EntryRecord.atimeIsDue(at:)` (without building the ``record``).
+    func atimeIsDue(at time: Int64) -> Bool {
+        EntryRecord.atimeIsDue(atime: atime, mtime: mtime, ctime: ctime, at: time)
+    }
+    /// Sets `EntryRecord.atime` (without building the ``record``).
+    mutating func setAccessTime(_ time: Int64) { atime = time }
     /// Still needed in memory without a name: the kernel holds it or a handle is open.
     var isReferenced: Bool { lookups > 0 || openHandles > 0 }
 
@@ -291,19 +312,17 @@ struct Inode: Sendable {
         size >= 0 && size <= Int64.max - 4095 ? Tunables.blocks(forSize: size) : nil
     }
 
-    /// Sets a narrow counter to `value`, or to its type's top value with `value` kept among the
-    /// wide values (and the wide one cleared once the counter fits again).
-    private mutating func setCounter<Narrow: FixedWidthInteger & UnsignedInteger, Value: FixedWidthInteger>(
-        _ narrowField: WritableKeyPath<Inode, Narrow>, to value: Value,
-        wide wideField: WritableKeyPath<InodeExtras.Wide.Values, Value>
-    ) {
+    /// What a narrow counter holding `current` becomes for `value`: the value itself, or its
+    /// type's top value with `value` kept among the wide values; `wide` is what the wide value
+    /// must be set to (0 once the counter fits again), nil when it stays as it is. (Not key
+    /// paths: the hit path sets two counters per OPEN and RELEASE, and a key path is looked up
+    /// at run time.)
+    private static func counter<Narrow: FixedWidthInteger & UnsignedInteger, Value: FixedWidthInteger>(
+        _ value: Value, replacing current: Narrow
+    ) -> (narrow: Narrow, wide: Value?) {
         let narrow = value >= 0 && value < Value(Narrow.max) ? Narrow(value) : nil
-        if let narrow, self[keyPath: narrowField] != Narrow.max {
-            self[keyPath: narrowField] = narrow
-            return
-        }
-        updateWide { $0[keyPath: wideField] = narrow == nil ? value : 0 }
-        self[keyPath: narrowField] = narrow ?? Narrow.max
+        if let narrow, current != Narrow.max { return (narrow, nil) }
+        return (narrow ?? Narrow.max, narrow == nil ? value : 0)
     }
 
     /// Changes the wide values, keeping the rest of the extras.

@@ -26,8 +26,8 @@ extension Names {
                 guard inode.hasName || inode.keptUntilUnreferenced else { return nil }
                 inode.openHandles += 1
                 if writable { inode.writers += 1 }
-                if reads && inode.record.atimeIsDue(at: time) {
-                    inode.record.atime = time
+                if reads && inode.atimeIsDue(at: time) {
+                    inode.setAccessTime(time)
                     movedAccessTime = true
                 }
                 return inode.record
@@ -41,16 +41,18 @@ extension Names {
     /// nameless file nothing holds any more goes (its bytes and row, as effects).
     package func countClose(_ id: EntryID, writable: Bool) {
         changeInMemory { namespace, effects in
-            let closed = namespace.modify(id) { inode -> (record: EntryRecord, finished: Bool) in
+            // The record is built only for a close that finishes a write: a reader's close is
+            // the RELEASE of every hit.
+            let closed = namespace.modify(id) { inode -> EntryRecord? in
                 inode.openHandles -= 1
                 if writable { inode.writers -= 1 }
                 // The last writer's close finishes the write (usually its FLUSH did already).
-                let finishes = writable && inode.writers == 0 && inode.isWriting
-                if finishes { inode.record.writing = false }
-                return (inode.record, finishes)
+                guard writable && inode.writers == 0 && inode.isWriting else { return nil }
+                inode.isWriting = false
+                return inode.record
             }
             guard let closed else { return }
-            if closed.finished && closed.record.parent != nil { namespace.log(.content(closed.record)) }
+            if let finished = closed, finished.parent != nil { namespace.log(.content(finished)) }
             finishIfUnreferenced(id, in: &namespace, effects: &effects)
         }
     }
@@ -60,7 +62,7 @@ extension Names {
     package func flushWritten(_ id: EntryID, finishesWrite: Bool) {
         changeInMemory { namespace, _ in
             let current = namespace.modify(id) { inode -> EntryRecord in
-                if finishesWrite && inode.writers <= 1 { inode.record.writing = false }
+                if finishesWrite && inode.writers <= 1 { inode.isWriting = false }
                 return inode.record
             }
             if let current, current.parent != nil { namespace.log(.content(current)) }
