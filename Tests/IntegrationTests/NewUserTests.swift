@@ -152,6 +152,22 @@ import Testing
             #expect(unknown.error.contains("unknown setting 'colour'"), "\(unknown.error)")
             let outside = try cachefs("status", mount.directory)
             #expect(outside.error.contains("not inside a cachefs mount"), "\(outside.error)")
+            // A pool named by its path, as `set` and `preview` take it, is missing as a pool.
+            for command in [["set", mount.path("nopool"), "max_age", "7d"], ["preview", mount.path("nopool")]] {
+                let missingPool = try Shell.run([MountedStore.executable] + command)
+                #expect(missingPool.status == 1)
+                #expect(missingPool.error == "cachefs: \(mount.mountpoint): no pool named 'nopool' (pools: avatars, data, thumbnails)\n")
+            }
+            // A setting given where it does not belong says where it does, and nothing changes.
+            #expect(try Shell.run(["sh", "-c", "echo hi > \(mount.path("data/f"))"]).succeeded)
+            let onFile = try cachefs("set", mount.path("data/f"), "max_size", "1M")
+            #expect(onFile.status == 1)
+            #expect(onFile.error == "cachefs: \(mount.path("data/f")): max_size is set on a pool directory (MOUNT/POOL), not on a file\n")
+            let onPool = try cachefs("set", mount.path("data"), "min_free", "1G")
+            #expect(onPool.error == "cachefs: \(mount.path("data")): min_free is set on the mount's root, not on a pool directory (MOUNT/POOL)\n")
+            let readOnly = try cachefs("set", mount.path("data"), "hits", "3")
+            #expect(readOnly.error == "cachefs: \(mount.path("data")): hits is read-only\n")
+            #expect(try mount.xattr("data", "user.cache.max_size") == String(25 << 20))
         }
     }
 

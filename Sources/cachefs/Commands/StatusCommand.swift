@@ -157,7 +157,7 @@ struct StatusCommand: ParsableCommand {
 
     private func printTable(_ report: Report) {
         print("store \(report.store), min_free \(report.minFree), loaded entries \(report.loadedEntries) "
-            + "(memory budget \(report.loadedEntriesBudget)), counted \(Format.bytes(report.loadedBytes)) "
+            + "of \(report.loadedEntriesBudget) the memory budget allows, counted \(Format.bytes(report.loadedBytes)) "
             + "of \(Format.bytes(report.loadedBytesBudget))")
         for warning in report.warnings { print("warning: \(warning)") }
         let header = ["POOL", "USAGE", "", "LIMIT", "FILES", "PINNED", "PERSISTENT", "MAX AGE", "POLICY", "POLICY MEM",

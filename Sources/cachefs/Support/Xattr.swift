@@ -41,6 +41,9 @@ enum Xattr {
         guard let attribute = CacheAttribute(rawValue: key) else {
             throw Failure(description: "\(path): unknown setting '\(key)'")
         }
+        if let place = place(of: path), !CacheAttribute.writable(at: place).contains(attribute) {
+            throw Failure(description: "\(path): " + Self.misplaced(attribute, at: place))
+        }
         if let problem = AttributeValueCheck.problem(with: value, for: attribute, now: SystemClock().now()) {
             throw Failure(description: "\(path): \(key) '\(value)' refused: \(problem)")
         }
@@ -48,12 +51,45 @@ enum Xattr {
         guard setxattr(path, name, bytes, bytes.count, 0) == 0 else { throw failure(path, name, value: value) }
     }
 
-    /// Names a missing path as missing, before anything else is said about it.
+    /// Names a missing path as missing, before anything else is said about it; a missing pool
+    /// (a name missing from a mount's root) with the pools there are.
     static func requireExisting(_ path: String) throws {
         var info = stat()
         guard lstat(path, &info) == 0 else {
-            throw Failure(description: "\(path): \(String(cString: strerror(errno)))")
+            let reason = errno
+            let parent = (path as NSString).deletingLastPathComponent
+            if reason == ENOENT, isMountRoot(parent.isEmpty ? "." : parent) {
+                _ = try poolDirectory((path as NSString).lastPathComponent, of: parent.isEmpty ? "." : parent)
+            }
+            throw Failure(description: "\(path): \(String(cString: strerror(reason)))")
         }
+    }
+
+    private static func isMountRoot(_ path: String) -> Bool {
+        getxattr(path, "user.cache.store", nil, 0) >= 0
+    }
+
+    /// Where `path` stands on its mount, as the daemon tells places apart; nil when that
+    /// cannot be told here (the daemon then decides).
+    private static func place(of path: String) -> CacheAttribute.Place? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        if isMountRoot(path) { return .root }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR:
+            let parent = (path as NSString).deletingLastPathComponent
+            return isMountRoot(parent.isEmpty ? "." : parent) ? .pool : .directory
+        case S_IFREG: return .file
+        default: return .nameOnly
+        }
+    }
+
+    /// Why `attribute` cannot be set at `place`: where it can, or that it is read-only.
+    private static func misplaced(_ attribute: CacheAttribute, at place: CacheAttribute.Place) -> String {
+        let places: [CacheAttribute.Place] = [.root, .pool, .directory, .file]
+        let named = places.filter { CacheAttribute.writable(at: $0).contains(attribute) }.map(\.described)
+        guard !named.isEmpty else { return "\(attribute.rawValue) is read-only" }
+        return "\(attribute.rawValue) is set on \(named.joined(separator: " or ")), not on \(place.described)"
     }
 
     /// Refuses paths outside a cachefs mount, where a `user.cache.*` attribute would be
@@ -135,4 +171,17 @@ func poolDirectory(_ name: String, of mount: String) throws -> String {
         throw Xattr.Failure(description: "\(mount): no pool named '\(name)' (pools: \(pools.joined(separator: ", ")))")
     }
     return mount + "/" + name
+}
+
+extension CacheAttribute.Place {
+    /// How the errors of `cachefs set` and friends name a place.
+    var described: String {
+        switch self {
+        case .root: "the mount's root"
+        case .pool: "a pool directory (MOUNT/POOL)"
+        case .directory: "a directory inside a pool"
+        case .file: "a file"
+        case .nameOnly: "a symlink or special file"
+        }
+    }
 }
