@@ -59,7 +59,8 @@ import Testing
             _ = try mount.mustSucceed("echo x > avatars/f")
             let busy = try cachefs("remove-pool", mount.mountpoint, "avatars")
             #expect(busy.status == 1)
-            #expect(busy.error.contains("pool avatars is not empty"), "\(busy.error)")
+            #expect(busy.error == "cachefs: pool avatars is not empty: remove its files first (cachefs clear "
+                + "\(mount.mountpoint) avatars for cached ones, rm for pinned and persistent ones)\n")
             let missing = try cachefs("remove-pool", mount.mountpoint, "nopool")
             #expect(missing.error.contains("no pool named 'nopool'"), "\(missing.error)")
             _ = try mount.mustSucceed("rm avatars/f")

@@ -25,7 +25,7 @@ struct RemovePoolCommand: ParsableCommand {
                 try Xattr.set(root, "user.cache.remove_pool", pool)
             } catch let failure as Xattr.Failure where failure.code == ENOTEMPTY {
                 throw Xattr.Failure(description: "pool \(pool) is not empty: remove its files first "
-                    + "(cachefs clear \(root) \(pool) for cached ones, rm for pinned and persistent ones); \(failure)")
+                    + "(cachefs clear \(root) \(pool) for cached ones, rm for pinned and persistent ones)")
             }
         }
     }
