@@ -40,7 +40,11 @@ enum MountFailure {
         }.joined(separator: "; ")
         let cause = said.isEmpty ? "the kernel refused it" : said
         let advice: String
-        if text.contains("user_allow_other") {
+        if text.contains("no write access to mountpoint") || text.contains("not owned by user") {
+            // fusermount3's own rule for users who are not root; /dev/fuse is fine.
+            advice = "a user who is not root may mount only on a directory they can write to (and own, if it is sticky); "
+                + "mount on a directory of your own (mkdir ~/cache), or as root"
+        } else if text.contains("user_allow_other") {
             advice = "-o allow_other needs a line 'user_allow_other' in /etc/fuse.conf (ask an administrator), or mount without allow_other"
         } else if text.contains("/dev/fuse"), text.contains("Permission denied") || text.contains("Operation not permitted") {
             advice = "this user may not open /dev/fuse: ask an administrator for read and write access to it (Debian's default is mode 0666), or mount as root"

@@ -51,7 +51,7 @@ import Testing
                                      node: .device(mode: "0600"))
         try expectOneLineFailure(result, naming: "failed to open /dev/fuse: Permission denied",
                                  advising: "ask an administrator for read and write access")
-        try expectStoreIntact(sandbox.home + "/store")
+        expectNoStore(sandbox.home + "/store")
     }
 
     @Test func allowOtherWithoutUserAllowOtherGetsOneLineAndExitOne() throws {
@@ -61,7 +61,7 @@ import Testing
             node: .device(mode: "0666"), fuseConf: "# no user_allow_other\n")
         try expectOneLineFailure(result, naming: "user_allow_other",
                                  advising: "ask an administrator), or mount without allow_other")
-        try expectStoreIntact(sandbox.home + "/store")
+        expectNoStore(sandbox.home + "/store")
     }
 
     @Test func aKernelMountThatFailsGetsOneLineAndLeavesTheStoreAsItWas() throws {
@@ -100,6 +100,11 @@ import Testing
         #expect(result.error.hasPrefix("cachefs: cannot mount on "), "\(result.error)", sourceLocation: sourceLocation)
         #expect(result.error.contains(cause), "\(result.error)", sourceLocation: sourceLocation)
         #expect(result.error.contains(advice), "\(result.error)", sourceLocation: sourceLocation)
+    }
+
+    /// The store this failed mount made is gone again.
+    private func expectNoStore(_ store: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!FileManager.default.fileExists(atPath: store), "the failed mount left \(store)", sourceLocation: sourceLocation)
     }
 
     /// A failed mount hands the reserve back and lets go of the lock, as a clean unmount does.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CacheCore
+import CacheModel
 import Foundation
 import FuseAdapter
 import Glibc
@@ -26,7 +27,7 @@ struct MountCommand: ParsableCommand {
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
             textfile collector), metrics_interval=SECONDS (default 15), \
-            memory_budget=SIZE (names kept loaded, at about 114 bytes a file and more for long names; \
+            memory_budget=SIZE (names kept loaded, at about \(Tunables.bytesPerLoadedEntry) bytes a file and more for long names; \
             past it, directories unused for memory_idle=SECONDS leave memory until used again; defaults \
             128M and 60), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
@@ -103,8 +104,10 @@ struct MountCommand: ParsableCommand {
         LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, logLevel: settings.logLevel) }
         let logger = Logger(label: "cachefs")
         if !allocationsConfigured { logger.warning("glibc refused an mmap threshold of 4 MiB; its own stays") }
+        // What this attempt made for the store: removed if the mount fails, kept once it is up.
+        var newStore: NewStore?
         do {
-            try MountPreflight.check(store: storePath, mountpoint: mountPath)
+            newStore = try MountPreflight.check(store: storePath, mountpoint: mountPath)
             let encryption = try MountKeys.unlock(store: storePath, encrypt: settings.encrypt, keyFile: settings.keyFile,
                                                   prompt: InheritedPassphrase.fromEnvironment() ?? TerminalPassphrasePrompt())
             let notifier = LateBoundNotifier()
@@ -131,6 +134,7 @@ struct MountCommand: ParsableCommand {
                 engine.shutdown()
                 throw error
             }
+            newStore = nil
             notifier.bind(session.notificationTarget)
             if settings.writebackBoost {
                 // The mount works without it, so a failure is reported, not fatal.
@@ -159,6 +163,7 @@ struct MountCommand: ParsableCommand {
             logger.info("store \(storePath) closed cleanly")
         } catch {
             printError("cachefs: \(error)")
+            newStore?.remove()
             throw ExitCode.failure
         }
     }

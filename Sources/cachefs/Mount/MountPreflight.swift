@@ -12,13 +12,16 @@ enum MountPreflight {
     /// someone's data and is refused.
     static let storeMarker = "index.sqlite"
 
-    static func check(store: String, mountpoint: String) throws {
+    /// Returns the store and parents this attempt made, if it made them: the caller removes
+    /// them when the mount fails (``NewStore/remove()``).
+    static func check(store: String, mountpoint: String) throws -> NewStore? {
         guard store != mountpoint, !mountpoint.hasPrefix(store + "/") else {
             throw Problem(description: "the mountpoint must not be inside the store")
         }
         try checkMountpoint(mountpoint)
-        try prepareStore(store)
+        let made = try prepareStore(store)
         DaemonHandOver.waitForStoppingDaemon(store: store)
+        return made
     }
 
     /// The mountpoint must be an existing, empty directory. A dead cachefs mount left by a
@@ -46,6 +49,7 @@ enum MountPreflight {
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw Problem(description: "mountpoint \(mountpoint) is not a directory")
         }
+        try checkWritable(mountpoint)
         let contents: [String]
         do {
             contents = try FileManager.default.contentsOfDirectory(atPath: mountpoint)
@@ -57,24 +61,25 @@ enum MountPreflight {
         }
     }
 
-    /// Creates a missing store (and its missing parents); accepts an existing directory only
-    /// when it is empty or already a store, and changes nothing in one it refuses.
-    private static func prepareStore(_ store: String) throws {
+    /// fusermount3 mounts for a user who is not root only on a directory that user may write
+    /// to; asked here, the refusal comes before a store is made, in words that fit it.
+    private static func checkWritable(_ mountpoint: String) throws {
+        guard getuid() != 0, access(mountpoint, W_OK) != 0 else { return }
+        throw Problem(description: "mountpoint \(mountpoint) is not writable by this user (\(String(cString: strerror(errno)))): "
+            + "a user who is not root may mount only on a directory they can write to; "
+            + "mount on a directory of your own (mkdir ~/cache), or as root")
+    }
+
+    /// Creates a missing store (and its missing parents), returning what it made; accepts an
+    /// existing directory only when it is empty or already a store, and changes nothing in
+    /// one it refuses.
+    private static func prepareStore(_ store: String) throws -> NewStore? {
         var info = stat()
         guard stat(store, &info) == 0 else {
             guard errno == ENOENT else {
                 throw Problem(description: "cannot use store \(store): \(String(cString: strerror(errno)))")
             }
-            do {
-                let parent = (store as NSString).deletingLastPathComponent
-                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-            } catch {
-                throw Problem(description: "cannot create the parents of store \(store): \(error.localizedDescription)")
-            }
-            guard mkdir(store, 0o700) == 0 || errno == EEXIST else {
-                throw Problem(description: "cannot create store \(store): \(String(cString: strerror(errno)))")
-            }
-            return
+            return try NewStore.make(store)
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw Problem(description: "store \(store) is not a directory")
@@ -89,5 +94,6 @@ enum MountPreflight {
             throw Problem(description: "\(store) is neither empty nor a cachefs store (it has no \(storeMarker)); "
                 + "give a new or empty directory as the store")
         }
+        return nil
     }
 }
