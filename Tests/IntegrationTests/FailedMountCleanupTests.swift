@@ -66,12 +66,7 @@ import Testing
         #expect(failed.status == 1, "status \(failed.status): \(failed.error)")
         #expect(failed.error.contains("failed to open /dev/fuse: Permission denied"), "\(failed.error)")
         #expect(try snapshot(store) == before)
-        let again = try sandbox.run("""
-            set -e
-            '\(sandbox.binary)' mount store mnt -o min_free=0
-            cat mnt/data/f
-            fusermount3 -u mnt
-            """, node: .device(mode: "0666"))
+        let again = try sandbox.mountAndReadBack()
         #expect(again.succeeded, "\(again.error)")
         #expect(again.output == "kept\n")
     }

@@ -81,12 +81,7 @@ import Testing
                                      node: .plainFile, asRoot: true)
         try expectOneLineFailure(failed, naming: "mount failed: Invalid argument", advising: "ls -l /dev/fuse")
         try expectStoreIntact(store)
-        let again = try sandbox.run("""
-            set -e
-            '\(sandbox.binary)' mount store mnt -o min_free=0
-            cat mnt/data/f
-            fusermount3 -u mnt
-            """, node: .device(mode: "0666"), asRoot: true)
+        let again = try sandbox.mountAndReadBack(asRoot: true)
         #expect(again.succeeded, "\(again.error)")
         #expect(again.output == "kept\n")
         #expect(FileManager.default.fileExists(atPath: mountpoint))

@@ -70,4 +70,15 @@ final class UnprivilegedSandbox {
     deinit {
         try? FileManager.default.removeItem(atPath: directory)
     }
+
+    /// Mounts `store` (in the home) on `mnt` with a usable /dev/fuse, prints `mnt/data/f` and
+    /// unmounts: what a store left by a failed mount must still do.
+    func mountAndReadBack(store: String = "store", asRoot: Bool = false) throws -> CommandResult {
+        try run("""
+            set -e
+            '\(binary)' mount \(store) mnt -o min_free=0
+            cat mnt/data/f
+            fusermount3 -u mnt
+            """, node: .device(mode: "0666"), asRoot: asRoot)
+    }
 }
