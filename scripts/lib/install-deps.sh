@@ -3,7 +3,8 @@
 # Needs root (or sudo): FUSE tools and headers, xattr tools, SQLite headers for GRDB,
 # and the tools the tests and benchmark drive the mount with (util-linux and mount: unshare,
 # setpriv, flock and bind mounts for the tests of users who are not root; procps: pgrep),
-# and moto, the S3 server the S3 origin tests run, from PyPI into its own venv.
+# and moto, the S3 server the S3 origin tests run, from PyPI into its own venv (skipped when
+# CACHEFS_DEPS=run: the demo and the installer need no test tools).
 set -euo pipefail
 
 packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools strace util-linux bsdutils mount procps systemd coreutils python3 python3-venv rsync tar diffutils git)
@@ -20,7 +21,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # Debian's own python3 makes the venv: pip may not install beside it (PEP 668).
 export CACHEFS_TEST_VENV=/opt/cachefs-test-venv
-if ! "$CACHEFS_TEST_VENV/bin/python" -c "import moto.server, boto3, flask_cors" 2>/dev/null; then
+if [ "${CACHEFS_DEPS:-test}" != run ] && ! "$CACHEFS_TEST_VENV/bin/python" -c "import moto.server, boto3, flask_cors" 2>/dev/null; then
     echo "installing moto[server] into $CACHEFS_TEST_VENV"
     "${sudo_cmd[@]}" /usr/bin/python3 -m venv "$CACHEFS_TEST_VENV"
     "${sudo_cmd[@]}" "$CACHEFS_TEST_VENV/bin/pip" install -q --disable-pip-version-check 'moto[server]>=5,<6'
