@@ -166,6 +166,11 @@ import Testing
             #expect(onFile.error == "cachefs: \(mount.path("data/f")): max_size is set on a pool directory (MOUNT/POOL), not on a file\n")
             let onPool = try cachefs("set", mount.path("data"), "min_free", "1G")
             #expect(onPool.error == "cachefs: \(mount.path("data")): min_free is set on the mount's root, not on a pool directory (MOUNT/POOL)\n")
+            // A symlink is followed, as setxattr follows it: pinning a link pins its file.
+            #expect(try Shell.run(["ln", "-s", "f", mount.path("data/link")]).succeeded)
+            let throughLink = try cachefs("pin", mount.path("data/link"))
+            #expect(throughLink.succeeded, "\(throughLink.error)")
+            #expect(try mount.xattr("data/f", "user.cache.pinned") == "1")
             let readOnly = try cachefs("set", mount.path("data"), "hits", "3")
             #expect(readOnly.error == "cachefs: \(mount.path("data")): hits is read-only\n")
             #expect(try mount.xattr("data", "user.cache.max_size") == String(25 << 20))

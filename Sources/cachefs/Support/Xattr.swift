@@ -70,15 +70,17 @@ enum Xattr {
     }
 
     /// Where `path` stands on its mount, as the daemon tells places apart; nil when that
-    /// cannot be told here (the daemon then decides).
+    /// cannot be told here (the daemon then decides). A symlink is followed, as `setxattr` does.
     private static func place(of path: String) -> CacheAttribute.Place? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        let target = String(cString: resolved)
+        free(resolved)
         var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        if isMountRoot(path) { return .root }
+        guard lstat(target, &info) == 0 else { return nil }
+        if isMountRoot(target) { return .root }
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
-            let parent = (path as NSString).deletingLastPathComponent
-            return isMountRoot(parent.isEmpty ? "." : parent) ? .pool : .directory
+            return isMountRoot((target as NSString).deletingLastPathComponent) ? .pool : .directory
         case S_IFREG: return .file
         default: return .nameOnly
         }
