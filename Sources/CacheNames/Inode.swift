@@ -250,7 +250,7 @@ struct Inode: Sendable {
         get { bits.contains(Bits.writing) }
         set { bits.set(Bits.writing, newValue) }
     }
-    /// `EntryRecord.atimeIsDue(at:)` (without building the ``record``).
+    /// Whether a read at `time` moves atime (`EntryRecord.atimeIsDue` of this inode's times).
     func atimeIsDue(at time: Int64) -> Bool {
         EntryRecord.atimeIsDue(atime: atime, mtime: mtime, ctime: ctime, at: time)
     }
