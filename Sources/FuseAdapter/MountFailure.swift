@@ -6,7 +6,12 @@ import Glibc
 /// libfuse and the setuid `fusermount3` it runs for users who are not root explain a refused
 /// mount on standard error, in their own words and over several lines; ``capturingStandardError(_:)``
 /// collects those words so ``explain(_:mountpoint:)`` can turn them into one line.
-enum MountFailure {
+public enum MountFailure {
+    /// What a user who is not root is told when fusermount3 will not mount on the directory
+    /// (said here, after the kernel's refusal, and by the preflight before a store is made).
+    public static let unwritableMountpointAdvice = "a user who is not root may mount only on a directory they can "
+        + "write to (and own, if it is sticky); mount on a directory of your own (mkdir ~/cache), or as root"
+
     /// Runs `body` with descriptor 2 sent to a temporary file, and returns what was written
     /// there (by libfuse, or by fusermount3, which inherits the descriptor).
     static func capturingStandardError<Result>(_ body: () -> Result) -> (result: Result, text: String) {
@@ -42,8 +47,7 @@ enum MountFailure {
         let advice: String
         if text.contains("no write access to mountpoint") || text.contains("not owned by user") {
             // fusermount3's own rule for users who are not root; /dev/fuse is fine.
-            advice = "a user who is not root may mount only on a directory they can write to (and own, if it is sticky); "
-                + "mount on a directory of your own (mkdir ~/cache), or as root"
+            advice = unwritableMountpointAdvice
         } else if text.contains("user_allow_other") {
             advice = "-o allow_other needs a line 'user_allow_other' in /etc/fuse.conf (ask an administrator), or mount without allow_other"
         } else if text.contains("/dev/fuse"), text.contains("Permission denied") || text.contains("Operation not permitted") {

@@ -17,7 +17,7 @@ import Testing
                                      node: .device(mode: "0666"))
         #expect(result.status == 1, "status \(result.status): \(result.error)")
         #expect(result.error == "cachefs: mountpoint \(mountpoint) is not writable by this user (Permission denied): "
-            + "a user who is not root may mount only on a directory they can write to; "
+            + "a user who is not root may mount only on a directory they can write to (and own, if it is sticky); "
             + "mount on a directory of your own (mkdir ~/cache), or as root\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.home) == [], "a store was made")
         #expect(try FileManager.default.contentsOfDirectory(atPath: mountpoint) == [])
@@ -51,15 +51,7 @@ import Testing
     @Test func aKernelMountThatFailsLeavesAnExistingStoreAsItWas() throws {
         let sandbox = try UnprivilegedSandbox()
         let store = sandbox.home + "/store"
-        let made = try sandbox.run("""
-            set -e
-            mkdir mnt
-            '\(sandbox.binary)' mount store mnt -o min_free=0
-            echo kept > mnt/data/f
-            setfattr -n user.cache.pinned -v 1 mnt/data/f
-            fusermount3 -u mnt
-            for i in $(seq 100); do flock -n store/lock true && break; sleep 0.1; done
-            """, node: .device(mode: "0666"))
+        let made = try sandbox.makeStoreWithFile(pinned: true)
         try #require(made.succeeded, "\(made.error)")
         let before = try snapshot(store)
         let failed = try sandbox.run("exec '\(sandbox.binary)' mount store mnt -o min_free=0", node: .device(mode: "0600"))

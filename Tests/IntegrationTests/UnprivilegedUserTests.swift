@@ -68,14 +68,7 @@ import Testing
         let sandbox = try UnprivilegedSandbox()
         let store = sandbox.home + "/store"
         let mountpoint = sandbox.home + "/mnt"
-        let first = try sandbox.run("""
-            set -e
-            mkdir mnt
-            '\(sandbox.binary)' mount store mnt -o min_free=0
-            echo kept > mnt/data/f
-            fusermount3 -u mnt
-            for i in $(seq 100); do flock -n store/lock true && break; sleep 0.1; done
-            """, node: .device(mode: "0666"), asRoot: true)
+        let first = try sandbox.makeStoreWithFile(asRoot: true)
         #expect(first.succeeded, "\(first.error)")
         let failed = try sandbox.run("exec '\(sandbox.binary)' mount store mnt --foreground -o min_free=0",
                                      node: .plainFile, asRoot: true)

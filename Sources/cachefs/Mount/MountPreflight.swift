@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+import FuseAdapter
 import Glibc
 
 /// Checks that fail at once with a clear message, before anything is opened or mounted.
@@ -66,8 +67,7 @@ enum MountPreflight {
     private static func checkWritable(_ mountpoint: String) throws {
         guard getuid() != 0, access(mountpoint, W_OK) != 0 else { return }
         throw Problem(description: "mountpoint \(mountpoint) is not writable by this user (\(String(cString: strerror(errno)))): "
-            + "a user who is not root may mount only on a directory they can write to; "
-            + "mount on a directory of your own (mkdir ~/cache), or as root")
+            + MountFailure.unwritableMountpointAdvice)
     }
 
     /// Creates a missing store (and its missing parents), returning what it made; accepts an

@@ -58,13 +58,15 @@ enum Xattr {
         guard lstat(path, &info) == 0 else {
             let reason = errno
             let parent = (path as NSString).deletingLastPathComponent
-            if reason == ENOENT, isMountRoot(parent.isEmpty ? "." : parent) {
-                _ = try poolDirectory((path as NSString).lastPathComponent, of: parent.isEmpty ? "." : parent)
+            let directory = parent.isEmpty ? "." : parent
+            if reason == ENOENT, isMountRoot(directory) {
+                _ = try poolDirectory((path as NSString).lastPathComponent, of: directory)
             }
             throw Failure(description: "\(path): \(String(cString: strerror(reason)))")
         }
     }
 
+    /// Only a mount's root has `user.cache.store`.
     private static func isMountRoot(_ path: String) -> Bool {
         getxattr(path, "user.cache.store", nil, 0) >= 0
     }
@@ -114,7 +116,7 @@ enum Xattr {
         try requireExisting(path)
         var candidate = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath()
         while true {
-            if getxattr(candidate.path, "user.cache.store", nil, 0) >= 0 { return candidate.path }
+            if isMountRoot(candidate.path) { return candidate.path }
             guard candidate.path != "/" else { break }
             candidate.deleteLastPathComponent()
         }

@@ -71,6 +71,21 @@ final class UnprivilegedSandbox {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// Makes `store` and `mnt` in the home and a file `data/f` holding "kept" (pinned with
+    /// `pinned`), then unmounts and waits until the daemon has let go of the store's lock (at
+    /// most 30 s, else the script fails).
+    func makeStoreWithFile(pinned: Bool = false, asRoot: Bool = false) throws -> CommandResult {
+        try run("""
+            set -e
+            mkdir mnt
+            '\(binary)' mount store mnt -o min_free=0
+            echo kept > mnt/data/f
+            \(pinned ? "setfattr -n user.cache.pinned -v 1 mnt/data/f" : "")
+            fusermount3 -u mnt
+            flock -w 30 store/lock true
+            """, node: .device(mode: "0666"), asRoot: asRoot)
+    }
+
     /// Mounts `store` (in the home) on `mnt` with a usable /dev/fuse, prints `mnt/data/f` and
     /// unmounts: what a store left by a failed mount must still do.
     func mountAndReadBack(store: String = "store", asRoot: Bool = false) throws -> CommandResult {
