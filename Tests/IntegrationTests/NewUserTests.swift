@@ -145,6 +145,9 @@ import Testing
             let status = try cachefs("status", mount.path("data"))
             #expect(status.succeeded, "\(status.error)")
             #expect(status.output.contains("thumbnails"))
+            // The budget is a count of entries, and the line says so.
+            #expect(status.output.range(of: #"loaded entries \d+ of \d+ the memory budget allows"#,
+                                        options: .regularExpression) != nil, "\(status.output)")
             let banana = try cachefs("set", mount.path("data"), "max_size", "banana")
             #expect(banana.status == 1)
             #expect(banana.error.contains("max_size 'banana' refused: expected bytes or a size such as 25M"), "\(banana.error)")
