@@ -15,9 +15,8 @@ import Testing
             let writer = try ChildProcess(
                 ["dd", "if=/dev/zero", "of=\(mount.path("data/partial"))", "bs=64k", "count=1000000"],
                 stdin: quiet, stdout: quiet, stderr: quiet)
-            #expect(Shell.waitUntil(seconds: 20) {
-                (try? mount.sh("stat -c %s data/partial").output.trimmingCharacters(in: .whitespacesAndNewlines))
-                    .flatMap { Int($0) }.map { $0 > 1 << 20 } ?? false
+            #expect(try Shell.waitUntil(seconds: 20) {
+                try (Int(mount.sh("stat -c %s data/partial").output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 1 << 20
             })
             try mount.crash()
             writer.wait()
@@ -27,8 +26,7 @@ import Testing
             let sizes = try mount.mustSucceed("stat -c %s data/* | awk '{s+=$1} END {print s}'")
             #expect(try mount.xattr("data", "user.cache.usage") == sizes)
             // No bytes without an entry: one object file per file present.
-            let objects = try Shell.bash("find '\(mount.store)/objects' -type f | wc -l").output
-            #expect(objects.trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+            #expect(try mount.objectFileCount() == 3)
         }
     }
 

@@ -10,8 +10,8 @@ import Testing
             _ = try mount.mustSucceed("cat data/f1 data/f2 > /dev/null")
             // f11 takes the pool over 1 MiB: the evictor must bring it to 90% at once.
             for index in 9...11 { _ = try mount.mustSucceed("head -c 100000 /dev/urandom > data/f\(index)") }
-            let settled = Shell.waitUntil(seconds: 1) {
-                (Int((try? mount.xattr("data", "user.cache.usage")) ?? "") ?? .max) <= (1 << 20) * 9 / 10
+            let settled = try Shell.waitUntil(seconds: 1) {
+                try (Int(mount.xattr("data", "user.cache.usage")) ?? .max) <= (1 << 20) * 9 / 10
             }
             let usageNow = try mount.xattr("data", "user.cache.usage")
             #expect(settled, "usage still \(usageNow)")
@@ -29,7 +29,7 @@ import Testing
             _ = try mount.mustSucceed("setfattr -n user.cache.max_files -v 4 data")
             // The fifth file crosses the limit; eviction goes down to 90% of 4, that is 3 files.
             for index in 1...5 { _ = try mount.mustSucceed("echo \(index) > data/f\(index)") }
-            let settled = Shell.waitUntil(seconds: 5) { (try? mount.xattr("data", "user.cache.files")) == "3" }
+            let settled = try Shell.waitUntil(seconds: 5) { try mount.xattr("data", "user.cache.files") == "3" }
             let listing = try mount.mustSucceed("ls data | tr '\\n' ' '")
             let files = try mount.xattr("data", "user.cache.files")
             #expect(settled, "files \(files), listing \(listing), daemon log:\n\(mount.daemonLog)")
@@ -82,13 +82,13 @@ import Testing
             _ = try mount.mustSucceed("head -c 100000 /dev/zero > data/leased && setfattr -n user.cache.pinned -v 2s data/leased")
             #expect(try mount.xattr("data/leased", "user.cache.state") == "pinned")
             for index in 1...3 { _ = try mount.mustSucceed("head -c 100000 /dev/zero > data/f\(index)") }
-            #expect(Shell.waitUntil(seconds: 5) { (try? mount.sh("test -e data/f1").succeeded) == false })
+            #expect(try Shell.waitUntil(seconds: 5) { try !mount.sh("test -e data/f1").succeeded })
             #expect(try mount.mustSucceed("test -e data/leased && echo yes") == "yes")
             _ = try mount.mustSucceed("sleep 2.2")
             #expect(try mount.xattr("data/leased", "user.cache.state") == "cached")
             // Over the limit again: the leased file is now the least recently used.
             _ = try mount.mustSucceed("head -c 100000 /dev/zero > data/f4 && head -c 100000 /dev/zero > data/f5")
-            #expect(Shell.waitUntil(seconds: 5) { (try? mount.sh("test -e data/leased").succeeded) == false })
+            #expect(try Shell.waitUntil(seconds: 5) { try !mount.sh("test -e data/leased").succeeded })
         }
     }
 
@@ -127,15 +127,8 @@ import Testing
             #expect(lines.count == 2, "\(lines)")
             #expect(lines.first == "500000")
             #expect(lines.last == expected)
-            #expect(Shell.waitUntil(seconds: 2) { (try? mount.xattr("data", "user.cache.pending_usage")) == "0" })
-            // The bytes go after the last close, on the byte remover's thread once the index
-            // has committed the removal: a moment after pending_usage reads 0.
-            var objects = ""
-            let removed = try Shell.waitUntil(seconds: 5) {
-                objects = try Shell.bash("find '\(mount.store)/objects' -type f | wc -l").output
-                return objects.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
-            }
-            #expect(removed, "stored objects left after the last close: \(objects)")
+            #expect(try Shell.waitUntil(seconds: 2) { try mount.xattr("data", "user.cache.pending_usage") == "0" })
+            #expect(try mount.objectFilesLeft(waitingUpTo: 5) == 0, "stored objects left after the last close")
         }
     }
 

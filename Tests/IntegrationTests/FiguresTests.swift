@@ -61,7 +61,7 @@ import Testing
             _ = try mount.mustSucceed("echo x > data/f && echo y > data/keep && setfattr -n user.cache.expiration -v 2 data/f")
             let start = Date()
             _ = try mount.mustSucceed("stat data/f > /dev/null && ls data > /dev/null")
-            let gone = Shell.waitUntil(seconds: 10) { !((try? mount.sh("stat data/f").succeeded) ?? true) }
+            let gone = try Shell.waitUntil(seconds: 10) { try !mount.sh("stat data/f").succeeded }
             let elapsed = Date().timeIntervalSince(start)
             #expect(gone)
             #expect(elapsed < 2 + 1.5, "gone after \(elapsed) s")

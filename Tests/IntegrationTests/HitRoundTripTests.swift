@@ -58,8 +58,7 @@ import Testing
             var deleted: [String] = []
             let none = try Shell.waitUntil(seconds: 5) {
                 deleted = try Self.deletedDescriptors(of: pid, in: mount.store)
-                let objects = try Shell.bash("find '\(mount.store)/objects' -type f | wc -l").output
-                return deleted.isEmpty && objects.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+                return try deleted.isEmpty && mount.objectFileCount() == 0
             }
             #expect(none, "descriptors of removed bytes: \(deleted)")
         }

@@ -107,8 +107,8 @@ import Testing
         #expect(listing.output.split(separator: "\n") == ["avatars", "data", "thumbnails"])
         #expect(try Shell.run(["fusermount3", "-u", base + "/mnt"]).succeeded)
         // The daemon lets go of the store once it has flushed.
-        #expect(Shell.waitUntil(seconds: 10) {
-            (try? Shell.run(["pgrep", "-f", "cachefs mount \(base)/store"]).succeeded) == false
+        #expect(try Shell.waitUntil(seconds: 10) {
+            try !Shell.run(["pgrep", "-f", "cachefs mount \(base)/store"]).succeeded
         })
     }
 }

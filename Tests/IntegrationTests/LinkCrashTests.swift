@@ -19,8 +19,8 @@ import Testing
                                  stdin: quiet, stdout: output.fd, stderr: output.fd)
             }
             // Let the bursts build a tree of a few hundred names, then kill in the middle.
-            #expect(Shell.waitUntil(seconds: 20) {
-                let count = (try? mount.sh("find data/burst | wc -l").output).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            #expect(try Shell.waitUntil(seconds: 20) {
+                let count = try Int(mount.sh("find data/burst | wc -l").output.trimmingCharacters(in: .whitespacesAndNewlines))
                 return (count ?? 0) > 300
             })
             try mount.crash()

@@ -28,8 +28,8 @@ import Testing
         try withMountedStore(arguments: ["--pool", "data=1M"]) { mount in
             try Self.fillPastTheLimit(mount)
             let names = ["data/victim", "data/d1/second", "data/d2/third"]
-            let gone = Shell.waitUntil(seconds: 5) {
-                names.allSatisfy { (try? mount.sh("test -e \($0)").succeeded) == false }
+            let gone = try Shell.waitUntil(seconds: 5) {
+                try names.allSatisfy { try !mount.sh("test -e \($0)").succeeded }
             }
             let left = try mount.sh("ls -l \(names.joined(separator: " ")) 2>&1").output
             #expect(gone, "names left: \(left)")
@@ -58,7 +58,7 @@ import Testing
                 _ = try mount.mustSucceed("head -c 300000 /dev/urandom > data/f\(index) && cat data/f\(index) > /dev/null")
             }
             // Over the limit: the evictor must take f1, never the pinned inode.
-            #expect(Shell.waitUntil(seconds: 5) { (try? mount.sh("test -e data/f1").succeeded) == false })
+            #expect(try Shell.waitUntil(seconds: 5) { try !mount.sh("test -e data/f1").succeeded })
             #expect(try mount.mustSucceed("stat -c %h data/kept data/d/other | tr '\\n' ' '") == "2 2")
         }
     }

@@ -32,8 +32,8 @@ import Testing
                 head -c 4000000 /dev/urandom > '\(mount.directory)/new'
                 cp '\(mount.directory)/new' thumbnails/
                 """)
-            #expect(Shell.waitUntil(seconds: 1) {
-                (Int((try? mount.xattr("thumbnails", "user.cache.usage")) ?? "") ?? .max) <= 5 << 20
+            #expect(try Shell.waitUntil(seconds: 1) {
+                try (Int(mount.xattr("thumbnails", "user.cache.usage")) ?? .max) <= 5 << 20
             })
             let names = try mount.mustSucceed("ls thumbnails | tr '\\n' ' '")
             #expect(names.hasSuffix("new"), "\(names)")

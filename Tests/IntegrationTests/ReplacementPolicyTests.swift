@@ -14,8 +14,8 @@ import Testing
         for batch in 0..<6 {
             _ = try mount.mustSucceed("for index in $(seq \(batch * 10 + 1) \(batch * 10 + 10)); do echo scan > data/s$index; done")
             // The evictor is asynchronous: each batch waits for it, as a slower reader would.
-            let settled = Shell.waitUntil(seconds: 10) {
-                (Int((try? mount.xattr("data", "user.cache.files")) ?? "") ?? .max) <= 20
+            let settled = try Shell.waitUntil(seconds: 10) {
+                try (Int(mount.xattr("data", "user.cache.files")) ?? .max) <= 20
             }
             let files = try mount.xattr("data", "user.cache.files")
             #expect(settled, "files: \(files)")
@@ -96,8 +96,8 @@ import Testing
             #expect(try previewed().count == 9, "the pinned file stays out, the nine stay in")
             // The limit (the mount's `--pool data=0` sets none) makes the evictor go.
             _ = try mount.mustSucceed("setfattr -n user.cache.max_size -v 1M data")
-            let settled = Shell.waitUntil(seconds: 10) {
-                (Int((try? mount.xattr("data", "user.cache.usage")) ?? "") ?? .max) <= 1 << 20
+            let settled = try Shell.waitUntil(seconds: 10) {
+                try (Int(mount.xattr("data", "user.cache.usage")) ?? .max) <= 1 << 20
             }
             let usage = try mount.xattr("data", "user.cache.usage")
             #expect(settled, "usage: \(usage)")

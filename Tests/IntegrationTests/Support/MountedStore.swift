@@ -172,4 +172,22 @@ extension MountedStore {
     func xattr(_ relative: String, _ name: String) throws -> String {
         try mustSucceed("getfattr --only-values -n \(name) '\(relative)'")
     }
+
+    /// The files under the store's `objects` folder.
+    func objectFileCount() throws -> Int {
+        let found = try Shell.bash("find '\(store)/objects' -type f | wc -l").output
+        return try #require(Int(found.trimmingCharacters(in: .whitespacesAndNewlines)), "find printed \(found)")
+    }
+
+    /// The object files left once none are, or `seconds` have passed. Removed bytes go on the
+    /// byte remover's thread once the index has committed their removal: a moment after
+    /// `pending_usage` drops, never in the same step.
+    func objectFilesLeft(waitingUpTo seconds: Double) throws -> Int {
+        var left = 0
+        _ = try Shell.waitUntil(seconds: seconds) {
+            left = try objectFileCount()
+            return left == 0
+        }
+        return left
+    }
 }
