@@ -45,15 +45,8 @@ import Testing
                 listing = try mount.sh("ls data")
                 return listing.succeeded && listing.output.isEmpty
             }, "\(listing)")
-            // The event is written right after the hold that took the name away.
-            let eventsPath = mount.store + "/events.jsonl"
-            var events = ""
-            #expect(try Shell.waitUntil(seconds: 2) {
-                if FileManager.default.fileExists(atPath: eventsPath) {
-                    events = try String(contentsOfFile: eventsPath, encoding: .utf8)
-                }
-                return events.contains("\"event\":\"expired\"")
-            }, "events.jsonl: \(events)")
+            let events = try mount.events(waitingUpTo: 2) { $0.contains("\"event\":\"expired\"") }
+            #expect(events.contains("\"event\":\"expired\""), "events.jsonl: \(events)")
         }
         // Without a sweep in time, a lookup or an open of an expired file answers ENOENT.
         try withMountedStore(arguments: ["--pool", "data=0,1s"]) { mount in

@@ -75,9 +75,9 @@ import Testing
             let usage = try mount.xattr("data", "user.cache.usage")
             #expect(settled, "usage: \(usage)")
             left = try mount.mustSucceed("ls data").split(separator: "\n").map(String.init)
-            let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
-            #expect(events.contains(policy == "gdsf" ? "gdsf (goal \(goal))" : "\(policy): lowest frequency / size"),
-                    "\(events)")
+            let reason = policy == "gdsf" ? "gdsf (goal \(goal))" : "\(policy): lowest frequency / size"
+            let events = try mount.events(waitingUpTo: 5) { $0.contains(reason) }
+            #expect(events.contains(reason), "\(events)")
         }
         return left
     }

@@ -146,7 +146,7 @@ import Testing
         let active = try mount.xattr("data", "user.cache.eviction_active")
         #expect(switched, "still \(active); replays: \(replayed)")
         #expect(try mount.xattr("data", "user.cache.eviction") == "auto")
-        let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
+        let events = try mount.events(waitingUpTo: 5) { $0.contains("\"event\":\"policy-changed\"") }
         return (active, events.split(separator: "\n").first { $0.contains("\"event\":\"policy-changed\"") }, events)
     }
 

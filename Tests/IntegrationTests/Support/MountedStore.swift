@@ -190,4 +190,17 @@ extension MountedStore {
         }
         return left
     }
+
+    /// `STORE/events.jsonl` once `isComplete` holds for its text, or as it is after `seconds`.
+    /// A background pass writes its events right after the hold that changed what a test
+    /// waits for (usage, a listing, a pool's policy): a moment later, never in the same step.
+    func events(waitingUpTo seconds: Double, until isComplete: (String) -> Bool) throws -> String {
+        let path = store + "/events.jsonl"
+        var text = ""
+        _ = try Shell.waitUntil(seconds: seconds) {
+            if FileManager.default.fileExists(atPath: path) { text = try String(contentsOfFile: path, encoding: .utf8) }
+            return isComplete(text)
+        }
+        return text
+    }
 }
