@@ -50,7 +50,7 @@ import Testing
                 exec 3<&-
                 """)
             #expect(held.succeeded && held.output == "8000000\n\(sum)\n", "pending_usage and checksum: \(held)")
-            #expect(try Shell.waitUntil(seconds: 2) { try mount.xattr("data", "user.cache.pending_usage") == "0" })
+            #expect(try Shell.waitUntil(seconds: 10) { try mount.xattr("data", "user.cache.pending_usage") == "0" })
             #expect(try mount.xattr("data", "user.cache.usage") == "100")
         }
     }

@@ -117,7 +117,7 @@ import Testing
             _ = try mount.mustSucceed("head -c 600000 /dev/urandom > data/old")
             let grown = try mount.sh("fallocate -l 600000 data/new")
             #expect(grown.succeeded, "\(grown.error)")
-            #expect(try Shell.waitUntil(seconds: 2) { try !mount.sh("test -e data/old").succeeded })
+            #expect(try Shell.waitUntil(seconds: 10) { try !mount.sh("test -e data/old").succeeded })
             #expect(try mount.mustSucceed("stat -c %s data/new") == "600000")
             #expect(try mount.xattr("data", "user.cache.usage") == "600000")
         }

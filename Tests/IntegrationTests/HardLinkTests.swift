@@ -36,7 +36,7 @@ import Testing
             let held = try mount.sh(script)
             #expect(held.succeeded, "\(held.error)")
             #expect(held.output == "1\n100000\n\(sum)\n", "link count after one rm, pending_usage, checksum: \(held.output)")
-            #expect(try Shell.waitUntil(seconds: 2) { try mount.xattr("data", "user.cache.pending_usage") == "0" })
+            #expect(try Shell.waitUntil(seconds: 10) { try mount.xattr("data", "user.cache.pending_usage") == "0" })
             #expect(try mount.xattr("data", "user.cache.usage") == "0")
             #expect(try mount.objectFilesLeft(waitingUpTo: 5) == 0, "bytes left in the store")
         }

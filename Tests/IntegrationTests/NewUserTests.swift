@@ -32,7 +32,7 @@ import Testing
                 head -c 4000000 /dev/urandom > '\(mount.directory)/new'
                 cp '\(mount.directory)/new' thumbnails/
                 """)
-            #expect(try Shell.waitUntil(seconds: 1) {
+            #expect(try Shell.waitUntil(seconds: 10) {
                 try (Int(mount.xattr("thumbnails", "user.cache.usage")) ?? .max) <= 5 << 20
             })
             let names = try mount.mustSucceed("ls thumbnails | tr '\\n' ' '")

@@ -11,8 +11,8 @@ import Testing
             // RENAME writes its event before it answers: no wait.
             let events = try String(contentsOfFile: mount.store + "/events.jsonl", encoding: .utf8)
             let replaced = try events.split(separator: "\n")
-                .map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .first { $0?["event"] as? String == "deleted" && $0?["path"] as? String == "data/target" } ?? nil
+                .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { $0["event"] as? String == "deleted" && $0["path"] as? String == "data/target" }
             #expect(replaced != nil, "no deleted event for data/target; events:\n\(events)")
             #expect(replaced?["size"] as? Int == 10)
             #expect((replaced?["reason"] as? String)?.isEmpty == false)

@@ -36,6 +36,8 @@ enum Shell {
 
     /// Polls `condition` until it holds or `seconds` pass; events such as RELEASE and
     /// eviction arrive asynchronously, so tests wait with a deadline instead of sleeping.
+    /// The deadline only bounds a failure: it is far beyond the work's usual time (10 s for
+    /// an eviction or a close), because how fast the work goes is a bench row, not a test.
     static func waitUntil(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
