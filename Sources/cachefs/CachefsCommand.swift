@@ -15,6 +15,6 @@ struct CachefsCommand: ParsableCommand {
             MountCommand.self, StatusCommand.self, PinCommand.self, UnpinCommand.self, PersistCommand.self,
             UnpersistCommand.self, PurgeCommand.self, ClearCommand.self, SetCommand.self, EventsCommand.self,
             VerifyCommand.self, RemovePoolCommand.self, PrefetchCommand.self, ReplayCommand.self, PreviewCommand.self,
-            KeygenCommand.self, RekeyCommand.self, CipherSpeedCommand.self, PolicyMemoryCommand.self,
+            KeygenCommand.self, RekeyCommand.self, CipherSpeedCommand.self, PolicyMemoryCommand.self, GuardianCommand.self,
         ])
 }

@@ -5,6 +5,16 @@ import Testing
 /// The kernel's writeback cache: write() returns once the bytes are in the page cache, and
 /// every byte reaches the daemon before close() returns. Off unless `-o writeback_cache`.
 @Suite struct WritebackCacheTests {
+    /// `-o writeback_boost` finds its mount in mountinfo, where a space is `\040`, and lifts
+    /// the kernel's per-mount ratio (root only, as these tests run).
+    @Test func theBoostFindsAMountpointWithASpace() throws {
+        let mount = try MountedStore(arguments: ["-o", "writeback_boost"], mountName: "mnt with space")
+        let device = try mount.mustSucceed("mountpoint -d .")
+        let ratio = try String(contentsOfFile: "/sys/class/bdi/\(device)/max_ratio", encoding: .utf8)
+        #expect(ratio.trimmingCharacters(in: .whitespacesAndNewlines) == "100", "log: \(mount.daemonLog)")
+        #expect(!mount.daemonLog.contains("writeback_boost:"), "\(mount.daemonLog)")
+    }
+
     /// Usage while a 100-byte file is still open after its write(), then after close().
     static let usageWhileOpen = """
         python3 -c "

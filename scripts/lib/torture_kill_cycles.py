@@ -38,8 +38,9 @@ class KillCycles:
         workers = self.start_workers(d.mnt)
         self.ctx.abort.wait(self.rng.uniform(0.5, 2.5))
         problems = []
-        if d.kill9():
-            self.res.note("daemon stuck after SIGKILL (known issue, connection aborted)")
+        stuck = d.kill9(patience=5.0)
+        if stuck:
+            problems.append(f"HANG the daemon was still there 5 s after SIGKILL (threads: {stuck})")
         for worker in workers:
             try:
                 output, _ = worker.communicate(timeout=15)

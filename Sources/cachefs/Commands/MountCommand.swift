@@ -144,6 +144,16 @@ struct MountCommand: ParsableCommand {
                     printError("cachefs: warning: \(error)")
                 }
             }
+            do {
+                try GuardianLauncher.start(mountpoint: mountPath,
+                                           logPath: Daemonizer.hasWaitingParent ? layout.logPath : nil)
+            } catch {
+                // The mount works without it; only a killed daemon is then not cleaned up after.
+                logger.warning("""
+                    no connection guardian: \(error). If this daemon is killed, processes using \(mountPath) \
+                    may wait until its FUSE connection is aborted by hand (docs/mounting.md#when-the-daemon-dies)
+                    """)
+            }
             metrics?.file.start()
             // Recorded before the caller returns, so an unmount and mount right after it wait.
             DaemonRecord.write(.serving(pid: getpid(), mountpoint: mountPath), layout: layout)

@@ -38,7 +38,7 @@ enum Daemonizer {
         defer { posix_spawnattr_destroy(&attributes) }
         posix_spawnattr_setflags(&attributes, spawnSetsid)
 
-        let executable = try currentExecutable()
+        let executable = try CurrentExecutable.path()
         let arguments = [executable] + Array(CommandLine.arguments.dropFirst()) + ["--foreground"]
         var environment = ProcessInfo.processInfo.environment
         environment[readyEnvironment] = String(readyDescriptor)
@@ -79,6 +79,12 @@ enum Daemonizer {
         return code == 0 ? 1 : code
     }
 
+    /// Whether a `cachefs mount` waits for this daemon to be ready (and then its log moves to
+    /// the store's file).
+    static var hasWaitingParent: Bool {
+        ProcessInfo.processInfo.environment[readyEnvironment] != nil
+    }
+
     /// Called by the daemon once the mount is serving: tells the waiting parent and moves
     /// the daemon's output to the store's log, so no terminal or pipe is held open. Returns
     /// whether there was a parent to tell (which then tells systemd too).
@@ -89,13 +95,6 @@ enum Daemonizer {
         close(fd)
         DaemonLog.shared.moveToFile(logPath)
         return true
-    }
-
-    private static func currentExecutable() throws -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { throw posixProblem("find the cachefs executable") }
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func posixProblem(_ what: String, code: Int32 = errno) -> MountPreflight.Problem {

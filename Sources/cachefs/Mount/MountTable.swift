@@ -1,11 +1,15 @@
 import Foundation
 
-/// The mounts this process sees, read from `/proc/self/mountinfo`.
+/// The mounts this process sees, read from `/proc/self/mountinfo`: the one parser of that
+/// file (the preflight, the hand-over, the writeback boost and the connection guardian use it).
 struct MountTable {
     struct Entry {
         let mountpoint: String
         /// `fuse.cachefs` for a cachefs mount (FUSE's type plus our subtype).
         let type: String
+        /// The superblock's device, "major:minor" (`/sys/class/bdi/` and fusectl name a FUSE
+        /// mount by it).
+        let device: String
     }
 
     let entries: [Entry]
@@ -13,20 +17,31 @@ struct MountTable {
     static func current() -> MountTable {
         // No /proc (not Linux, or masked): an empty table means no mount is found, as it should.
         let text = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
-        return MountTable(entries: text.split(separator: "\n").compactMap(parse))
+        return MountTable(text: text)
     }
+
+    init(text: String) {
+        entries = text.split(separator: "\n").compactMap(Self.parse)
+    }
+
 
     /// The mount on top at `path`, if any.
     func entry(at path: String) -> Entry? {
         entries.last { $0.mountpoint == path }
     }
 
-    /// "36 35 98:0 /root /mnt rw - ext4 /dev/sda1 rw": the mount point is field 5, the type
-    /// follows the " - " separator; spaces and the like are octal escapes (`\040`).
+    /// Whether a filesystem of `type` is mounted at `path`.
+    func has(type: String, at path: String) -> Bool {
+        entries.contains { $0.mountpoint == path && $0.type == type }
+    }
+
+    /// "36 35 98:0 /root /mnt rw - ext4 /dev/sda1 rw": the device is field 3, the mount point
+    /// field 5, the type follows the " - " separator; spaces and the like are octal escapes
+    /// (`\040`).
     private static func parse(_ line: Substring) -> Entry? {
         let fields = line.split(separator: " ")
         guard fields.count > 4, let separator = fields.firstIndex(of: "-"), separator + 1 < fields.count else { return nil }
-        return Entry(mountpoint: unescape(fields[4]), type: String(fields[separator + 1]))
+        return Entry(mountpoint: unescape(fields[4]), type: String(fields[separator + 1]), device: String(fields[2]))
     }
 
     private static func unescape(_ field: Substring) -> String {

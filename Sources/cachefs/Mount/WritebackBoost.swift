@@ -8,7 +8,7 @@ import Foundation
 /// far more dirty memory, so it is off by default.
 enum WritebackBoost {
     static func apply(mountpoint: String) throws {
-        guard let device = deviceNumber(of: mountpoint) else {
+        guard let device = MountTable.current().entry(at: mountpoint)?.device else {
             throw MountPreflight.Problem(description: "writeback_boost: \(mountpoint) not found in /proc/self/mountinfo")
         }
         let directory = "/sys/class/bdi/\(device)"
@@ -21,16 +21,5 @@ enum WritebackBoost {
                 throw MountPreflight.Problem(description: "writeback_boost: cannot write \(path) (needs root): \(error.localizedDescription)")
             }
         }
-    }
-
-    /// The "major:minor" of a mount, from /proc/self/mountinfo (field 3, mount point field 5).
-    private static func deviceNumber(of mountpoint: String) -> String? {
-        // No mountinfo: the boost is an optimisation, skipped when the mount cannot be found.
-        guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
-        for line in table.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            if fields.count > 4, fields[4] == mountpoint { return String(fields[2]) }
-        }
-        return nil
     }
 }

@@ -16,11 +16,11 @@ final class MountedStore {
     var environment: [String: String] = [:]
 
     /// `prepare` runs once the directories exist, before the first mount (to put the store
-    /// on a disk of its own, say).
-    init(arguments: [String] = [], prepare: (MountedStore) throws -> Void = { _ in }) throws {
+    /// on a disk of its own, say). `mountName`: the mountpoint's name in the test's directory.
+    init(arguments: [String] = [], mountName: String = "mnt", prepare: (MountedStore) throws -> Void = { _ in }) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-it-\(UUID().uuidString)").path
         store = directory + "/store"
-        mountpoint = directory + "/mnt"
+        mountpoint = directory + "/" + mountName
         logPath = directory + "/daemon.log"
         extraArguments = arguments
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
@@ -69,7 +69,18 @@ final class MountedStore {
 
     var isMounted: Bool {
         let mounts = (try? String(contentsOfFile: "/proc/mounts", encoding: .utf8)) ?? ""
-        return mounts.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first.map(String.init) == mountpoint }
+        return mounts.split(separator: "\n").contains {
+            $0.split(separator: " ").dropFirst().first.map(Self.unescapedMountField) == mountpoint
+        }
+    }
+
+    /// /proc/mounts writes a space, tab, newline and backslash as octal (`\040`).
+    private static func unescapedMountField(_ field: Substring) -> String {
+        var text = String(field)
+        for (escape, character) in [("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")] {
+            text = text.replacingOccurrences(of: escape, with: character)
+        }
+        return text
     }
 
     var daemonLog: String {
@@ -111,8 +122,9 @@ final class MountedStore {
     }
 
     /// SIGKILL and reap. A daemon killed while its notification thread waits inside the
-    /// kernel stays until the FUSE connection is aborted (docs/known-issues.md): `umount -f`
-    /// aborts it, so a test never hangs on that.
+    /// kernel stays until the FUSE connection is aborted, which its guardian does; should
+    /// the guardian fail, `umount -f` aborts it, so a test never hangs on that (and
+    /// DaemonDeathTests fail).
     private func killAndReap(_ process: ChildProcess) {
         process.signal(SIGKILL)
         if !Shell.waitUntil(seconds: 5, { !process.isRunning }) {

@@ -35,10 +35,19 @@ final class UnprivilegedSandbox {
         chmod(binary, 0o755)
     }
 
+    /// The FUSE control filesystem (fusectl) in the namespace, which a connection guardian
+    /// of a user who is not root needs mounted (it cannot mount it).
+    enum ControlFilesystem {
+        case asOnTheHost
+        case mounted
+        case unmounted
+    }
+
     /// Runs `script` with bash in a new mount namespace, as `nobody` unless `asRoot`, with
     /// `node` bind-mounted over /dev/fuse and, if given, `fuseConf` over /etc/fuse.conf.
     /// Every cachefs mount left in `home` is lazily unmounted when the script ends.
-    func run(_ script: String, node: FuseNode, asRoot: Bool = false, fuseConf: String? = nil) throws -> CommandResult {
+    func run(_ script: String, node: FuseNode, asRoot: Bool = false, fuseConf: String? = nil,
+             fusectl: ControlFilesystem = .asOnTheHost) throws -> CommandResult {
         let nodePath = directory + "/fuse-node"
         unlink(nodePath)
         switch node {
@@ -57,6 +66,13 @@ final class UnprivilegedSandbox {
             }
             setup += "mount --bind '\(confPath)' /etc/fuse.conf\n"
         }
+        let control = "/sys/fs/fuse/connections"
+        let controlMounted = "grep -q ' \(control) fusectl ' /proc/self/mounts"
+        switch fusectl {
+        case .asOnTheHost: break
+        case .mounted: setup += "\(controlMounted) || mount -t fusectl fusectl \(control)\n"
+        case .unmounted: setup += "while \(controlMounted); do umount \(control); done\n"
+        }
         let scriptPath = directory + "/script.sh"
         try ("cd '\(home)'\n" + script).write(toFile: scriptPath, atomically: true, encoding: .utf8)
         chmod(scriptPath, 0o755)
@@ -74,7 +90,8 @@ final class UnprivilegedSandbox {
     /// Makes `store` and `mnt` in the home and a file `data/f` holding "kept" (pinned with
     /// `pinned`), then unmounts and waits until the daemon has let go of the store's lock (at
     /// most 30 s, else the script fails).
-    func makeStoreWithFile(pinned: Bool = false, asRoot: Bool = false) throws -> CommandResult {
+    func makeStoreWithFile(pinned: Bool = false, asRoot: Bool = false,
+                           fusectl: ControlFilesystem = .asOnTheHost) throws -> CommandResult {
         try run("""
             set -e
             mkdir mnt
@@ -83,7 +100,7 @@ final class UnprivilegedSandbox {
             \(pinned ? "setfattr -n user.cache.pinned -v 1 mnt/data/f" : "")
             fusermount3 -u mnt
             flock -w 30 store/lock true
-            """, node: .device(mode: "0666"), asRoot: asRoot)
+            """, node: .device(mode: "0666"), asRoot: asRoot, fusectl: fusectl)
     }
 
     /// Mounts `store` (in the home) on `mnt` with a usable /dev/fuse, prints `mnt/data/f` and
