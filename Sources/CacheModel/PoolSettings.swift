@@ -45,7 +45,7 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     public static let defaultNegativeTTLSeconds = Tunables.negativeTTLSeconds
     public static let defaultMaxFetches = Tunables.maxFetches
 
-    public init(maxSize: Int64 = 25 << 20, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
+    public init(maxSize: Int64 = Tunables.poolMaxSizeBytes, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
                 maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = Tunables.lowWatermarkPercent, origin: String = "",
                 negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches,
                 eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false,
@@ -66,7 +66,7 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     }
 
     public static let defaultPools: [(name: String, settings: PoolSettings)] = [
-        ("data", PoolSettings(maxSize: 25 << 20)),
+        ("data", PoolSettings(maxSize: Tunables.poolMaxSizeBytes)),
         ("thumbnails", PoolSettings(maxSize: 5 << 20)),
         ("avatars", PoolSettings(maxSize: 5 << 20, maxAgeSeconds: 7 * 86400)),
     ]

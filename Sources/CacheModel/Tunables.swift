@@ -42,6 +42,13 @@ public enum Tunables {
     public static let maxFetches: Int64 = 4
     /// `user.cache.preview` without parameters lists this many victims.
     package static let previewVictims = 100
+    /// A value of `user.cache.preview` or `user.cache.events` holds at most this many bytes,
+    /// below the kernel's 64 KiB limit on an attribute's value; the rest comes in later pages.
+    package static let attributePageBytes = 60_000
+    /// `max_size` of a new pool, and of the default `data` pool.
+    public static let poolMaxSizeBytes: Int64 = 25 << 20
+    /// Names of one file at most (ext4's limit; link(2) answers EMLINK past it).
+    package static let maxLinks: UInt32 = 65_000
 
     // MARK: Eviction
 

@@ -18,8 +18,7 @@ extension Names {
             guard try namespace.childID(of: newParent, named: Data(newName)) == nil else { throw CacheError.exists }
             guard inode.record.kind != .directory else { throw CacheError.notPermitted }
             guard inode.record.pool == parentRecord.pool else { throw CacheError.crossPool }
-            // ext4's limit.
-            guard inode.record.linkCount < 65_000 else { throw CacheError.io(EMLINK) }
+            guard inode.record.linkCount < Tunables.maxLinks else { throw CacheError.io(EMLINK) }
             let time = now.nanoseconds
             let link = LinkName(parent: newParent, name: Data(newName))
             namespace.addLink(id, link, at: time)

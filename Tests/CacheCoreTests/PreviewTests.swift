@@ -112,7 +112,7 @@ import Testing
             var pages = 0
             while true {
                 let value = try engine.getxattr(data, name: "user.cache.preview?free=1G&from=\(from)")
-                #expect(value.count <= Attributes.pageBytes + 32)
+                #expect(value.count <= Tunables.attributePageBytes + 32)
                 pages += 1
                 var next: Int?
                 for line in String(decoding: value, as: UTF8.self).split(separator: "\n") {

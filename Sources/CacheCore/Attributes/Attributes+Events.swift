@@ -4,10 +4,9 @@ import Foundation
 /// `user.cache.events?from=N` on the root: the event log from byte N as `cachefs events`
 /// shows it, names included, also for an encrypted store whose file holds them sealed. The
 /// value is the offset to ask for next on its own line, then whole JSON lines, within
-/// getxattr's 64 KiB.
+/// `Tunables.attributePageBytes`.
 extension Attributes {
     static let eventsQuery = "events?from="
-    private static let eventsPageLimit = 60 << 10
 
     func eventsPage(query: Substring) throws -> [UInt8] {
         guard let offset = Int64(query), offset >= 0 else {
@@ -15,7 +14,7 @@ extension Attributes {
         }
         let page: (next: Int64, lines: [UInt8])
         do {
-            page = try events.page(from: offset, limit: Self.eventsPageLimit)
+            page = try events.page(from: offset, limit: Tunables.attributePageBytes)
         } catch CacheError.notFound {
             page = (0, [])
         }

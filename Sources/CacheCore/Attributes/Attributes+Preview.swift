@@ -13,13 +13,10 @@ struct PreviewPages: Sendable {
 ///
 /// Without parameters it lists the next 100 victims. `user.cache.preview?size=BYTES`,
 /// `?free=BYTES` or `?next=N`, with `&from=K` for the lines from the K-th on, ask for what
-/// `cachefs preview` shows. A value holds at most ``pageBytes``; when lines are left, the
+/// `cachefs preview` shows. A value holds at most `Tunables.attributePageBytes`; when lines are left, the
 /// last line is `more<TAB>K`, and the pages after the first come from the same snapshot.
 /// A preview waits for an eviction pass in progress (it runs the passes' code under their lock).
 extension Attributes {
-    /// Below the kernel's 64 KiB limit on an attribute's value.
-    static let pageBytes = 60_000
-
     func previewValue(of pool: EntryRecord, query: Substring) throws -> [UInt8] {
         let (request, from) = try Self.parsePreviewQuery(query)
         let lines: [String]
@@ -30,7 +27,7 @@ extension Attributes {
         }
         var value = ""
         var index = min(from, lines.count)
-        while index < lines.count, value.utf8.count + lines[index].utf8.count + 1 <= Self.pageBytes {
+        while index < lines.count, value.utf8.count + lines[index].utf8.count + 1 <= Tunables.attributePageBytes {
             value += lines[index] + "\n"
             index += 1
         }
