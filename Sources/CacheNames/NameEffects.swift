@@ -12,4 +12,7 @@ struct NameEffects {
     var notifications: [PendingNotification] = []
     /// Pools over a limit after the change, for the evictor.
     var poolsToEnforce: Set<EntryID> = []
+    /// Errors met in the hold, logged after it: a log line is a write(2), never made under
+    /// the namespace lock.
+    var errors: [String] = []
 }

@@ -24,8 +24,9 @@ extension Names {
     }
 
     private func endLoadedPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID> {
-        namespace.withLock { namespace in
+        let (pools, errors) = namespace.withLock { namespace in
             var pools: Set<EntryID> = []
+            var errors: [String] = []
             for id in ids {
                 guard let record = namespace.inodes[id]?.record, record.parent != nil, record.pinnedUntil > 0,
                       record.pinnedUntil <= time.nanoseconds else { continue }
@@ -33,11 +34,14 @@ extension Names {
                     try update(id, in: &namespace) { $0.pinnedUntil = 0 }
                     pools.insert(record.pool)
                 } catch {
-                    logger.error("could not end the pin lease of entry \(id): \(error)")
+                    errors.append("could not end the pin lease of entry \(id): \(error)")
                 }
             }
-            return pools
+            return (pools, errors)
         }
+        // Logged after the hold: a log line is a write(2).
+        for error in errors { logger.error("\(error)") }
+        return pools
     }
 
     /// The records memory holds of `ids` (one short hold, memory only).

@@ -35,10 +35,7 @@ extension Names {
                 do {
                     return .done(try body(&namespace, &effects))
                 } catch let miss as NamespaceMiss {
-                    guard !namespace.changedInHold else {
-                        logger.error("a change reached \(miss) after changing memory; it answers EIO")
-                        throw CacheError.io(EIO)
-                    }
+                    guard !namespace.changedInHold else { return .missedAfterChange(miss) }
                     effects = before
                     return .missed([miss])
                 }
@@ -46,6 +43,9 @@ extension Names {
             switch attempt {
             case .done(let result): return result
             case .missed(let misses): pending = misses
+            case .missedAfterChange(let miss):
+                logger.error("a change reached \(miss) after changing memory; it answers EIO")
+                throw CacheError.io(EIO)
             }
         }
         logger.error("an operation kept missing entries after \(Tunables.loadsPerOperation) loads; it answers EIO")
@@ -189,4 +189,6 @@ extension Names {
 private enum HoldAttempt<T> {
     case done(T)
     case missed([NamespaceMiss])
+    /// Memory changed before the miss: the operation fails (logged after the hold).
+    case missedAfterChange(NamespaceMiss)
 }

@@ -47,20 +47,21 @@ extension Names {
         // The walk loads the unit before the hold that counts it: no unload in between.
         return keepingLoaded { () -> Int64? in
             for attempt in 0..<2 {
-                let answer = namespace.withLock { namespace -> (limit: Int64?, walk: EntryID?) in
+                let answer = namespace.withLock { namespace -> (limit: Int64?, walk: EntryID?, error: String?) in
                     // The parents' walk is memory only.
-                    guard let unit = namespace.unit(of: record, roots: roots) else { return (limit, nil) }
+                    guard let unit = namespace.unit(of: record, roots: roots) else { return (limit, nil, nil) }
                     let own = namespace.inodes[record.entryID]?.record
                     let ownBytes = own.map { $0.persistent || !countsInUsage($0) ? 0 : $0.size } ?? 0
-                    if let known = namespace.unitBytes[unit] { return (limit - (known - ownBytes), nil) }
-                    guard attempt > 0 else { return (nil, unit) }
+                    if let known = namespace.unitBytes[unit] { return (limit - (known - ownBytes), nil, nil) }
+                    guard attempt > 0 else { return (nil, unit, nil) }
                     do {
-                        return (limit - (try unitBytes(of: unit, in: &namespace) - ownBytes), nil)
+                        return (limit - (try unitBytes(of: unit, in: &namespace) - ownBytes), nil, nil)
                     } catch {
-                        logger.error("could not count unit \(unit) to size a write: \(error)")
-                        return (limit, nil)
+                        return (limit, nil, "could not count unit \(unit) to size a write: \(error)")
                     }
                 }
+                // Logged after the hold: a log line is a write(2).
+                if let error = answer.error { logger.error("\(error)") }
                 guard let unit = answer.walk else { return answer.limit }
                 // Counted once: the unit's directories load outside the lock first.
                 loadSubtreeOutsideTheLock(unit)

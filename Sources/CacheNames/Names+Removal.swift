@@ -60,7 +60,9 @@ extension Names {
                              in namespace: inout NamespaceState, effects: inout NameEffects)
         -> (files: Int, bytes: Int64, ids: Set<EntryID>)
     {
-        if let unit, !isWhole(unit, candidates, qualifies: qualifies, at: time, in: &namespace) { return (0, 0, []) }
+        if let unit, !isWhole(unit, candidates, qualifies: qualifies, at: time, in: &namespace, effects: &effects) {
+            return (0, 0, [])
+        }
         var removed: [(record: EntryRecord, path: String, names: [LinkName])] = []
         for candidate in candidates {
             let current: EntryRecord
@@ -78,7 +80,7 @@ extension Names {
             } catch CacheError.notFound {
                 continue
             } catch {
-                logger.error("could not remove entry \(candidate.entryID) (\(kind.rawValue)): \(error)")
+                effects.errors.append("could not remove entry \(candidate.entryID) (\(kind.rawValue)): \(error)")
                 continue
             }
             if let id = gone.discard { effects.bytesToDiscard.append(id) }
@@ -115,7 +117,7 @@ extension Names {
 
     /// Whether `candidates` are all of a unit's files now, each unchanged and qualifying.
     private func isWhole(_ unit: EntryRecord, _ candidates: [EntryRecord], qualifies: (EntryRecord, Timestamp) -> Bool,
-                         at time: Timestamp, in namespace: inout NamespaceState) -> Bool {
+                         at time: Timestamp, in namespace: inout NamespaceState, effects: inout NameEffects) -> Bool {
         do {
             let current = try namespace.filesBeneath(unit.entryID)
             guard current.count == candidates.count else { return false }
@@ -125,7 +127,7 @@ extension Names {
                 return now.parent == candidate.parent && now.name == candidate.name && qualifies(now, time)
             }
         } catch {
-            logger.error("could not read unit \(unit.entryID) to remove it (\(error)): it stays")
+            effects.errors.append("could not read unit \(unit.entryID) to remove it (\(error)): it stays")
             return false
         }
     }

@@ -81,6 +81,7 @@ package final class Names: Sendable {
     package var now: Timestamp { clock.now() }
 
     func carryOut(_ done: NameEffects) {
+        for error in done.errors { logger.error("\(error)") }
         effects.discardBytes(of: done.bytesToDiscard)
         if !done.events.isEmpty { effects.record(done.events) }
         if !done.notifications.isEmpty { effects.enqueue(done.notifications) }
