@@ -1,3 +1,4 @@
+import CacheModel
 import Glibc
 
 /// What the daemon that holds a store is doing, so a new mount can tell a daemon that is
@@ -41,29 +42,31 @@ public enum DaemonRecord {
     /// Records `state` for the store at `layout`; false if it could not be written. Only the
     /// daemon that holds the lock writes, so one temporary name is enough.
     @discardableResult
-    public static func write(_ state: State, layout: StoreLayout) -> Bool {
+    public static func write(_ state: State, layout: StoreLayout, disk: any Disk = PosixDisk()) -> Bool {
         let temporary = layout.daemonRecordPath + ".new"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        let text = text(of: state)
-        let written = text.withCString { Glibc.write(fd, $0, strlen($0)) } == text.utf8.count
-        close(fd)
-        return written && rename(temporary, layout.daemonRecordPath) == 0
+        let bytes = Array(text(of: state).utf8)
+        do throws(CacheError) {
+            let fd = try disk.open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o600)
+            defer { disk.close(fd) }
+            try disk.pwriteFully(fd, from: bytes, at: 0)
+            try disk.rename(temporary, to: layout.daemonRecordPath)
+            return true
+        } catch {
+            return false
+        }
     }
 
-    /// The recorded state; nil when there is no record or it says nothing known.
-    public static func read(layout: StoreLayout) -> State? {
-        let fd = open(layout.daemonRecordPath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += buffer[..<count]
+    /// The recorded state; nil when there is no record or it says nothing known (a record
+    /// that cannot be read says nothing known either: the caller then waits as for none).
+    public static func read(layout: StoreLayout, disk: any Disk = PosixDisk()) -> State? {
+        do throws(CacheError) {
+            let fd = try disk.open(layout.daemonRecordPath, flags: O_RDONLY | O_CLOEXEC, mode: 0)
+            defer { disk.close(fd) }
+            // A record is one short line; more than a page is not one.
+            let bytes = try disk.preadFully(fd, count: 4096, at: 0)
+            return parse(String(decoding: bytes, as: UTF8.self))
+        } catch {
+            return nil
         }
-        return parse(String(decoding: bytes, as: UTF8.self))
     }
 }

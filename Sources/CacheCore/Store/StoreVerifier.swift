@@ -85,8 +85,12 @@ public struct StoreVerifier {
     /// it found when `repair` is set, the way recovery at mount would. `progress` hears the
     /// files checked so far and the total, every few hundred files and at the end.
     public func run(repair: Bool, progress: ((_ checked: Int, _ total: Int) -> Void)? = nil) throws -> Report {
-        guard FileManager.default.fileExists(atPath: layout.indexPath) else {
+        do throws(CacheError) {
+            _ = try disk.fileSize(layout.indexPath)
+        } catch .io(ENOENT) {
             throw StoreError.cannotOpen(layout.root, "no index.sqlite: not a cachefs store")
+        } catch {
+            throw StoreError.cannotOpen(layout.root, "index.sqlite: \(error)")
         }
         // Without the key every object would look the wrong size: nothing is checked.
         if encryptedObjects == nil && StoreKeyFile.isEncrypted(store: layout.root) {
