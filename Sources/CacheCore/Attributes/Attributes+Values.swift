@@ -11,7 +11,9 @@ extension Attributes {
         return record.kind == .directory ? .directory : .file
     }
 
-    func cacheAttributeValue(_ attribute: CacheAttribute, of record: EntryRecord) -> String {
+    /// Throws what the index answered where the value comes from it (getxattr then answers
+    /// EIO), rather than showing a zero or an empty value that would look true.
+    func cacheAttributeValue(_ attribute: CacheAttribute, of record: EntryRecord) throws -> String {
         let time = names.now
         switch attribute {
         case .persistent: return record.persistent ? "1" : "0"
@@ -47,8 +49,8 @@ extension Attributes {
             return String(evictor.replacement.report(of: record.entryID)?.simulationMemoryBytes ?? 0)
         case .fetching: return readThrough.fetchingValue(of: record.entryID)
         case .etag, .lastModified:
-            // Shown empty when the index cannot say: these two attributes are informational.
-            return (try? index.xattr(record.entryID, name: Data(attribute.fullName.utf8))).flatMap { $0 }
+            // Empty for a file the origin gave no version for.
+            return try index.xattr(record.entryID, name: Data(attribute.fullName.utf8))
                 .map { String(decoding: $0, as: UTF8.self) } ?? ""
         case .minFree:
             // The value pressure passes use: the default for a stored value that does not parse.
@@ -67,7 +69,12 @@ extension Attributes {
         case .loadedBytesBudget: return String(names.memoryBudget.bytes)
         case .oldestAccess:
             return oldestAccess(inPool: record.entryID).map { ValueParsing.formatRFC3339(Timestamp(nanoseconds: $0)) } ?? ""
-        case .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits,
+        case .pinnedFiles:
+            // Pins that end by themselves are counted by the index, at this moment.
+            let pools = record.entryID == WellKnownEntry.root ? names.poolIDs() : [record.entryID]
+            let time = names.now.nanoseconds
+            return String(try pools.reduce(0) { total, pool in try total + index.pinnedCount(pool: pool, now: time) })
+        case .usage, .persistentUsage, .pendingUsage, .files, .evictedFiles, .evictedBytes, .hits,
              .misses, .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount:
             return String(figure(attribute, pools: record.entryID == WellKnownEntry.root ? nil : [record.entryID]))
         case .purge, .clear, .removePool: return "0"
@@ -80,8 +87,7 @@ extension Attributes {
                 return "0"
             }
         case .preview:
-            // A listing for the eye; a pool the index cannot read lists nothing and logs why.
-            return (try? previewValue(of: record, query: "")).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return String(decoding: try previewValue(of: record, query: ""), as: UTF8.self)
         }
     }
 
@@ -134,7 +140,6 @@ extension Attributes {
         }
         let ids = pools ?? names.poolIDs()
         let counts = counters.snapshot
-        let time = names.now.nanoseconds
         return ids.reduce(0) { total, pool in
             let poolUsage = names.usage(of: pool)
             switch attribute {
@@ -142,8 +147,6 @@ extension Attributes {
             case .persistentUsage: return total + poolUsage.persistentBytes
             case .pendingUsage: return total + names.pendingBytes(of: pool)
             case .files: return total + poolUsage.cachedFiles + poolUsage.persistentFiles
-            // A figure for display; the evictor reads pins from memory and the index on its own.
-            case .pinnedFiles: return total + ((try? index.pinnedCount(pool: pool, now: time)) ?? 0)
             case .evictedFiles: return total + (counts.evictedFiles[pool] ?? 0)
             case .evictedBytes: return total + (counts.evictedBytes[pool] ?? 0)
             case .hits: return total + (counts.hits[pool] ?? 0)

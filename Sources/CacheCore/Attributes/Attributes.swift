@@ -62,7 +62,7 @@ final class Attributes: Sendable {
         }
         guard let attribute = CacheAttribute(rawValue: String(name.dropFirst(CacheAttribute.prefix.count))),
               CacheAttribute.readable(at: place).contains(attribute) else { throw CacheError.noAttribute }
-        return Array(cacheAttributeValue(attribute, of: current).utf8)
+        return Array(try cacheAttributeValue(attribute, of: current).utf8)
     }
 
     /// The corresponding FUSE operation is `LISTXATTR`.

@@ -78,9 +78,18 @@ extension ReadThrough {
     /// What the origin of `directory`'s pool lists there, or nil (no listable origin, or it
     /// failed: the listing then shows the pool's own names, and the log says why).
     func originNames(in directory: EntryID) -> [OriginName]? {
-        // A directory that cannot be read lists the pool's own names only; the listing itself reports the error.
-        guard let (pool, path) = try? names.originPath(of: directory), pool != 0,
-              let origin = origin(ofPool: pool) else { return nil }
+        let pool: EntryID, path: [[UInt8]]
+        do {
+            (pool, path) = try names.originPath(of: directory)
+        } catch {
+            // Gone meanwhile: the listing itself answers ENOENT. Anything else is said here,
+            // since the listing then shows the pool's own names only.
+            if case CacheError.notFound = error {} else {
+                logger.error("listing \(directory): cannot find its place in the origin: \(events.shown("\(error)"))")
+            }
+            return nil
+        }
+        guard pool != 0, let origin = origin(ofPool: pool) else { return nil }
         do {
             return try origin.list(path)
         } catch {
