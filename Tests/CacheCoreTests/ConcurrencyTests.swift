@@ -10,10 +10,10 @@ import Testing
     /// writes' growth: usage and the recorded size stay equal to the bytes written.
     @Test func metadataChangesNeverLoseAConcurrentWritesGrowth() throws {
         let store = try TestStore()
-        let id = try writeWhileToggling(store)
+        let (id, size) = try writeWhileToggling(store)
         let reopened = try store.open()
         defer { reopened.shutdown() }
-        #expect(try reopened.getattr(id).size == Int64(Self.writes * 512))
+        #expect(try reopened.getattr(id).size == size)
     }
 
     static let writes = 4000
@@ -77,7 +77,8 @@ import Testing
         #expect(store.objectFiles.isEmpty)
     }
 
-    private func writeWhileToggling(_ store: TestStore) throws -> EntryID {
+    /// Returns the file and the bytes written to it.
+    private func writeWhileToggling(_ store: TestStore) throws -> (EntryID, Int64) {
         let engine = try store.open()
         defer { engine.shutdown() }
         let data = try engine.pool("data")
@@ -85,25 +86,32 @@ import Testing
                                         caller: tester)
         let id = created.attributes.id
         let chunk = [UInt8](repeating: 7, count: 512)
-        let writes = Self.writes
+        let failedToggles = Mutex(0)
         let toggler = Thread {
             for round in 0..<2000 {
-                try? engine.setxattr(id, name: "user.cache.pinned", value: Array((round % 2 == 0 ? "1" : "0").utf8),
-                                     flags: 0)
-                _ = try? engine.setattr(id, changes: AttributeChanges(permissions: round % 2 == 0 ? 0o600 : 0o644),
-                                        handle: nil)
+                do {
+                    try engine.setxattr(id, name: "user.cache.pinned", value: Array((round % 2 == 0 ? "1" : "0").utf8),
+                                        flags: 0)
+                    _ = try engine.setattr(id, changes: AttributeChanges(permissions: round % 2 == 0 ? 0o600 : 0o644),
+                                           handle: nil)
+                } catch {
+                    failedToggles.withLock { $0 += 1 }
+                }
             }
         }
         toggler.start()
-        for index in 0..<writes {
-            _ = try chunk.withUnsafeBytes { try engine.write(created.handle, offset: Int64(index * 512), bytes: $0) }
+        // Writes go on for as long as the toggles do, so the two really overlap.
+        var written = 0
+        while written < Self.writes || toggler.isExecuting || !toggler.isFinished {
+            _ = try chunk.withUnsafeBytes { try engine.write(created.handle, offset: Int64(written * 512), bytes: $0) }
+            written += 1
         }
-        while toggler.isExecuting || !toggler.isFinished { usleep(1000) }
         try engine.flush(created.handle)
         engine.release(created.handle)
-        let expected = String(writes * 512)
-        #expect(try engine.getattr(id).size == Int64(writes * 512))
-        #expect(try engine.text(data, "user.cache.usage") == expected)
-        return id
+        let size = Int64(written * 512)
+        #expect(try engine.getattr(id).size == size)
+        #expect(try engine.text(data, "user.cache.usage") == String(size))
+        #expect(failedToggles.withLock { $0 } == 0, "every toggle must have happened")
+        return (id, size)
     }
 }

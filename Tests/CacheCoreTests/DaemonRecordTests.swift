@@ -55,7 +55,7 @@ import Testing
         defer { inProcess.finish() }
 
         // Each reader must have read a while during the writes: 200 kB, some 3,000 reads.
-        #expect(Self.waitUntil(seconds: 10) { readers.allSatisfy { $0.outputSize > 0 } }, "the readers did not start")
+        #expect(Shell.waitUntil(seconds: 10) { readers.allSatisfy { $0.outputSize > 0 } }, "the readers did not start")
         let targets = readers.map { $0.outputSize + 200_000 }
         var writes = 0
         let deadline = Date().addingTimeInterval(20)
@@ -77,15 +77,6 @@ import Testing
         }
         #expect(inProcessBad.isEmpty, "of \(inProcessReads) reads in this process, some said \(inProcessBad)")
         #expect(inProcessReads > 0 && writes > 0)
-    }
-
-    private static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
     }
 }
 

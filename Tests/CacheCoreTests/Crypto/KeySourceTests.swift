@@ -91,13 +91,13 @@ import Testing
         reader.start()
         // Type only once echo is off, as a person would after seeing the prompt.
         var settings = termios()
-        let silent = Polling.waitUntil(seconds: 5) {
+        let silent = Shell.waitUntil(seconds: 5) {
             tcgetattr(slave, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) == 0
         }
         #expect(silent)
         let typed = Array("s3cret words\n".utf8)
         #expect(Glibc.write(master, typed, typed.count) == typed.count)
-        #expect(Polling.waitUntil(seconds: 5) { result.withLock { $0 } != nil })
+        #expect(Shell.waitUntil(seconds: 5) { result.withLock { $0 } != nil })
         #expect(try result.withLock { $0 }?.get() == Array("s3cret words".utf8))
         #expect(tcgetattr(slave, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0)
 
@@ -116,18 +116,6 @@ import Testing
             bytes += buffer[..<count]
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-/// Polling with a deadline, for the terminal test's second thread.
-private enum Polling {
-    static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(5_000)
-        }
-        return condition()
     }
 }
 
