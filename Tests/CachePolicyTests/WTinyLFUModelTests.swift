@@ -109,10 +109,17 @@ import Testing
             }
             sketch.ensureWidth(for: count + 1)
             sketch.increment(ResidentList.canonical(fingerprint))
-            window.appendNewest(key, fingerprint: fingerprint, size: size)
+            let windowTarget = max(1, Int64(Double(residentBytes + size) * Self.windowShare))
+            if size > windowTarget {
+                // Larger than the window's share: a candidate at once.
+                probation.appendNewest(key, fingerprint: fingerprint, size: size, mark: Self.candidateMark)
+                candidates.append(key)
+                candidateBytes += size
+            } else {
+                window.appendNewest(key, fingerprint: fingerprint, size: size)
+            }
             // The window's overflow moves to probation as candidates (marked), as Caffeine's
             // maintenance after a write does; they compete when something must be evicted.
-            let windowTarget = max(1, Int64(Double(residentBytes) * Self.windowShare))
             while window.bytes > windowTarget {
                 let moved = window.remove(window.oldest)
                 probation.appendNewest(moved.key, fingerprint: moved.fingerprint, size: moved.size,

@@ -23,10 +23,19 @@ and heavy-tailed sizes whose small files are the popular ones, at pools of 1 %, 
 `auto`'s measure of the goal beside the upper bound (PFOO-L) and libCacheSim's LRU, S3-FIFO,
 SIEVE, W-TinyLFU, LHD and GDSF on the same trace.
 
+Last, traces nobody tuned for (issue 43), by `cachefs replay` beside libCacheSim, at 1 %, 5 %
+and 10 %: a block I/O-like trace with a long tail of one-time reads whose leading policy changes
+with its phases (scripts/lib/block_trace.py), where `auto` must end within 0.01 of the best
+fixed policy; and a CDN-like trace of 1 KiB to 7 MiB objects where 58 % of the requests are
+first requests (scripts/lib/cdn_trace.py), where `tinylfu` must end within 0.02 of
+libCacheSim's W-TinyLFU (and `auto` within 0.01 of the best fixed policy). MISSED marks a row
+whose target is not met.
+
 Usage: policy_bench.py --cachefs BIN --work DIR [--quick] [--json FILE]
-                       [--reference-python PYTHON] [--mixed-sizes-only]
+                       [--reference-python PYTHON] [--mixed-sizes-only] [--untuned-only]
 --reference-python (or LIBCACHESIM_PYTHON): a Python with libcachesim installed (else one is
-pip-installed into the work dir); --mixed-sizes-only: only the mixed-size rows (a few minutes).
+pip-installed into the work dir); --mixed-sizes-only: only the mixed-size rows (a few minutes);
+--untuned-only: only the rows of the traces nobody tuned for (about a minute).
 """
 import argparse
 import bisect
@@ -40,6 +49,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import block_trace  # noqa: E402
+import cdn_trace  # noqa: E402
 import replay_through_mount  # noqa: E402
 
 POLICIES = ["lru", "s3fifo", "sieve", "tinylfu", "auto"]
@@ -226,7 +237,7 @@ for capacity in json.loads(sys.argv[2]):
                 hit_bytes += size
                 hit_cost += cost
         out[f"{name} {capacity}"] = {"object": hits / len(sequence), "byte": hit_bytes / total_bytes,
-                                     "cost": hit_cost / total_cost}
+                                     "cost": hit_cost / total_cost if total_cost else 0}
 print(json.dumps(out))
 """
     result = subprocess.run([python, "-c", script, trace_path, json.dumps(capacities), json.dumps(LIBCACHESIM_MIXED)],
@@ -315,6 +326,71 @@ def mixed_size_section(cachefs, work, reference, quick):
               f"{'-' if difference is None else f'{difference:+.3f}':>6}  auto - best fixed: "
               f"{item['auto_minus_best_fixed']:+.3f}{'  MISSED' if missed else ''}")
     return {"rows": rows, "summary": summary}
+
+
+UNTUNED_SIZES = [1, 5, 10]
+
+
+def untuned_section(cachefs, work, reference):
+    """The rows of the traces nobody tuned for (issue 43): printed, and returned for the JSON."""
+    traces_dir = os.path.join(work, "traces")
+    os.makedirs(traces_dir, exist_ok=True)
+    print("\nTraces nobody tuned for, by `cachefs replay` (object hit ratios); libCacheSim's beside them")
+    if reference is None:
+        print("libCacheSim: NOT AVAILABLE (see the message above); its columns show '-' and its target is not checked")
+    rows = []
+    columns = ["lru", "s3fifo", "sieve", "tinylfu", "gdsf", "auto"]
+    print(f"{'trace':<11} {'size':>4} " + " ".join(f"{column:>7}" for column in columns)
+          + f" {'lcs-LRU':>7} {'lcs-S3F':>7} {'lcs-Sie':>7} {'lcs-WTL':>7}  target")
+
+    # The block trace: unit sizes, pools counted in files; auto against the best fixed policy.
+    keys = block_trace.make_trace()
+    trace_path = os.path.join(traces_dir, "block-tail.csv")
+    write_trace(trace_path, keys)
+    working_set = len(set(keys))
+    files_by_size = {percent: max(1, working_set * percent // 100) for percent in UNTUNED_SIZES}
+    sim = simulated(cachefs, trace_path, list(files_by_size.values()))
+    libcs = libcachesim_figures(reference, trace_path, list(files_by_size.values()))
+    for percent, files in files_by_size.items():
+        cells = {policy: sim.get((policy, files)) for policy in columns}
+        best = max((cells[policy], policy) for policy in columns if policy != "auto" and cells[policy] is not None)
+        difference = cells["auto"] - best[0]
+        reference_cells = [libcs.get((name, files)) if libcs else None for name in ("lru", "s3fifo", "sieve", "tinylfu")]
+        print(f"{'block-tail':<11} {percent:>3}% " + " ".join(f"{ratio_text(cells[column]):>7}" for column in columns)
+              + " " + " ".join(f"{ratio_text(value):>7}" for value in reference_cells)
+              + f"  auto - best fixed ({best[1]}): {difference:+.3f}{'  MISSED' if difference < -0.01 else ''}")
+        rows.append({"trace": "block-tail", "size_percent": percent, "files": files, "cells": cells,
+                     "libcachesim": dict(zip(("lru", "s3fifo", "sieve", "tinylfu"), reference_cells)),
+                     "auto_minus_best_fixed": difference, "missed": difference < -0.01})
+
+    # The CDN-like trace: mixed sizes, pools counted in bytes; tinylfu against libCacheSim's W-TinyLFU.
+    requests = cdn_trace.make_trace()
+    trace_path = os.path.join(traces_dir, "cdn-first.csv")
+    write_mixed_trace(trace_path, requests)
+    working_set = working_set_bytes(requests)
+    capacities = {percent: max(1, round(working_set * percent / 100)) for percent in UNTUNED_SIZES}
+    replayed = replay_mixed(cachefs, trace_path, list(capacities.values()), "files")
+    libcs = libcachesim_mixed_figures(reference, trace_path, list(capacities.values()))
+    for percent, capacity in capacities.items():
+        cells = {policy: replayed[(policy, capacity)]["object_hit_ratio"] if (policy, capacity) in replayed else None
+                 for policy in columns}
+        best = max((cells[policy], policy) for policy in columns if policy != "auto" and cells[policy] is not None)
+        auto_difference = cells["auto"] - best[0]
+        reference_cells = [libcs[(name, capacity)]["object"] if libcs else None
+                           for name in ("LRU", "S3FIFO", "Sieve", "WTinyLFU")]
+        tinylfu_difference = None if libcs is None else cells["tinylfu"] - reference_cells[3]
+        missed = (tinylfu_difference is not None and tinylfu_difference < -0.02) or auto_difference < -0.01
+        print(f"{'cdn-first':<11} {percent:>3}% " + " ".join(f"{ratio_text(cells[column]):>7}" for column in columns)
+              + " " + " ".join(f"{ratio_text(value):>7}" for value in reference_cells)
+              + f"  tinylfu - lcs-WTinyLFU: {'-' if tinylfu_difference is None else f'{tinylfu_difference:+.3f}'}"
+              + f", auto - best fixed ({best[1]}): {auto_difference:+.3f}{'  MISSED' if missed else ''}")
+        rows.append({"trace": "cdn-first", "size_percent": percent, "capacity_bytes": capacity, "cells": cells,
+                     "libcachesim": dict(zip(("LRU", "S3FIFO", "Sieve", "WTinyLFU"), reference_cells)),
+                     "tinylfu_minus_libcachesim": tinylfu_difference, "auto_minus_best_fixed": auto_difference,
+                     "missed": missed})
+    print("Targets: block-tail auto >= best fixed - 0.01; cdn-first tinylfu >= libCacheSim's W-TinyLFU - 0.02 "
+          "and auto >= best fixed - 0.01")
+    return rows
 
 
 def install_libcachesim(work):
@@ -410,6 +486,7 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--reference-python", default=os.environ.get("LIBCACHESIM_PYTHON"))
     parser.add_argument("--mixed-sizes-only", action="store_true")
+    parser.add_argument("--untuned-only", action="store_true")
     options = parser.parse_args()
     objects, requests = (2_000, 20_000) if options.quick else (10_000, 100_000)
     traces_dir = os.path.join(options.work, "traces")
@@ -424,6 +501,12 @@ def main():
         reference = None
     else:
         reference = options.reference_python or install_libcachesim(options.work)
+    if options.untuned_only:
+        untuned = untuned_section(options.cachefs, options.work, reference)
+        if options.json:
+            with open(options.json, "w", encoding="utf-8") as out:
+                json.dump({"untuned": untuned}, out, indent=2)
+        return 0
     if options.mixed_sizes_only:
         mixed = mixed_size_section(options.cachefs, options.work, reference, options.quick)
         if options.json:
@@ -499,9 +582,10 @@ def main():
     if errors:
         print(f"what-if curve: largest error {max(errors):.3f} over {len(errors)} curves")
     mixed = mixed_size_section(options.cachefs, options.work, reference, options.quick)
+    untuned = untuned_section(options.cachefs, options.work, reference)
     if options.json:
         with open(options.json, "w", encoding="utf-8") as out:
-            json.dump({"rows": rows, "summary": summary, "mixed_sizes": mixed}, out, indent=2)
+            json.dump({"rows": rows, "summary": summary, "mixed_sizes": mixed, "untuned": untuned}, out, indent=2)
     return 0
 
 
