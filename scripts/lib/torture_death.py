@@ -70,6 +70,7 @@ class DeathCycles:
         self.log_path = os.path.join(work, "death-daemon.log")
         self.daemon = S.Daemon(binary, self.store, self.mnt, ["-o", "min_free=0"], self.log_path, "death")
         self.cycles_run = 0
+        self.deadline = DEADLINE
 
     def run(self, cycles):
         for cycle in range(1, cycles + 1):
