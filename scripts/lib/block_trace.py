@@ -10,21 +10,14 @@ lead costs the state the old policy had built.
 
 Usage: block_trace.py OUT.csv
 """
-import bisect
+import os
 import random
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_sampling import zipf_sampler  # noqa: E402
+
 SEED = 1
-
-
-def zipf_sampler(objects, alpha, rng):
-    weights = [1 / (rank + 1) ** alpha for rank in range(objects)]
-    total = sum(weights)
-    cumulative, running = [], 0.0
-    for weight in weights:
-        running += weight / total
-        cumulative.append(running)
-    return lambda: min(bisect.bisect(cumulative, rng.random()), objects - 1)
 
 
 def make_trace(requests=110_000, seed=SEED, scan_share=0.42, warm_blocks=6000, recent_window=3000,

@@ -38,7 +38,6 @@ pip-installed into the work dir); --mixed-sizes-only: only the mixed-size rows (
 --untuned-only: only the rows of the traces nobody tuned for (about a minute).
 """
 import argparse
-import bisect
 import json
 import math
 import os
@@ -50,6 +49,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import block_trace  # noqa: E402
+from trace_sampling import zipf_sampler  # noqa: E402
 import cdn_trace  # noqa: E402
 import replay_through_mount  # noqa: E402
 
@@ -65,17 +65,6 @@ MEASURES = {"files": "object", "bytes": "byte", "cost": "cost"}
 SIZES = [1, 5, 10, 25]
 MULTIPLIERS = [0.125, 0.25, 0.5, 1, 2, 4, 8]
 SEED = 20261124
-
-
-def zipf_sampler(objects, alpha, rng):
-    weights = [1 / (rank + 1) ** alpha for rank in range(objects)]
-    total = sum(weights)
-    cumulative = []
-    running = 0.0
-    for weight in weights:
-        running += weight / total
-        cumulative.append(running)
-    return lambda: min(bisect.bisect(cumulative, rng.random()), objects - 1)
 
 
 def make_traces(objects, requests):

@@ -12,7 +12,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from policy_bench import zipf_sampler  # noqa: E402
+from trace_sampling import zipf_sampler  # noqa: E402
 
 rng = random.Random(7)
 objects, pool, requests = 10000, 1000, 200000
