@@ -4,8 +4,10 @@ import Foundation
 enum SequenceRunner {
     static func run(input: String, in root: String, as user: TestUser) throws -> [StepOutcome] {
         // /usr/bin/python3: a python3 found first on root's PATH may live where nobody cannot go.
-        let result = try Shell.run(user.prefix + ["timeout", "600", "/usr/bin/python3",
-                                                  ScriptHelper.path("fs_sequences.py"), root, input])
+        // The script's text goes as an argument, read here: nobody may not be able to read a
+        // checkout in a 0700 folder (as `mktemp -d` makes).
+        let script = try String(contentsOfFile: ScriptHelper.path("fs_sequences.py"), encoding: .utf8)
+        let result = try Shell.run(user.prefix + ["timeout", "600", "/usr/bin/python3", "-c", script, root, input])
         guard result.succeeded else {
             throw MountError(message: "fs_sequences.py in \(root) as \(user) exited \(result.status): \(result.error)\n"
                                  + "last step: \(result.output.split(separator: "\n").last ?? "none")")
