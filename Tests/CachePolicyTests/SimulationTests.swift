@@ -63,13 +63,17 @@ import Testing
     }
 
     @Test func theAdvisorsMemoryStaysBoundedWhateverTheTraffic() {
-        var advisor = PolicyAdvisor(current: .lru, capacityBytes: 0, capacityFiles: 1000, maxSampledKeys: 1000)
+        var advisor = PolicyAdvisor(current: .lru, capacityBytes: 0, capacityFiles: 1000, maxSampledKeys: 1000,
+                                    maxComparedKeys: 250)
         for key in UInt64(0)..<100_000 {
             advisor.record(fingerprint: Fingerprint.mix(key), size: 4096)
             #expect(advisor.namesHeld <= 1000)
+            #expect(advisor.comparedNamesHeld <= 250)
         }
-        // The 8x simulation would hold 8,000 names at full rate: the rate went down to 1/8.
+        // The curve's 8x simulation would hold 8,000 names at full rate: its rate went down
+        // to 1/8; the candidates' 1x simulations 1,000: theirs to 1/4.
         #expect(advisor.samplingRate <= 0.125, "\(advisor.samplingRate)")
+        #expect(advisor.comparedSamplingRate <= 0.25, "\(advisor.comparedSamplingRate)")
     }
 
     /// The what-if curve of a sampled pool against full simulations of the same trace at
@@ -224,11 +228,11 @@ import Testing
     func theAdvisorScoresEachCandidateByTheGoalsMeasure(goal: CacheGoal) {
         let requests = Self.mixedSizes.prefix(8_000)
         var advisor = PolicyAdvisor(current: .lru, goal: goal, capacityBytes: Self.capacity, capacityFiles: 0,
-                                    maxSampledKeys: 100_000)
+                                    maxSampledKeys: 100_000, maxComparedKeys: 100_000)
         for request in requests {
             advisor.record(fingerprint: UInt64(bitPattern: request.key), size: request.size, cost: request.cost)
         }
-        #expect(advisor.samplingRate == 1)
+        #expect(advisor.comparedSamplingRate == 1)
         let scored = advisor.hitRatios()
         #expect(Set(scored.keys) == Set(PolicyKind.candidates(for: goal)))
         for kind in PolicyKind.candidates(for: goal) {
@@ -481,7 +485,7 @@ import Testing
         let requests = AutoGoalTests.mixedSizes.prefix(8_000)
         let capacity = AutoGoalTests.capacity
         var advisor = PolicyAdvisor(current: .lru, goal: goal, capacityBytes: capacity, capacityFiles: 0,
-                                    maxSampledKeys: 100_000)
+                                    maxSampledKeys: 100_000, maxComparedKeys: 100_000)
         let candidates = PolicyKind.candidates(for: goal)
         var full = candidates.map { CacheSimulator(kind: $0, capacity: capacity, goal: goal) }
         var hitsByKind = Array(repeating: [Bool](), count: full.count)
@@ -489,7 +493,7 @@ import Testing
             advisor.record(fingerprint: UInt64(bitPattern: request.key), size: request.size)
             for index in full.indices { hitsByKind[index].append(full[index].get(request.key, size: request.size)) }
         }
-        #expect(advisor.samplingRate == 1)
+        #expect(advisor.comparedSamplingRate == 1)
         let weights = requests.map { goal.cost(size: $0.size, measured: 0) }
         var largest = 0.0
         for (first, leader) in candidates.enumerated() {
