@@ -77,6 +77,12 @@ public enum PoolMetrics {
             (descriptor("fetched_bytes", unit: "total", "Bytes stored from the pool's origin."), pool.fetchedBytes),
             (descriptor("fetch_errors", unit: "total", "Fetches from the pool's origin that failed."),
              pool.fetchErrors),
+            (descriptor("revalidations", unit: "total",
+                        "Fetched files whose origin was asked whether they changed (revalidate)."),
+             pool.revalidations),
+            (descriptor("stale_served", unit: "total",
+                        "Opens served a stale copy because the origin could not be asked (stale_if_error)."),
+             pool.staleServed),
         ]
     }
 

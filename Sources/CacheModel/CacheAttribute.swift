@@ -12,6 +12,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     // Pool directories.
     case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
     case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
+    case revalidate, staleIfError = "stale_if_error"
     case eviction, trace, minSize = "min_size", goal
     // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
     // its recent requests (by requests and by bytes), and the estimated hit ratio at other sizes.
@@ -28,6 +29,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case evictedFiles = "evicted_files", evictedBytes = "evicted_bytes", hits, misses
     case pinnedFiles = "pinned_files", oldestAccess = "oldest_access"
     case originRequests = "origin_requests", fetchedBytes = "fetched_bytes", fetchErrors = "fetch_errors"
+    case revalidations, staleServed = "stale_served"
     case fetchTTFB = "fetch_ttfb_ms", fetchTTFBTotal = "fetch_ttfb_ms_total", fetchTTFBCount = "fetch_ttfb_count"
     // The root only.
     case minFree = "min_free", store
@@ -63,7 +65,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .directory: return [.persistent, .pinned, .expiration, .unit, .unitFiles, .unitUsage]
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
-                    .maxFetches, .eviction, .evictionActive, .goal, .trace]
+                    .maxFetches, .revalidate, .staleIfError, .eviction, .evictionActive, .goal, .trace]
                 + figures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .policyMemoryBytes,
                              .simulationMemoryBytes, .preview]
         case .root: return figures + [.minFree, .store, .warnings, .loadedEntries, .loadedEntriesBudget, .loadedBytes,
@@ -78,7 +80,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .directory: return [.persistent, .pinned, .expiration, .unit]
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
-                    .maxFetches, .eviction, .goal, .trace, .purge, .clear]
+                    .maxFetches, .revalidate, .staleIfError, .eviction, .goal, .trace, .purge, .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }
@@ -87,5 +89,6 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     package static let figures: [CacheAttribute] = [
         .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits, .misses,
         .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount,
+        .revalidations, .staleServed,
     ]
 }

@@ -16,6 +16,12 @@ public enum CacheEventKind: String, Sendable, Codable {
     case refused
     /// A file being fetched from the pool's origin failed (after retries) and was dropped.
     case fetchFailed = "fetch_failed"
+    /// A fetched file's origin has another version of it (or no longer has it), found when
+    /// the file was opened past its pool's `revalidate`: the copy was dropped.
+    case changedAtOrigin = "changed_at_origin"
+    /// A fetched file past its pool's `revalidate` was served as it is, because its origin
+    /// could not be asked (within the pool's `stale_if_error`).
+    case servedStale = "served_stale"
     /// A pool went over one of its limits.
     case overLimit = "over_limit"
     /// An `auto` pool switched to the policy its simulations say would have hit most.

@@ -18,6 +18,10 @@ public struct PoolFigures: Sendable, Equatable {
     /// Times to first byte of the pool's fetches: their sum in milliseconds, and how many.
     public var fetchTTFBMillisecondsTotal: Int64
     public var fetchTTFBCount: Int64
+    /// Read-through pools: fetched files whose origin was asked whether they changed, and
+    /// opens served a stale copy because it could not be asked.
+    public var revalidations: Int64 = 0
+    public var staleServed: Int64 = 0
     /// `hits / (hits + misses)` over the pool's recent requests (nil before any since the
     /// mount; `CounterBook` defines both), and the estimated hit ratio at other sizes
     /// (`user.cache.hit_ratio_curve`), size in bytes or files.

@@ -21,6 +21,13 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     public var negativeTTLSeconds: Int64
     /// Concurrent fetches from the origin; further fetches wait for a slot.
     public var maxFetches: Int64
+    /// `user.cache.revalidate`: how long a fetched file is trusted before its next open asks
+    /// the origin whether it changed (0 = at every open); ``neverRevalidate`` (the default)
+    /// trusts it for as long as it is cached.
+    public var revalidateSeconds: Int64
+    /// `user.cache.stale_if_error`: how long past its `revalidate` a fetched file is still
+    /// served when the origin cannot be asked (0 = never: the open fails with EIO).
+    public var staleIfErrorSeconds: Int64
 
     /// `user.cache.eviction`: which files go first.
     public var eviction: EvictionChoice
@@ -44,12 +51,45 @@ public struct PoolSettings: Sendable, Equatable, Codable {
 
     public static let defaultNegativeTTLSeconds = Tunables.negativeTTLSeconds
     public static let defaultMaxFetches = Tunables.maxFetches
+    /// `revalidate` of `never`: a fetched copy is trusted while it is cached.
+    public static let neverRevalidate: Int64 = -1
+
+    /// Whether a file fetched (or last found unchanged) at `validated` needs the origin's word
+    /// before it is served at `now` (both nanoseconds).
+    public func needsRevalidation(validatedAt validated: Int64, now: Int64) -> Bool {
+        let due = revalidationDue(validatedAt: validated)
+        return due != .max && now >= due
+    }
+
+    /// When a file fetched (or last found unchanged) at `validated` is due to be asked about
+    /// again: `Int64.max` for never.
+    public func revalidationDue(validatedAt validated: Int64) -> Int64 {
+        guard revalidateSeconds != Self.neverRevalidate else { return .max }
+        let (due, overflow) = validated.addingReportingOverflow(Self.nanoseconds(revalidateSeconds))
+        return overflow ? .max : due
+    }
+
+    /// Whether a file whose revalidation has been due since `due` may still be served at
+    /// `now` when the origin cannot be asked.
+    public func servesStale(dueSince due: Int64, now: Int64) -> Bool {
+        let window = Self.nanoseconds(staleIfErrorSeconds)
+        return staleIfErrorSeconds > 0 && now >= due && (window == .max || now - due < window)
+    }
+
+    /// `seconds` in nanoseconds, at most `Int64.max` (a duration of centuries is "forever").
+    public static func nanoseconds(_ seconds: Int64) -> Int64 {
+        let (value, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : value
+    }
 
     public init(maxSize: Int64 = Tunables.poolMaxSizeBytes, maxAgeSeconds: Int64 = 0, ageBasis: AgeBasis = .access,
                 maxFiles: Int64 = 0, lowWatermarkPercent: Int64 = Tunables.lowWatermarkPercent, origin: String = "",
                 negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches,
                 eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false,
-                minSize: Int64 = 0, goal: CacheGoal = .files) {
+                minSize: Int64 = 0, goal: CacheGoal = .files, revalidateSeconds: Int64 = neverRevalidate,
+                staleIfErrorSeconds: Int64 = 0) {
+        self.revalidateSeconds = revalidateSeconds
+        self.staleIfErrorSeconds = staleIfErrorSeconds
         self.goal = goal
         self.minSize = minSize
         self.recordsTrace = recordsTrace
@@ -72,8 +112,9 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     ]
 }
 
-/// Decoded by hand only so that settings sealed before `goal` existed (an encrypted store's
-/// `pool.sealed`) still open: a missing goal is `files`, the default.
+/// Decoded by hand only so that settings sealed before `goal`, `revalidate` and
+/// `stale_if_error` existed (an encrypted store's `pool.sealed`) still open: a missing one
+/// takes its default.
 extension PoolSettings {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -90,7 +131,10 @@ extension PoolSettings {
             autoActive: try container.decode(PolicyKind.self, forKey: .autoActive),
             recordsTrace: try container.decode(Bool.self, forKey: .recordsTrace),
             minSize: try container.decode(Int64.self, forKey: .minSize),
-            goal: try container.decodeIfPresent(CacheGoal.self, forKey: .goal) ?? .files)
+            goal: try container.decodeIfPresent(CacheGoal.self, forKey: .goal) ?? .files,
+            revalidateSeconds: try container.decodeIfPresent(Int64.self, forKey: .revalidateSeconds)
+                ?? Self.neverRevalidate,
+            staleIfErrorSeconds: try container.decodeIfPresent(Int64.self, forKey: .staleIfErrorSeconds) ?? 0)
     }
 }
 

@@ -37,6 +37,10 @@ public enum Tunables {
     public static let lowWatermarkPercent: Int64 = 90
     /// `negative_ttl`: a name the origin lacks is not asked again for this long.
     public static let negativeTTLSeconds: Int64 = 30
+    /// Fetched files whose last validation (fetch, or the origin's "unchanged") is kept in
+    /// memory; when more are, all are forgotten at once, and each asks its origin at its
+    /// next open (about 80 bytes each: 80 MB at most).
+    public static let validationsKept = 1_000_000
     /// `max_fetches`: fetches from one pool's origin at once, so one pool cannot take every
     /// fetch lane.
     public static let maxFetches: Int64 = 4

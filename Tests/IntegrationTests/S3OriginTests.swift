@@ -32,6 +32,22 @@ import Testing
         }
     }
 
+    /// `revalidate`: a signed HEAD with `If-None-Match` at each open (0); an object put anew
+    /// (another ETag) is fetched again, an unchanged one is not.
+    @Test func aChangedObjectIsFetchedAgainPastRevalidate() throws {
+        try withS3OriginMount { (mount: MountedStore, server: S3OriginServer, files: String) throws in
+            _ = try mount.mustSucceed("setfattr -n user.cache.revalidate -v 0 data")
+            #expect(try mount.mustSucceed("cmp data/a.bin '\(files)/a.bin' && echo same") == "same")
+            #expect(try mount.mustSucceed("cmp data/a.bin '\(files)/a.bin' && echo same") == "same")
+            #expect(server.requests().filter { $0 == "GET /origin-bucket/pre/a.bin" }.count == 1, "\(server.requests())")
+            #expect(try mount.xattr("data", "user.cache.revalidations") == "1")
+            try server.put(key: "pre/a.bin", contents: "a new version\n")
+            #expect(try mount.mustSucceed("cat data/a.bin") == "a new version")
+            #expect(server.requests().filter { $0 == "GET /origin-bucket/pre/a.bin" }.count == 2, "\(server.requests())")
+            #expect(try mount.xattr("data", "user.cache.revalidations") == "2")
+        }
+    }
+
     @Test func aKeyIsFetchedOnceSignedAndTheBucketIsListed() throws {
         try withS3OriginMount { (mount: MountedStore, server: S3OriginServer, files: String) throws in
             #expect(try mount.mustSucceed("cmp data/a.bin '\(files)/a.bin' && echo same") == "same")

@@ -123,6 +123,10 @@ extension Attributes {
         case .origin: updated.origin = trimmed
         case .negativeTTL: updated.negativeTTLSeconds = ValueParsing.durationSeconds(text) ?? updated.negativeTTLSeconds
         case .maxFetches: updated.maxFetches = Int64(trimmed) ?? updated.maxFetches
+        case .revalidate:
+            updated.revalidateSeconds = trimmed == "never"
+                ? PoolSettings.neverRevalidate : ValueParsing.durationSeconds(text) ?? updated.revalidateSeconds
+        case .staleIfError: updated.staleIfErrorSeconds = ValueParsing.durationSeconds(text) ?? updated.staleIfErrorSeconds
         case .trace: updated.recordsTrace = ValueParsing.flag(text) ?? updated.recordsTrace
         case .goal: updated.goal = CacheGoal(rawValue: trimmed) ?? updated.goal
         case .eviction:
@@ -148,7 +152,7 @@ extension Attributes {
             .lowWatermark: String(defaults.lowWatermarkPercent), .origin: "",
             .negativeTTL: String(defaults.negativeTTLSeconds), .maxFetches: String(defaults.maxFetches),
             .eviction: defaults.eviction.rawValue, .trace: "0", .minSize: String(defaults.minSize),
-            .goal: defaults.goal.rawValue,
+            .goal: defaults.goal.rawValue, .revalidate: "never", .staleIfError: String(defaults.staleIfErrorSeconds),
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolSettings(attribute, text: text, on: pool)

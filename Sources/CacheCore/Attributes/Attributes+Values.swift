@@ -36,6 +36,10 @@ extension Attributes {
         case .lowWatermark: return String(names.settings(of: record).lowWatermarkPercent)
         case .origin: return names.settings(of: record).origin
         case .negativeTTL: return String(names.settings(of: record).negativeTTLSeconds)
+        case .revalidate:
+            let seconds = names.settings(of: record).revalidateSeconds
+            return seconds == PoolSettings.neverRevalidate ? "never" : String(seconds)
+        case .staleIfError: return String(names.settings(of: record).staleIfErrorSeconds)
         case .maxFetches: return String(names.settings(of: record).maxFetches)
         case .eviction: return names.settings(of: record).eviction.rawValue
         case .goal: return names.settings(of: record).goal.rawValue
@@ -75,7 +79,8 @@ extension Attributes {
             let time = names.now.nanoseconds
             return String(try pools.reduce(0) { total, pool in try total + index.pinnedCount(pool: pool, now: time) })
         case .usage, .persistentUsage, .pendingUsage, .files, .evictedFiles, .evictedBytes, .hits,
-             .misses, .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount:
+             .misses, .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount,
+             .revalidations, .staleServed:
             return String(figure(attribute, pools: record.entryID == WellKnownEntry.root ? nil : [record.entryID]))
         case .purge, .clear, .removePool: return "0"
         case .unit, .unitFiles, .unitUsage:
@@ -156,6 +161,8 @@ extension Attributes {
             case .fetchErrors: return total + (counts.fetchErrors[pool] ?? 0)
             case .fetchTTFBTotal: return total + (counts.firstByteMicroseconds[pool] ?? 0) / 1000
             case .fetchTTFBCount: return total + (counts.firstBytes[pool] ?? 0)
+            case .revalidations: return total + (counts.revalidations[pool] ?? 0)
+            case .staleServed: return total + (counts.staleServed[pool] ?? 0)
             default: return total
             }
         }
@@ -175,6 +182,8 @@ extension Attributes {
                 fetchedBytes: figure(.fetchedBytes, pools: pools), fetchErrors: figure(.fetchErrors, pools: pools),
                 fetchTTFBMillisecondsTotal: figure(.fetchTTFBTotal, pools: pools),
                 fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
+            figures.revalidations = figure(.revalidations, pools: pools)
+            figures.staleServed = figure(.staleServed, pools: pools)
             figures.recentHitRatio = counters.recentHitRatio(of: id)
             figures.recentByteHitRatio = counters.recentByteHitRatio(of: id)
             if let report = evictor.replacement.report(of: id) {

@@ -83,7 +83,8 @@ public final class CacheEngine: Sendable {
                                      counters: counters, traces: TraceFiles(layout: layout, disk: disk, logger: logger),
                                      evictor: evictor, logger: logger)
         readThrough = ReadThrough(fetches: fetches, threads: threads, originContext: opened.originContext,
-                                  originSettings: configuration.originSettings, names: names, bytes: bytes,
+                                  originSettings: configuration.originSettings, originVersions: index,
+                                  names: names, bytes: bytes,
                                   eviction: eviction, counters: counters, events: events, logger: logger)
         files = Files(handles: handles, durabilitySeconds: configuration.durabilitySeconds, names: names, bytes: bytes,
                       readThrough: readThrough, eviction: eviction, writer: writer, evictor: evictor,

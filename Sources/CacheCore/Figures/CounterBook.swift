@@ -105,6 +105,14 @@ final class CounterBook: Sendable {
     func countFetchError(pool: EntryID) {
         counts.withLock { $0.totals.fetchErrors[pool, default: 0] += 1 }
     }
+
+    func countRevalidation(pool: EntryID) {
+        counts.withLock { $0.totals.revalidations[pool, default: 0] += 1 }
+    }
+
+    func countStaleServed(pool: EntryID) {
+        counts.withLock { $0.totals.staleServed[pool, default: 0] += 1 }
+    }
 }
 
 extension CounterBook: NameCounters {}

@@ -16,6 +16,10 @@ struct PoolCounters: Sendable, Codable, Equatable {
     /// Fetches that stored a first byte, and the sum of their times to first byte.
     var firstBytes: [EntryID: Int64] = [:]
     var firstByteMicroseconds: [EntryID: Int64] = [:]
+    /// Fetched files whose origin was asked whether they changed (`revalidate`), and opens
+    /// served a stale copy because it could not be asked (`stale_if_error`).
+    var revalidations: [EntryID: Int64] = [:]
+    var staleServed: [EntryID: Int64] = [:]
 
     static let settingKey = "counters"
 
@@ -51,5 +55,7 @@ extension PoolCounters {
         fetchErrors = try values.decodeIfPresent([EntryID: Int64].self, forKey: .fetchErrors) ?? [:]
         firstBytes = try values.decodeIfPresent([EntryID: Int64].self, forKey: .firstBytes) ?? [:]
         firstByteMicroseconds = try values.decodeIfPresent([EntryID: Int64].self, forKey: .firstByteMicroseconds) ?? [:]
+        revalidations = try values.decodeIfPresent([EntryID: Int64].self, forKey: .revalidations) ?? [:]
+        staleServed = try values.decodeIfPresent([EntryID: Int64].self, forKey: .staleServed) ?? [:]
     }
 }

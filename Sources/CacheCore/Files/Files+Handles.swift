@@ -54,6 +54,12 @@ extension Files {
             names.removeFiles([current], as: .expired, reason: "expired; found at open", qualifies: names.isExpired)
             throw CacheError.stale
         }
+        // A fetched file past its pool's `revalidate` whose origin has another version: dropped,
+        // and the kernel's new lookup finds the new one.
+        if current.parent != nil, try !readThrough.isCurrent(current) {
+            names.removeFiles([current], as: .changedAtOrigin, reason: "changed at the origin; found at open")
+            throw CacheError.stale
+        }
         // A file of an origin pool not fetched yet: the first open starts the one fetch.
         let fetch = try readThrough.joinFetch(id)
         // Writes stay local, to a file whose origin bytes are all there.

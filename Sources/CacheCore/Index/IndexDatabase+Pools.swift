@@ -22,7 +22,8 @@ extension IndexDatabase {
                 eviction: EvictionChoice(rawValue: row["eviction"]) ?? .lru,
                 autoActive: PolicyKind(rawValue: row["eviction_active"]) ?? .lru,
                 recordsTrace: row["trace"], minSize: row["min_size"],
-                goal: CacheGoal(rawValue: row["goal"]) ?? .files)
+                goal: CacheGoal(rawValue: row["goal"]) ?? .files,
+                revalidateSeconds: row["revalidate"], staleIfErrorSeconds: row["stale_if_error"])
         }
         return settings
     }
@@ -37,12 +38,14 @@ extension IndexDatabase {
         let shown = sealed == nil ? settings : PoolSettings()
         try db.execute(sql: """
             INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
-                negative_ttl, max_fetches, eviction, eviction_active, trace, min_size, goal, sealed)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                negative_ttl, max_fetches, eviction, eviction_active, trace, min_size, goal, revalidate,
+                stale_if_error, sealed)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [poolID, shown.maxSize, shown.maxAgeSeconds, shown.ageBasis.rawValue,
                              shown.maxFiles, shown.lowWatermarkPercent, shown.origin, shown.negativeTTLSeconds,
                              shown.maxFetches, shown.eviction.rawValue, shown.autoActive.rawValue,
-                             shown.recordsTrace, shown.minSize, shown.goal.rawValue, sealed])
+                             shown.recordsTrace, shown.minSize, shown.goal.rawValue, shown.revalidateSeconds,
+                             shown.staleIfErrorSeconds, sealed])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its settings.

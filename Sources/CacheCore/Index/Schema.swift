@@ -199,6 +199,14 @@ enum Schema {
         migrator.registerMigration("v12-drop-entry-global-lru") { db in
             try db.execute(sql: "DROP INDEX entry_global_lru")
         }
+        // Read-through pools: how long a fetched file is trusted before its next open asks the
+        // origin (-1 = never), and how long past that it is served while the origin is down.
+        migrator.registerMigration("v13-freshness") { db in
+            try db.execute(sql: """
+                ALTER TABLE pool ADD COLUMN revalidate INTEGER NOT NULL DEFAULT \(PoolSettings.neverRevalidate);
+                ALTER TABLE pool ADD COLUMN stale_if_error INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

@@ -42,10 +42,48 @@ public protocol Origin: Sendable {
 
     /// The names in a directory of the origin, or nil if this kind of origin cannot list.
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]?
+
+    /// Whether the origin's file at `path` is still the `version` a fetch delivered: one
+    /// conditional request (or a `stat`). Throws when the origin cannot be asked.
+    func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness
+}
+
+/// What an origin answers when asked whether a fetched file changed.
+public enum OriginFreshness: Sendable, Equatable {
+    case unchanged
+    /// Another version, or gone: the copy must not be served again.
+    case changed
+    /// This kind of origin cannot tell (an `exec:` program): the copy is kept.
+    case unknown
 }
 
 extension Origin {
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? { nil }
+
+    func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness { .unknown }
+}
+
+extension OriginDelivery {
+    /// Whether an answer's `ETag` and `Last-Modified` show the same version as this one: the
+    /// ETags equal where both have one (a weak one compares as a strong one: the copy is whole
+    /// either way), else the dates equal where both have one; without either, not the same.
+    func isSameVersion(etag: String?, lastModified: String?) -> Bool {
+        if let stored = self.etag, let etag { return Self.opaque(stored) == Self.opaque(etag) }
+        if let stored = self.lastModified, let lastModified { return stored == lastModified }
+        return false
+    }
+
+    private static func opaque(_ etag: String) -> Substring {
+        etag.hasPrefix("W/") ? etag.dropFirst(2) : Substring(etag)
+    }
+
+    /// The conditional headers that ask whether this version is still current.
+    var conditionalHeaders: [(String, String)] {
+        var headers: [(String, String)] = []
+        if let etag { headers.append(("If-None-Match", etag)) }
+        if let lastModified { headers.append(("If-Modified-Since", lastModified)) }
+        return headers
+    }
 }
 
 /// A whole small file an origin delivered while it was looked up.

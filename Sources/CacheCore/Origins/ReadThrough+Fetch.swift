@@ -42,6 +42,7 @@ extension ReadThrough {
         if case .success(let delivery) = outcome {
             do {
                 try finishFetchedFile(id, source: source, version: delivery, took: ContinuousClock.now - started)
+                validations.record(id, at: names.now.nanoseconds, version: delivery)
                 fetches.remove(id)
                 progress.finish(.complete)
                 names.enforceLimitsIfOver(in: source.pool)

@@ -11,6 +11,9 @@ import Logging
 final class ReadThrough: Sendable {
     let fetches: FetchTable
     let negativeMisses = NegativeCache()
+    let validations = Validations()
+    /// Where the version a file fetched before this mount holds is kept.
+    let originVersions: IndexDatabase
     let fetchLimiter: FetchLimiter
     /// The HTTP client of http(s) and s3 origins (started by their first request), and the
     /// endpoint and keys of s3 origins.
@@ -25,7 +28,7 @@ final class ReadThrough: Sendable {
     let logger: Logger
 
     init(fetches: FetchTable, threads: BlockingPool, originContext: OriginContext, originSettings: OriginSettings,
-         names: Names, bytes: ObjectFiles, eviction: EngineEvictionHost, counters: CounterBook, events: EventLog,
+         originVersions: IndexDatabase, names: Names, bytes: ObjectFiles, eviction: EngineEvictionHost, counters: CounterBook, events: EventLog,
          logger: Logger) {
         self.fetches = fetches
         fetchLimiter = FetchLimiter(threads: threads) { [names] pool in
@@ -33,6 +36,7 @@ final class ReadThrough: Sendable {
         }
         self.originContext = originContext
         self.originSettings = originSettings
+        self.originVersions = originVersions
         self.names = names
         self.bytes = bytes
         self.eviction = eviction

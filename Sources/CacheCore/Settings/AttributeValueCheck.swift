@@ -38,6 +38,12 @@ public enum AttributeValueCheck {
             return trimmed.isEmpty ? "expected the name of a pool" : nil
         case .negativeTTL:
             return ValueParsing.durationSeconds(value) != nil ? nil : "expected seconds or a duration such as 30s, 5m"
+        case .revalidate:
+            return trimmed == "never" || ValueParsing.durationSeconds(value) != nil
+                ? nil : "expected never, or seconds or a duration such as 30s, 5m, 1h (0 = at every open)"
+        case .staleIfError:
+            return ValueParsing.durationSeconds(value) != nil
+                ? nil : "expected seconds or a duration such as 30s, 5m, 1d (0 = never)"
         case .maxFetches:
             return Int64(trimmed).map { (1...256).contains($0) } == true ? nil : "expected a number of fetches from 1 to 256"
         case .eviction:

@@ -50,8 +50,9 @@ struct SetCommand: ParsableCommand {
         commandName: "set", abstract: "Change a pool's policy (persisted in the store).",
         discussion: """
             Keys: max_size (25M, 1G, bytes), min_size (the pool's floor under disk pressure, 0 = none), max_age (90s, 15m, 12h, 7d), age_basis (access|modification), \
-            max_files, low_watermark (percent), origin (file:///DIR or exec:/PROGRAM; see docs/origins.md, \
+            max_files, low_watermark (percent), origin (file:///DIR, exec:/PROGRAM, http(s)://HOST/BASE/ or s3://BUCKET/PREFIX/; see docs/origins.md, \
             "Read-through pools"), negative_ttl (30s), max_fetches (1 to 256), \
+            revalidate (never, 0 = at every open, 5m: how long a fetched file is trusted), stale_if_error (1h, 0 = never), \
             eviction (lru|s3fifo|sieve|tinylfu|gdsf|gdsf-files|auto), goal (files|bytes|cost); on the mount root: \
             min_free (1G or 5%).
             Examples:

@@ -15,6 +15,8 @@ enum PrometheusStatus {
                         misses: pool.misses, originRequests: pool.originRequests, fetchedBytes: pool.fetchedBytes,
                         fetchErrors: pool.fetchErrors, fetchTTFBMillisecondsTotal: pool.fetchTTFBTotal,
                         fetchTTFBCount: pool.fetchTTFBCount)
+            figures.revalidations = pool.revalidations
+            figures.staleServed = pool.staleServed
             figures.recentHitRatio = pool.hitRatio
             figures.recentByteHitRatio = pool.byteHitRatio
             figures.estimatedHitRatios = pool.whatIf

@@ -51,6 +51,8 @@ struct StatusCommand: ParsableCommand {
         var fetchTTFB: Int64
         var fetchTTFBTotal: Int64
         var fetchTTFBCount: Int64
+        var revalidations: Int64
+        var staleServed: Int64
         var oldestAccess: String
         var eviction: String
         var evictionActive: String
@@ -73,6 +75,7 @@ struct StatusCommand: ParsableCommand {
             case fetchErrors = "fetch_errors", fetchTTFB = "fetch_ttfb_ms", fetchTTFBTotal = "fetch_ttfb_ms_total"
             case fetchTTFBCount = "fetch_ttfb_count", policyMemoryBytes = "policy_memory_bytes"
             case simulationMemoryBytes = "simulation_memory_bytes"
+            case revalidations, staleServed = "stale_served"
         }
     }
 
@@ -134,6 +137,7 @@ struct StatusCommand: ParsableCommand {
             fetchedBytes: try number("fetched_bytes"), fetchErrors: try number("fetch_errors"),
             fetchTTFB: try number("fetch_ttfb_ms"), fetchTTFBTotal: try number("fetch_ttfb_ms_total"),
             fetchTTFBCount: try number("fetch_ttfb_count"),
+            revalidations: try number("revalidations"), staleServed: try number("stale_served"),
             oldestAccess: try Xattr.get(path, "user.cache.oldest_access"),
             eviction: try Xattr.get(path, "user.cache.eviction"),
             evictionActive: try Xattr.get(path, "user.cache.eviction_active"),

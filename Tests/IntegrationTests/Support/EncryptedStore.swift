@@ -8,11 +8,14 @@ extension MountedStore {
 
     /// A fresh encrypted store, mounted.
     static func encrypted(arguments: [String] = []) throws -> MountedStore {
-        try MountedStore(arguments: arguments) { store in
-            let made = try Shell.run([MountedStore.executable, "keygen", store.keyFile])
-            try #require(made.succeeded, "\(made.error)")
-            store.extraArguments += ["--encrypt", "--key-file", store.keyFile]
-        }
+        try MountedStore(arguments: arguments) { store in try store.useNewKey() }
+    }
+
+    /// Before the first mount: the store is made encrypted, with a new key.
+    func useNewKey() throws {
+        let made = try Shell.run([MountedStore.executable, "keygen", keyFile])
+        try #require(made.succeeded, "\(made.error)")
+        extraArguments += ["--encrypt", "--key-file", keyFile]
     }
 
     /// The object file that holds a file's bytes (its inode number is its entry id).

@@ -101,10 +101,12 @@ extension MountedStore {
 
 /// Runs `body` against a mount whose `data` pool reads through to `origin` (`file` or
 /// `exec`); `prepare` fills the origin before the mount.
-func withOriginMount(_ scheme: String, arguments: [String] = [], prepare: (OriginFixture) throws -> Void = { _ in },
+func withOriginMount(_ scheme: String, arguments: [String] = [], kind: StoreKind = .plaintext,
+                     prepare: (OriginFixture) throws -> Void = { _ in },
                      _ body: (MountedStore, OriginFixture) throws -> Void) throws {
     var fixture: OriginFixture?
     let mounted = try MountedStore(arguments: arguments) { store in
+        if kind == .encrypted { try store.useNewKey() }
         let origin = try OriginFixture(in: store.directory)
         try prepare(origin)
         let url = scheme == "file" ? "file://" + origin.files : "exec:" + origin.program

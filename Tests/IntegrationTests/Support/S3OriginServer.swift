@@ -82,6 +82,20 @@ final class S3OriginServer {
         }
     }
 
+    /// Puts `contents` as `key` through the server's S3 API (boto3 from the test venv).
+    func put(key: String, contents: String) throws {
+        let venv = ProcessInfo.processInfo.environment["CACHEFS_TEST_VENV"] ?? "/opt/cachefs-test-venv"
+        let script = """
+            import boto3, sys
+            client = boto3.client('s3', endpoint_url=sys.argv[1], region_name=sys.argv[2],
+                                  aws_access_key_id=sys.argv[3], aws_secret_access_key=sys.argv[4])
+            client.put_object(Bucket=sys.argv[5], Key=sys.argv[6], Body=sys.argv[7].encode())
+            """
+        let result = try Shell.run([venv + "/bin/python", "-c", script, endpoint, region, accessKeyID, secretAccessKey,
+                                    bucket, key, contents])
+        guard result.succeeded else { throw MountError(message: "cannot put \(key): \(result.error)") }
+    }
+
     func requests() -> [String] {
         ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }

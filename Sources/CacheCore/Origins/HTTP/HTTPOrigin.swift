@@ -76,6 +76,22 @@ struct HTTPOrigin: Origin {
         }
     }
 
+    /// A conditional `HEAD`: 304 keeps the copy; a 2xx is compared by its `ETag` and
+    /// `Last-Modified` (a server that ignores conditions answers 200 to an unchanged file).
+    func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness {
+        let url = self.url(of: path)
+        let response = try transport.head(url, headers: HTTPHeaders(version.conditionalHeaders))
+        switch response.status {
+        case 304: return .unchanged
+        case 200..<300:
+            return version.isSameVersion(etag: response.headers.first(name: "etag"),
+                                         lastModified: response.headers.first(name: "last-modified"))
+                ? .unchanged : .changed
+        case 404, 410: return .changed
+        default: throw .failed("HEAD \(url) answered \(response.status)")
+        }
+    }
+
     func url(of path: [[UInt8]]) -> String {
         base + path.map { S3Encoding.encode($0) }.joined(separator: "/")
     }

@@ -1,0 +1,135 @@
+import Foundation
+import Glibc
+import Testing
+
+/// nginx from Debian's packages on 127.0.0.1, serving `files/` of a folder beside a test's
+/// store as users' servers do: `ETag` and `Last-Modified` from the file's mtime and size,
+/// 304 to a conditional request whose version still matches, ranges. One process (no master,
+/// no daemon), its own pid file, logs and temp folders, so a user who is not root runs it too.
+/// Its access log has one `METHOD URI STATUS` line per request.
+final class NginxOrigin {
+    let root: String
+    var files: String { root + "/files" }
+    private(set) var port = 0
+    private var server: ChildProcess?
+
+    init(in directory: String) throws {
+        root = directory + "/nginx-origin"
+        for folder in [files, root + "/temp"] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        try start()
+    }
+
+    var url: String { "http://127.0.0.1:\(port)/" }
+
+    static var executable: String { "/usr/sbin/nginx" }
+
+    /// Starts nginx on a free port. Another process may take the port between the probe and
+    /// nginx's bind: nginx then exits at once, and another port is tried.
+    func start() throws {
+        for _ in 0..<5 {
+            let candidate = try Self.freePort()
+            try writeConfiguration(port: candidate)
+            let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
+            defer { close(quiet) }
+            let process = try ChildProcess([Self.executable, "-e", root + "/error.log", "-p", root, "-c", root + "/nginx.conf"],
+                                           stdin: quiet, stdout: quiet, stderr: quiet)
+            let answering = Shell.waitUntil(seconds: 15) {
+                !process.isRunning || Self.accepts(port: candidate)
+            }
+            if answering && process.isRunning {
+                server = process
+                port = candidate
+                return
+            }
+            process.signal(SIGKILL)
+            process.wait()
+        }
+        let log = (try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? ""
+        throw MountError(message: "nginx did not start: \(log)")
+    }
+
+    /// Stops the server (its port then refuses connections).
+    func stop() {
+        guard let process = server else { return }
+        process.signal(SIGQUIT)
+        process.wait()
+        server = nil
+    }
+
+    /// The requests nginx answered, as `METHOD URI STATUS` lines.
+    var requests: [String] {
+        ((try? String(contentsOfFile: root + "/access.log", encoding: .utf8)) ?? "")
+            .split(separator: "\n").map(String.init)
+    }
+
+    func count(_ line: String) -> Int { requests.filter { $0 == line }.count }
+
+    private func writeConfiguration(port: Int) throws {
+        let temp = root + "/temp"
+        let configuration = """
+            daemon off;
+            master_process off;
+            error_log \(root)/error.log;
+            pid \(root)/nginx.pid;
+            events { worker_connections 64; }
+            http {
+                log_format lines '$request_method $uri $status';
+                access_log \(root)/access.log lines;
+                client_body_temp_path \(temp)/body;
+                proxy_temp_path \(temp)/proxy;
+                fastcgi_temp_path \(temp)/fastcgi;
+                uwsgi_temp_path \(temp)/uwsgi;
+                scgi_temp_path \(temp)/scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(files);
+                }
+            }
+            """
+        try configuration.write(toFile: root + "/nginx.conf", atomically: true, encoding: .utf8)
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw MountError(message: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw MountError(message: "cannot find a free port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func accepts(port: Int) -> Bool {
+        (try? Shell.run(["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/\(port)"]).succeeded) == true
+    }
+
+    deinit { stop() }
+}
+
+/// Runs `body` against a mount whose `data` pool reads through to nginx; `prepare` fills
+/// nginx's files before the mount.
+func withNginxOriginMount(kind: StoreKind = .plaintext, prepare: (NginxOrigin) throws -> Void = { _ in },
+                          _ body: (MountedStore, NginxOrigin) throws -> Void) throws {
+    var fixture: NginxOrigin?
+    let mounted = try MountedStore { store in
+        if kind == .encrypted { try store.useNewKey() }
+        let origin = try NginxOrigin(in: store.directory)
+        try prepare(origin)
+        store.extraArguments += ["--origin", "data=" + origin.url]
+        fixture = origin
+    }
+    defer { fixture?.stop() }
+    do {
+        try body(mounted, fixture!)
+    } catch {
+        Issue.record("daemon log:\n\(mounted.daemonLog)\nnginx requests:\n\(fixture?.requests.joined(separator: "\n") ?? "")")
+        throw error
+    }
+}
