@@ -83,6 +83,9 @@ public enum PoolMetrics {
             (descriptor("stale_served", unit: "total",
                         "Opens served a stale copy because the origin could not be asked (stale_if_error)."),
              pool.staleServed),
+            (descriptor("not_admitted", unit: "total",
+                        "Files fetched from the pool's origin for their readers and not kept (admit_*)."),
+             pool.notAdmitted),
         ]
     }
 

@@ -13,6 +13,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case maxSize = "max_size", maxAge = "max_age", ageBasis = "age_basis", maxFiles = "max_files"
     case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
     case revalidate, staleIfError = "stale_if_error"
+    case admitMaxSize = "admit_max_size", admitMinSize = "admit_min_size", admitAfter = "admit_after"
+    case admitWindow = "admit_window"
     case eviction, trace, minSize = "min_size", goal
     // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
     // its recent requests (by requests and by bytes), and the estimated hit ratio at other sizes.
@@ -29,7 +31,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case evictedFiles = "evicted_files", evictedBytes = "evicted_bytes", hits, misses
     case pinnedFiles = "pinned_files", oldestAccess = "oldest_access"
     case originRequests = "origin_requests", fetchedBytes = "fetched_bytes", fetchErrors = "fetch_errors"
-    case revalidations, staleServed = "stale_served"
+    case revalidations, staleServed = "stale_served", notAdmitted = "not_admitted"
     case fetchTTFB = "fetch_ttfb_ms", fetchTTFBTotal = "fetch_ttfb_ms_total", fetchTTFBCount = "fetch_ttfb_count"
     // The root only.
     case minFree = "min_free", store
@@ -65,7 +67,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .directory: return [.persistent, .pinned, .expiration, .unit, .unitFiles, .unitUsage]
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
-                    .maxFetches, .revalidate, .staleIfError, .eviction, .evictionActive, .goal, .trace]
+                    .maxFetches, .revalidate, .staleIfError, .admitMaxSize, .admitMinSize, .admitAfter, .admitWindow,
+                    .eviction, .evictionActive, .goal, .trace]
                 + figures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .policyMemoryBytes,
                              .simulationMemoryBytes, .preview]
         case .root: return figures + [.minFree, .store, .warnings, .loadedEntries, .loadedEntriesBudget, .loadedBytes,
@@ -80,7 +83,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .directory: return [.persistent, .pinned, .expiration, .unit]
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
-                    .maxFetches, .revalidate, .staleIfError, .eviction, .goal, .trace, .purge, .clear]
+                    .maxFetches, .revalidate, .staleIfError, .admitMaxSize, .admitMinSize, .admitAfter, .admitWindow,
+                    .eviction, .goal, .trace, .purge, .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }
@@ -89,6 +93,6 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     package static let figures: [CacheAttribute] = [
         .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits, .misses,
         .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount,
-        .revalidations, .staleServed,
+        .revalidations, .staleServed, .notAdmitted,
     ]
 }

@@ -22,6 +22,9 @@ public enum CacheEventKind: String, Sendable, Codable {
     /// A fetched file past its pool's `revalidate` was served as it is, because its origin
     /// could not be asked (within the pool's `stale_if_error`).
     case servedStale = "served_stale"
+    /// A file of the pool's origin was fetched for its readers and not kept (`admit_*`): dropped
+    /// once its fetch ended, its bytes kept only for the handles that had it open.
+    case notAdmitted = "not_admitted"
     /// A pool went over one of its limits.
     case overLimit = "over_limit"
     /// An `auto` pool switched to the policy its simulations say would have hit most.

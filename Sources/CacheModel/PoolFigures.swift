@@ -22,6 +22,8 @@ public struct PoolFigures: Sendable, Equatable {
     /// opens served a stale copy because it could not be asked.
     public var revalidations: Int64 = 0
     public var staleServed: Int64 = 0
+    /// Read-through pools: files fetched for their readers and not kept (`admit_*`).
+    public var notAdmitted: Int64 = 0
     /// `hits / (hits + misses)` over the pool's recent requests (nil before any since the
     /// mount; `CounterBook` defines both), and the estimated hit ratio at other sizes
     /// (`user.cache.hit_ratio_curve`), size in bytes or files.

@@ -28,6 +28,14 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     /// `user.cache.stale_if_error`: how long past its `revalidate` a fetched file is still
     /// served when the origin cannot be asked (0 = never: the open fails with EIO).
     public var staleIfErrorSeconds: Int64
+    /// `user.cache.admit_max_size`, `admit_min_size`: files of the origin larger (smaller) than
+    /// this are fetched for their readers but not kept (0 = no bound).
+    public var admitMaxSize: Int64
+    public var admitMinSize: Int64
+    /// `user.cache.admit_after`, `admit_window`: a file of the origin is kept from its Nth miss
+    /// within the window on; the misses before are served without being kept (1 = every miss).
+    public var admitAfter: Int64
+    public var admitWindowSeconds: Int64
 
     /// `user.cache.eviction`: which files go first.
     public var eviction: EvictionChoice
@@ -53,6 +61,12 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     public static let defaultMaxFetches = Tunables.maxFetches
     /// `revalidate` of `never`: a fetched copy is trusted while it is cached.
     public static let neverRevalidate: Int64 = -1
+    public static let defaultAdmitWindowSeconds = Tunables.admitWindowSeconds
+
+    /// Whether a file of the origin of `size` bytes may be kept, by the pool's size bounds.
+    public func admits(size: Int64) -> Bool {
+        (admitMaxSize == 0 || size <= admitMaxSize) && size >= admitMinSize
+    }
 
     /// Whether a file fetched (or last found unchanged) at `validated` needs the origin's word
     /// before it is served at `now` (both nanoseconds).
@@ -87,7 +101,12 @@ public struct PoolSettings: Sendable, Equatable, Codable {
                 negativeTTLSeconds: Int64 = defaultNegativeTTLSeconds, maxFetches: Int64 = defaultMaxFetches,
                 eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false,
                 minSize: Int64 = 0, goal: CacheGoal = .files, revalidateSeconds: Int64 = neverRevalidate,
-                staleIfErrorSeconds: Int64 = 0) {
+                staleIfErrorSeconds: Int64 = 0, admitMaxSize: Int64 = 0, admitMinSize: Int64 = 0,
+                admitAfter: Int64 = 1, admitWindowSeconds: Int64 = defaultAdmitWindowSeconds) {
+        self.admitMaxSize = admitMaxSize
+        self.admitMinSize = admitMinSize
+        self.admitAfter = admitAfter
+        self.admitWindowSeconds = admitWindowSeconds
         self.revalidateSeconds = revalidateSeconds
         self.staleIfErrorSeconds = staleIfErrorSeconds
         self.goal = goal
@@ -112,8 +131,8 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     ]
 }
 
-/// Decoded by hand only so that settings sealed before `goal`, `revalidate` and
-/// `stale_if_error` existed (an encrypted store's `pool.sealed`) still open: a missing one
+/// Decoded by hand only so that settings sealed before `goal`, the freshness and the
+/// admission settings existed (an encrypted store's `pool.sealed`) still open: a missing one
 /// takes its default.
 extension PoolSettings {
     public init(from decoder: any Decoder) throws {
@@ -134,7 +153,12 @@ extension PoolSettings {
             goal: try container.decodeIfPresent(CacheGoal.self, forKey: .goal) ?? .files,
             revalidateSeconds: try container.decodeIfPresent(Int64.self, forKey: .revalidateSeconds)
                 ?? Self.neverRevalidate,
-            staleIfErrorSeconds: try container.decodeIfPresent(Int64.self, forKey: .staleIfErrorSeconds) ?? 0)
+            staleIfErrorSeconds: try container.decodeIfPresent(Int64.self, forKey: .staleIfErrorSeconds) ?? 0,
+            admitMaxSize: try container.decodeIfPresent(Int64.self, forKey: .admitMaxSize) ?? 0,
+            admitMinSize: try container.decodeIfPresent(Int64.self, forKey: .admitMinSize) ?? 0,
+            admitAfter: try container.decodeIfPresent(Int64.self, forKey: .admitAfter) ?? 1,
+            admitWindowSeconds: try container.decodeIfPresent(Int64.self, forKey: .admitWindowSeconds)
+                ?? Self.defaultAdmitWindowSeconds)
     }
 }
 

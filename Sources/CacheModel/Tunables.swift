@@ -41,6 +41,11 @@ public enum Tunables {
     /// memory; when more are, all are forgotten at once, and each asks its origin at its
     /// next open (about 80 bytes each: 80 MB at most).
     public static let validationsKept = 1_000_000
+    /// `admit_window`: misses of a file further apart than this do not add up to `admit_after`.
+    public static let admitWindowSeconds: Int64 = 3600
+    /// Names whose misses are counted for `admit_after`; when more are, all are forgotten
+    /// (their next miss counts from one again).
+    public static let admissionNamesKept = 100_000
     /// `max_fetches`: fetches from one pool's origin at once, so one pool cannot take every
     /// fetch lane.
     public static let maxFetches: Int64 = 4

@@ -25,10 +25,11 @@ extension Names {
     /// An origin's entry named in `parent` (counting one kernel reference), unless another
     /// lookup or a create added the name meanwhile: then that one, not new. A file is
     /// incomplete until its fetch ends, and counts against its pool only from its start;
-    /// EFBIG for one larger than its pool may hold. `addPendingFetch` runs in the hold that
+    /// EFBIG for one larger than its pool may hold, unless it is not to be kept
+    /// (`keptIfFetched` false: it counts against nothing). `addPendingFetch` runs in the hold that
     /// adds a new file, so its fetch is pending before anything can open it.
     package func addOriginEntry(_ id: EntryID, parent: EntryID, name: [UInt8], kind: EntryKind, size: Int64,
-                                addPendingFetch: ((EntryID) -> Void)?) throws
+                                keptIfFetched: Bool = true, addPendingFetch: ((EntryID) -> Void)?) throws
         -> (attributes: FileAttributes, isNew: Bool)
     {
         try withLoaded([parent]) { namespace in
@@ -37,7 +38,8 @@ extension Names {
                 namespace.modify(existing.entryID) { $0.lookups += 1 }
                 return (existing.attributes, false)
             }
-            if kind == .file, !parentRecord.persistent, let limit = sizeLimit(for: parentRecord), size > limit {
+            if kind == .file, keptIfFetched, !parentRecord.persistent, let limit = sizeLimit(for: parentRecord),
+               size > limit {
                 throw CacheError.fileTooLarge
             }
             let time = now.nanoseconds

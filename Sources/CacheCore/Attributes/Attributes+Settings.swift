@@ -21,6 +21,10 @@ extension Attributes {
         }
         // Recovery keeps a persistent file's bytes as they are: a file of an origin pool
         // becomes persistent only once all of them are stored.
+        // A pin or `persistent` keeps a file its pool would not keep (`admit_*`).
+        if attribute == .persistent || attribute == .pinned, ValueParsing.flag(text) != false {
+            readThrough.fetches.keep(id)
+        }
         if attribute == .persistent, let fetch = try readThrough.joinFetch(id) { try fetch.waitForCompletion() }
         let current = try names.record(id)
         // A file removed (evicted, say) since the kernel looked it up keeps no flags: the
@@ -127,6 +131,10 @@ extension Attributes {
             updated.revalidateSeconds = trimmed == "never"
                 ? PoolSettings.neverRevalidate : ValueParsing.durationSeconds(text) ?? updated.revalidateSeconds
         case .staleIfError: updated.staleIfErrorSeconds = ValueParsing.durationSeconds(text) ?? updated.staleIfErrorSeconds
+        case .admitMaxSize: updated.admitMaxSize = ValueParsing.byteSize(text) ?? updated.admitMaxSize
+        case .admitMinSize: updated.admitMinSize = ValueParsing.byteSize(text) ?? updated.admitMinSize
+        case .admitAfter: updated.admitAfter = Int64(trimmed) ?? updated.admitAfter
+        case .admitWindow: updated.admitWindowSeconds = ValueParsing.durationSeconds(text) ?? updated.admitWindowSeconds
         case .trace: updated.recordsTrace = ValueParsing.flag(text) ?? updated.recordsTrace
         case .goal: updated.goal = CacheGoal(rawValue: trimmed) ?? updated.goal
         case .eviction:
@@ -153,6 +161,8 @@ extension Attributes {
             .negativeTTL: String(defaults.negativeTTLSeconds), .maxFetches: String(defaults.maxFetches),
             .eviction: defaults.eviction.rawValue, .trace: "0", .minSize: String(defaults.minSize),
             .goal: defaults.goal.rawValue, .revalidate: "never", .staleIfError: String(defaults.staleIfErrorSeconds),
+            .admitMaxSize: String(defaults.admitMaxSize), .admitMinSize: String(defaults.admitMinSize),
+            .admitAfter: String(defaults.admitAfter), .admitWindow: String(defaults.admitWindowSeconds),
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolSettings(attribute, text: text, on: pool)

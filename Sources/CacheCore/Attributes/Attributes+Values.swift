@@ -40,6 +40,10 @@ extension Attributes {
             let seconds = names.settings(of: record).revalidateSeconds
             return seconds == PoolSettings.neverRevalidate ? "never" : String(seconds)
         case .staleIfError: return String(names.settings(of: record).staleIfErrorSeconds)
+        case .admitMaxSize: return String(names.settings(of: record).admitMaxSize)
+        case .admitMinSize: return String(names.settings(of: record).admitMinSize)
+        case .admitAfter: return String(names.settings(of: record).admitAfter)
+        case .admitWindow: return String(names.settings(of: record).admitWindowSeconds)
         case .maxFetches: return String(names.settings(of: record).maxFetches)
         case .eviction: return names.settings(of: record).eviction.rawValue
         case .goal: return names.settings(of: record).goal.rawValue
@@ -80,7 +84,7 @@ extension Attributes {
             return String(try pools.reduce(0) { total, pool in try total + index.pinnedCount(pool: pool, now: time) })
         case .usage, .persistentUsage, .pendingUsage, .files, .evictedFiles, .evictedBytes, .hits,
              .misses, .originRequests, .fetchedBytes, .fetchErrors, .fetchTTFB, .fetchTTFBTotal, .fetchTTFBCount,
-             .revalidations, .staleServed:
+             .revalidations, .staleServed, .notAdmitted:
             return String(figure(attribute, pools: record.entryID == WellKnownEntry.root ? nil : [record.entryID]))
         case .purge, .clear, .removePool: return "0"
         case .unit, .unitFiles, .unitUsage:
@@ -163,6 +167,7 @@ extension Attributes {
             case .fetchTTFBCount: return total + (counts.firstBytes[pool] ?? 0)
             case .revalidations: return total + (counts.revalidations[pool] ?? 0)
             case .staleServed: return total + (counts.staleServed[pool] ?? 0)
+            case .notAdmitted: return total + (counts.notAdmitted[pool] ?? 0)
             default: return total
             }
         }
@@ -184,6 +189,7 @@ extension Attributes {
                 fetchTTFBCount: figure(.fetchTTFBCount, pools: pools))
             figures.revalidations = figure(.revalidations, pools: pools)
             figures.staleServed = figure(.staleServed, pools: pools)
+            figures.notAdmitted = figure(.notAdmitted, pools: pools)
             figures.recentHitRatio = counters.recentHitRatio(of: id)
             figures.recentByteHitRatio = counters.recentByteHitRatio(of: id)
             if let report = evictor.replacement.report(of: id) {

@@ -113,6 +113,10 @@ final class CounterBook: Sendable {
     func countStaleServed(pool: EntryID) {
         counts.withLock { $0.totals.staleServed[pool, default: 0] += 1 }
     }
+
+    func countNotAdmitted(pool: EntryID) {
+        counts.withLock { $0.totals.notAdmitted[pool, default: 0] += 1 }
+    }
 }
 
 extension CounterBook: NameCounters {}

@@ -20,6 +20,8 @@ struct PoolCounters: Sendable, Codable, Equatable {
     /// served a stale copy because it could not be asked (`stale_if_error`).
     var revalidations: [EntryID: Int64] = [:]
     var staleServed: [EntryID: Int64] = [:]
+    /// Files fetched for their readers and not kept (`admit_*`).
+    var notAdmitted: [EntryID: Int64] = [:]
 
     static let settingKey = "counters"
 
@@ -57,5 +59,6 @@ extension PoolCounters {
         firstByteMicroseconds = try values.decodeIfPresent([EntryID: Int64].self, forKey: .firstByteMicroseconds) ?? [:]
         revalidations = try values.decodeIfPresent([EntryID: Int64].self, forKey: .revalidations) ?? [:]
         staleServed = try values.decodeIfPresent([EntryID: Int64].self, forKey: .staleServed) ?? [:]
+        notAdmitted = try values.decodeIfPresent([EntryID: Int64].self, forKey: .notAdmitted) ?? [:]
     }
 }

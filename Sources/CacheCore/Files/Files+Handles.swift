@@ -60,10 +60,18 @@ extension Files {
             names.removeFiles([current], as: .changedAtOrigin, reason: "changed at the origin; found at open")
             throw CacheError.stale
         }
-        // A file of an origin pool not fetched yet: the first open starts the one fetch.
-        let fetch = try readThrough.joinFetch(id)
+        // A file of an origin pool not fetched yet: the first open starts the one fetch, once
+        // this open holds its handle (see `claimFetch`), or at once to wait for it.
+        let joined = try readThrough.claimFetch(id)
+        var startFetch = joined?.start
+        defer { startFetch?() }
+        let fetch = joined?.progress
         // Writes stay local, to a file whose origin bytes are all there.
-        if writable, let fetch { try fetch.waitForCompletion() }
+        if writable, let fetch {
+            startFetch?()
+            startFetch = nil
+            try fetch.waitForCompletion()
+        }
         if writable { try markWriting(id) }
         let fd: Int32
         let kept: Bool

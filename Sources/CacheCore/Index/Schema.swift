@@ -200,11 +200,16 @@ enum Schema {
             try db.execute(sql: "DROP INDEX entry_global_lru")
         }
         // Read-through pools: how long a fetched file is trusted before its next open asks the
-        // origin (-1 = never), and how long past that it is served while the origin is down.
-        migrator.registerMigration("v13-freshness") { db in
+        // origin (-1 = never), and how long past that it is served while the origin is down;
+        // which of the origin's files are kept (size bounds, 0 = none; misses before keeping).
+        migrator.registerMigration("v13-freshness-and-admission") { db in
             try db.execute(sql: """
                 ALTER TABLE pool ADD COLUMN revalidate INTEGER NOT NULL DEFAULT \(PoolSettings.neverRevalidate);
                 ALTER TABLE pool ADD COLUMN stale_if_error INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE pool ADD COLUMN admit_max_size INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE pool ADD COLUMN admit_min_size INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE pool ADD COLUMN admit_after INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE pool ADD COLUMN admit_window INTEGER NOT NULL DEFAULT \(PoolSettings.defaultAdmitWindowSeconds);
                 """)
         }
         return migrator

@@ -11,6 +11,10 @@ struct FetchSource: Sendable {
     let size: Int64
     /// Set when the bytes came with the lookup: its measured time to first byte.
     var firstByteAfter: Duration?
+    /// Whether the pool keeps the file once fetched (its `admit_*` settings); one not kept
+    /// counts against nothing and is dropped when its fetch ends. A pin or `persistent`
+    /// set meanwhile keeps it (``FetchTable/keep(_:)``).
+    var kept = true
 }
 
 /// Files of origin pools whose bytes are not all stored yet, by entry id: each waits for its
@@ -90,6 +94,31 @@ final class FetchTable: Sendable {
             guard case .running(let progress, let source, counted: false) = state.slots[id] else { return false }
             state.slots[id] = .running(progress, source, counted: true)
             return true
+        }
+    }
+
+    /// Whether the pool keeps `id` once its fetch ends; true for a file not being fetched.
+    func keeps(_ id: EntryID) -> Bool {
+        state.withLock { state in
+            switch state.slots[id] {
+            case nil: return true
+            case .pending(let source), .running(_, let source, _): return source.kept
+            }
+        }
+    }
+
+    /// `id` is kept once fetched, whatever its pool admits (a pin, `persistent`).
+    func keep(_ id: EntryID) {
+        state.withLock { state in
+            switch state.slots[id] {
+            case nil: return
+            case .pending(var source):
+                source.kept = true
+                state.slots[id] = .pending(source)
+            case .running(let progress, var source, let counted):
+                source.kept = true
+                state.slots[id] = .running(progress, source, counted: counted)
+            }
         }
     }
 

@@ -77,12 +77,14 @@ extension OriginDelivery {
         etag.hasPrefix("W/") ? etag.dropFirst(2) : Substring(etag)
     }
 
-    /// The conditional headers that ask whether this version is still current.
+    /// The conditional header that asks whether this version is still current: `If-None-Match`
+    /// where there is an `ETag`, else `If-Modified-Since`. Not both: a server may answer 304 to
+    /// a date within the same second as the kept one whatever the ETag (RFC 9110 has the ETag
+    /// win, not every server does).
     var conditionalHeaders: [(String, String)] {
-        var headers: [(String, String)] = []
-        if let etag { headers.append(("If-None-Match", etag)) }
-        if let lastModified { headers.append(("If-Modified-Since", lastModified)) }
-        return headers
+        if let etag { return [("If-None-Match", etag)] }
+        if let lastModified { return [("If-Modified-Since", lastModified)] }
+        return []
     }
 }
 

@@ -11,16 +11,26 @@ extension ReadThrough {
     /// is larger than its pool's `max_size` now (lowered since the lookup) is EFBIG, unless
     /// it will be persistent.
     func joinFetch(_ id: EntryID) throws(CacheError) -> FetchProgress? {
-        if let size = fetches.pendingSize(of: id) {
+        guard let joined = try claimFetch(id) else { return nil }
+        joined.start()
+        return joined.progress
+    }
+
+    /// ``joinFetch(_:)`` whose fetch (if this call claimed it) starts only when the caller
+    /// calls `start`, which it must do on every path: OPEN starts it once its handle is
+    /// counted, since a file its pool does not keep is dropped when its fetch ends, and a
+    /// small one could end before the opener holds it.
+    func claimFetch(_ id: EntryID) throws(CacheError) -> (progress: FetchProgress, start: @Sendable () -> Void)? {
+        if let size = fetches.pendingSize(of: id), fetches.keeps(id) {
             if names.isTooLargeToFetch(id, size: size) { throw CacheError.fileTooLarge }
         }
         guard let claimed = fetches.claim(id) else { return nil }
-        if let source = claimed.startWith {
-            counters.countOriginRequest(pool: source.pool)
-            let progress = claimed.progress
+        let progress = claimed.progress
+        guard let source = claimed.startWith else { return (progress, {}) }
+        counters.countOriginRequest(pool: source.pool)
+        return (progress, { [self] in
             fetchLimiter.run(pool: source.pool, fetches.counted { [self] in runFetch(id, source: source, progress: progress) })
-        }
-        return claimed.progress
+        })
     }
 
     /// A file whose bytes came with its lookup (``OriginBytes``): stored now, on the lookup's
@@ -35,10 +45,16 @@ extension ReadThrough {
     /// The fetch, once it has its slot (``FetchLimiter``): counts the file against its pool,
     /// fetches with retries and finishes the entry or removes it.
     private func runFetch(_ id: EntryID, source: FetchSource, progress: FetchProgress) {
-        countFetchedFile(id, pool: source.pool)
+        if source.kept { countFetchedFile(id, pool: source.pool) }
         let started = ContinuousClock.now
         var outcome = fetchWithRetries(id, source: source, progress: progress)
         if fetches.isStopping { return }
+        if case .success = outcome, !fetches.keeps(id) {
+            dropUnadmitted(id, source: source)
+            progress.finish(.complete)
+            fetches.remove(id)
+            return
+        }
         if case .success(let delivery) = outcome {
             do {
                 try finishFetchedFile(id, source: source, version: delivery, took: ContinuousClock.now - started)
@@ -72,6 +88,21 @@ extension ReadThrough {
             }
         }
         fetches.remove(id)
+    }
+
+    /// A file fetched for its readers and not kept (`admit_*`): removed while its slot is
+    /// still in the table, as a failed fetch is, so no open meanwhile takes it for a complete
+    /// file; the readers that have it open read on from their handles.
+    private func dropUnadmitted(_ id: EntryID, source: FetchSource) {
+        counters.countNotAdmitted(pool: source.pool)
+        do {
+            let record = try names.record(id)
+            names.removeFiles([record], as: .notAdmitted, reason: "served from the origin, not kept (admit_* settings)")
+        } catch CacheError.notFound {
+            // Removed already.
+        } catch {
+            logger.error("could not read entry \(id) to drop it after its fetch (not kept): \(error)")
+        }
     }
 
     /// The fetch starts: from now the file counts against its pool at its announced size,

@@ -43,11 +43,20 @@ extension ReadThrough {
         case .directory:
             return try addOriginEntry(parent: parent, name: name, kind: .directory, size: 0, source: nil).attributes
         case .file(let size):
-            let source = FetchSource(origin: origin, path: path, pool: pool, size: size)
+            let source = FetchSource(origin: origin, path: path, pool: pool, size: size,
+                                     kept: admits(path, size: size, pool: pool))
             return try addOriginEntry(parent: parent, name: name, kind: .file, size: size, source: source).attributes
         case .fileWithBytes(let fetched):
+            let size = Int64(fetched.bytes.count)
+            guard admits(path, size: size, pool: pool) else {
+                // Not kept: fetched again at its open rather than stored at its lookup, since
+                // a file dropped before anyone opened it would send the opener back to a
+                // lookup; nor are its bytes held in memory until then.
+                let source = FetchSource(origin: origin, path: path, pool: pool, size: size, kept: false)
+                return try addOriginEntry(parent: parent, name: name, kind: .file, size: size, source: source).attributes
+            }
             let source = FetchSource(origin: DeliveredBytes(fetched: fetched), path: path, pool: pool,
-                                     size: Int64(fetched.bytes.count), firstByteAfter: fetched.firstByteAfter)
+                                     size: size, firstByteAfter: fetched.firstByteAfter)
             let added = try addOriginEntry(parent: parent, name: name, kind: .file, size: source.size, source: source)
             guard added.isNew else { return added.attributes }
             storeBytesDeliveredWithLookup(added.attributes.id)
@@ -55,6 +64,21 @@ extension ReadThrough {
             // The lookup counted above keeps its inode in memory, so the read cannot fail.
             return (try? names.record(added.attributes.id))?.attributes ?? added.attributes
         }
+    }
+
+    /// Whether `pool` keeps the origin's file at `path` once fetched: within its `admit_max_size`
+    /// and `admit_min_size`, and at its `admit_after`th miss within `admit_window` (this lookup
+    /// counts one).
+    private func admits(_ path: [[UInt8]], size: Int64, pool: EntryID) -> Bool {
+        guard let settings = names.settings(ofPool: pool) else { return true }
+        guard settings.admits(size: size) else { return false }
+        guard settings.admitAfter > 1 else { return true }
+        let key = MissCounts.key(pool: pool, path: path)
+        let misses = missCounts.countMiss(key, at: names.now.nanoseconds,
+                                          window: PoolSettings.nanoseconds(settings.admitWindowSeconds))
+        guard misses >= settings.admitAfter else { return false }
+        missCounts.forget(key)
+        return true
     }
 
     private func addOriginEntry(parent: EntryID, name: [UInt8], kind: EntryKind, size: Int64,
@@ -67,6 +91,7 @@ extension ReadThrough {
         }
         let addPendingFetch = source.map { source in { [fetches] (id: EntryID) in fetches.addPending(id, source: source) } }
         let added = Result { try names.addOriginEntry(id, parent: parent, name: name, kind: kind, size: size,
+                                                      keptIfFetched: source?.kept ?? true,
                                                       addPendingFetch: addPendingFetch) }
         // A failed add (rethrown below) also means the bytes made for it are not needed.
         if kind == .file, (try? added.get().isNew) != true { bytes.unlink([id]) }

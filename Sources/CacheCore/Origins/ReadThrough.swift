@@ -12,6 +12,7 @@ final class ReadThrough: Sendable {
     let fetches: FetchTable
     let negativeMisses = NegativeCache()
     let validations = Validations()
+    let missCounts = MissCounts()
     /// Where the version a file fetched before this mount holds is kept.
     let originVersions: IndexDatabase
     let fetchLimiter: FetchLimiter

@@ -44,6 +44,15 @@ public enum AttributeValueCheck {
         case .staleIfError:
             return ValueParsing.durationSeconds(value) != nil
                 ? nil : "expected seconds or a duration such as 30s, 5m, 1d (0 = never)"
+        case .admitMaxSize, .admitMinSize:
+            return ValueParsing.byteSize(value).map { $0 >= 0 } == true
+                ? nil : "expected bytes or a size such as 64M, 1G (0 = no bound)"
+        case .admitAfter:
+            return Int64(trimmed).map { (1...1000).contains($0) } == true
+                ? nil : "expected a number of misses from 1 (keep at the first) to 1000"
+        case .admitWindow:
+            return ValueParsing.durationSeconds(value).map { $0 > 0 } == true
+                ? nil : "expected a duration of 1s or more such as 10m, 1h, 1d"
         case .maxFetches:
             return Int64(trimmed).map { (1...256).contains($0) } == true ? nil : "expected a number of fetches from 1 to 256"
         case .eviction:

@@ -17,6 +17,7 @@ enum PrometheusStatus {
                         fetchTTFBCount: pool.fetchTTFBCount)
             figures.revalidations = pool.revalidations
             figures.staleServed = pool.staleServed
+            figures.notAdmitted = pool.notAdmitted
             figures.recentHitRatio = pool.hitRatio
             figures.recentByteHitRatio = pool.byteHitRatio
             figures.estimatedHitRatios = pool.whatIf

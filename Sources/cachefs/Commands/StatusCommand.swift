@@ -53,6 +53,7 @@ struct StatusCommand: ParsableCommand {
         var fetchTTFBCount: Int64
         var revalidations: Int64
         var staleServed: Int64
+        var notAdmitted: Int64
         var oldestAccess: String
         var eviction: String
         var evictionActive: String
@@ -75,7 +76,7 @@ struct StatusCommand: ParsableCommand {
             case fetchErrors = "fetch_errors", fetchTTFB = "fetch_ttfb_ms", fetchTTFBTotal = "fetch_ttfb_ms_total"
             case fetchTTFBCount = "fetch_ttfb_count", policyMemoryBytes = "policy_memory_bytes"
             case simulationMemoryBytes = "simulation_memory_bytes"
-            case revalidations, staleServed = "stale_served"
+            case revalidations, staleServed = "stale_served", notAdmitted = "not_admitted"
         }
     }
 
@@ -138,6 +139,7 @@ struct StatusCommand: ParsableCommand {
             fetchTTFB: try number("fetch_ttfb_ms"), fetchTTFBTotal: try number("fetch_ttfb_ms_total"),
             fetchTTFBCount: try number("fetch_ttfb_count"),
             revalidations: try number("revalidations"), staleServed: try number("stale_served"),
+            notAdmitted: try number("not_admitted"),
             oldestAccess: try Xattr.get(path, "user.cache.oldest_access"),
             eviction: try Xattr.get(path, "user.cache.eviction"),
             evictionActive: try Xattr.get(path, "user.cache.eviction_active"),

@@ -1,5 +1,6 @@
 """Workload 9: read-through from an HTTP origin on loopback, against curl of the
-same URLs.
+same URLs; then the cached files read again with `revalidate=0` (every open asks the
+server, which answers 304) against the same hits without it.
 
 A pool `web` whose origin is `python3 -m http.server` over WORK/origin (a folder
 of the store's disk) on 127.0.0.1, in a store of its own. Each figure is set
@@ -27,6 +28,8 @@ def define(b):
     d("origin_stored", f"first read, {o.origin_big_mib} MiB", "MiB/s", "rate")
     b.results.define_section("read-through, cached", "cachefs", "disk")
     d("origin_again", f"{o.origin_small} x 16K, 8 readers, second read", "files/s", "rate")
+    b.results.define_section("read-through, asking the origin at every open", "revalidate=0", "revalidate=never")
+    d("origin_revalidated", f"{o.origin_small} x 16K, 8 readers, cached", "files/s", "rate", "0.8")
 
 
 def start_server(b):
@@ -150,6 +153,18 @@ def run_origin(b):
     requests = measure.cache_attr(web, "origin_requests")
     if requests is not None:
         log(f"    origin requests counted by the pool: {requests}")
+
+    # The same hits, then with every open asking the server whether the file changed (a
+    # conditional HEAD, answered 304): one round trip to loopback per open.
+    r.record("origin_revalidated", "direct", measure.per_second(n, parallel(b, ["cat"], f"{web}/small")))
+    if b.steps.run(None, ["setfattr", "-n", "user.cache.revalidate", "-v", "0", web]) != 0:
+        warn(f"could not set revalidate on {web}")
+    before = measure.cache_attr_int(web, "revalidations")
+    r.record("origin_revalidated", "mount", measure.per_second(n, parallel(b, ["cat"], f"{web}/small")))
+    r.progress("origin_revalidated")
+    after = measure.cache_attr_int(web, "revalidations")
+    if before is not None and after is not None:
+        log(f"    conditional requests for {n} opens: {after - before}")
 
     b.mount.check_alive()
     b.mount.unmount()
