@@ -81,13 +81,27 @@ final class HTTPOriginFixture {
     deinit { stop() }
 }
 
-/// Runs `body` against a mount whose `data` pool reads through to an HTTP origin server;
-/// `prepare` fills the server's files before the mount.
-func withHTTPOriginMount(arguments: [String] = [], prepare: (HTTPOriginFixture) throws -> Void = { _ in },
-                         _ body: (MountedStore, HTTPOriginFixture) throws -> Void) throws {
-    var fixture: HTTPOriginFixture?
+/// An HTTP server a test starts beside its store, whose URL is the `data` pool's origin.
+protocol OriginServer: AnyObject {
+    init(in directory: String) throws
+    var url: String { get }
+    var requests: [String] { get }
+    func stop()
+}
+
+extension HTTPOriginFixture: OriginServer {}
+
+/// Runs `body` against a mount of a store of `kind` whose `data` pool reads through to a new
+/// `Server`; `prepare` fills the server's files before the mount. The server stops and the
+/// store is unmounted afterwards, also when the test fails (its requests then go to the log).
+func withOriginServerMount<Server: OriginServer>(_ server: Server.Type, arguments: [String] = [],
+                                                 kind: StoreKind = .plaintext,
+                                                 prepare: (Server) throws -> Void = { _ in },
+                                                 _ body: (MountedStore, Server) throws -> Void) throws {
+    var fixture: Server?
     let mounted = try MountedStore(arguments: arguments) { store in
-        let origin = try HTTPOriginFixture(in: store.directory)
+        if kind == .encrypted { try store.useNewKey() }
+        let origin = try Server(in: store.directory)
         try prepare(origin)
         store.extraArguments += ["--origin", "data=" + origin.url]
         fixture = origin
@@ -96,7 +110,13 @@ func withHTTPOriginMount(arguments: [String] = [], prepare: (HTTPOriginFixture) 
     do {
         try body(mounted, fixture!)
     } catch {
-        Issue.record("daemon log:\n\(mounted.daemonLog)")
+        Issue.record("daemon log:\n\(mounted.daemonLog)\norigin requests:\n\(fixture?.requests.joined(separator: "\n") ?? "")")
         throw error
     }
+}
+
+/// ``withOriginServerMount`` with `scripts/lib/origin_http_server.py`.
+func withHTTPOriginMount(arguments: [String] = [], prepare: (HTTPOriginFixture) throws -> Void = { _ in },
+                         _ body: (MountedStore, HTTPOriginFixture) throws -> Void) throws {
+    try withOriginServerMount(HTTPOriginFixture.self, arguments: arguments, prepare: prepare, body)
 }

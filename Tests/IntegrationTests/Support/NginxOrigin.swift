@@ -113,23 +113,10 @@ final class NginxOrigin {
     deinit { stop() }
 }
 
-/// Runs `body` against a mount whose `data` pool reads through to nginx; `prepare` fills
-/// nginx's files before the mount.
+extension NginxOrigin: OriginServer {}
+
+/// ``withOriginServerMount`` with nginx.
 func withNginxOriginMount(kind: StoreKind = .plaintext, prepare: (NginxOrigin) throws -> Void = { _ in },
                           _ body: (MountedStore, NginxOrigin) throws -> Void) throws {
-    var fixture: NginxOrigin?
-    let mounted = try MountedStore { store in
-        if kind == .encrypted { try store.useNewKey() }
-        let origin = try NginxOrigin(in: store.directory)
-        try prepare(origin)
-        store.extraArguments += ["--origin", "data=" + origin.url]
-        fixture = origin
-    }
-    defer { fixture?.stop() }
-    do {
-        try body(mounted, fixture!)
-    } catch {
-        Issue.record("daemon log:\n\(mounted.daemonLog)\nnginx requests:\n\(fixture?.requests.joined(separator: "\n") ?? "")")
-        throw error
-    }
+    try withOriginServerMount(NginxOrigin.self, kind: kind, prepare: prepare, body)
 }

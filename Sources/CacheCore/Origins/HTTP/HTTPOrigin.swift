@@ -81,15 +81,10 @@ struct HTTPOrigin: Origin {
     func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness {
         let url = self.url(of: path)
         let response = try transport.head(url, headers: HTTPHeaders(version.conditionalHeaders))
-        switch response.status {
-        case 304: return .unchanged
-        case 200..<300:
-            return version.isSameVersion(etag: response.headers.first(name: "etag"),
-                                         lastModified: response.headers.first(name: "last-modified"))
-                ? .unchanged : .changed
-        case 404, 410: return .changed
-        default: throw .failed("HEAD \(url) answered \(response.status)")
+        guard let freshness = response.freshness(of: version) else {
+            throw .failed("HEAD \(url) answered \(response.status)")
         }
+        return freshness
     }
 
     func url(of path: [[UInt8]]) -> String {

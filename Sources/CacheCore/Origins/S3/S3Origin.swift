@@ -43,15 +43,8 @@ struct S3Origin: Origin {
         var request = S3Request.object("HEAD", path, at: location, on: access.resolvedEndpoint)
         request.headers += version.conditionalHeaders.map { S3Header($0.0, $0.1) }
         let response = try send(request) { _ in true }
-        switch response.status {
-        case 304: return .unchanged
-        case 200..<300:
-            return version.isSameVersion(etag: response.headers.first(name: "etag"),
-                                         lastModified: response.headers.first(name: "last-modified"))
-                ? .unchanged : .changed
-        case 404: return .changed
-        default: throw failure(response, "HEAD", path)
-        }
+        guard let freshness = response.freshness(of: version) else { throw failure(response, "HEAD", path) }
+        return freshness
     }
 
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? {
