@@ -39,7 +39,7 @@ public enum Tunables {
     public static let negativeTTLSeconds: Int64 = 30
     /// Fetched files whose last validation (fetch, or the origin's "unchanged") is kept in
     /// memory; when more are, all are forgotten at once, and each asks its origin at its
-    /// next open (about 80 bytes each: 80 MB at most).
+    /// next open (each holds a time and the file's ETag and Last-Modified).
     public static let validationsKept = 1_000_000
     /// `admit_window`: misses of a file further apart than this do not add up to `admit_after`.
     public static let admitWindowSeconds: Int64 = 3600

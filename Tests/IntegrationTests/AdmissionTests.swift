@@ -76,6 +76,16 @@ import Testing
         }
     }
 
+    /// kill -9 while a file the pool does not keep is being fetched for a reader: the reader
+    /// returns, and after the remount the torn file is neither listed nor counted.
+    @Test func aKillDuringAFetchNotKeptLeavesNothingTorn() throws {
+        try withOriginMount("exec") { mount, origin in
+            _ = try mount.mustSucceed("setfattr -n user.cache.admit_max_size -v 1M data")
+            try origin.holdSlowNames()
+            try mount.crashWhileFetching("data/slow.bin", heldBy: origin.hold)
+        }
+    }
+
     @Test func aPinKeepsAFileThePoolWouldNot() throws {
         try withOriginMount("file", prepare: { try $0.write("big.bin", bytes: 300_000) }) { mount, origin in
             _ = try mount.mustSucceed("setfattr -n user.cache.admit_max_size -v 100K data")
