@@ -36,6 +36,9 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     /// within the window on; the misses before are served without being kept (1 = every miss).
     public var admitAfter: Int64
     public var admitWindowSeconds: Int64
+    /// `user.cache.block_size`: the bytes a read-through pool fetches from the origin at a time
+    /// (a multiple of 1 MiB from 1 MiB to 1 GiB); 0 fetches whole files.
+    public var blockSize: Int64
 
     /// `user.cache.eviction`: which files go first.
     public var eviction: EvictionChoice
@@ -62,6 +65,7 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     /// `revalidate` of `never`: a fetched copy is trusted while it is cached.
     public static let neverRevalidate: Int64 = -1
     public static let defaultAdmitWindowSeconds = Tunables.admitWindowSeconds
+    public static let defaultBlockSize: Int64 = 4 * 1024 * 1024
 
     /// Whether a file of the origin of `size` bytes may be kept, by the pool's size bounds.
     public func admits(size: Int64) -> Bool {
@@ -102,9 +106,11 @@ public struct PoolSettings: Sendable, Equatable, Codable {
                 eviction: EvictionChoice = .lru, autoActive: PolicyKind = .lru, recordsTrace: Bool = false,
                 minSize: Int64 = 0, goal: CacheGoal = .files, revalidateSeconds: Int64 = neverRevalidate,
                 staleIfErrorSeconds: Int64 = 0, admitMaxSize: Int64 = 0, admitMinSize: Int64 = 0,
-                admitAfter: Int64 = 1, admitWindowSeconds: Int64 = defaultAdmitWindowSeconds) {
+                admitAfter: Int64 = 1, admitWindowSeconds: Int64 = defaultAdmitWindowSeconds,
+                blockSize: Int64 = defaultBlockSize) {
         self.admitMaxSize = admitMaxSize
         self.admitMinSize = admitMinSize
+        self.blockSize = blockSize
         self.admitAfter = admitAfter
         self.admitWindowSeconds = admitWindowSeconds
         self.revalidateSeconds = revalidateSeconds
@@ -131,8 +137,8 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     ]
 }
 
-/// Decoded by hand only so that settings sealed before `goal`, the freshness and the
-/// admission settings existed (an encrypted store's `pool.sealed`) still open: a missing one
+/// Decoded by hand only so that settings sealed before `goal`, the freshness, the admission
+/// settings and `block_size` existed (an encrypted store's `pool.sealed`) still open: a missing one
 /// takes its default.
 extension PoolSettings {
     public init(from decoder: any Decoder) throws {
@@ -158,7 +164,8 @@ extension PoolSettings {
             admitMinSize: try container.decodeIfPresent(Int64.self, forKey: .admitMinSize) ?? 0,
             admitAfter: try container.decodeIfPresent(Int64.self, forKey: .admitAfter) ?? 1,
             admitWindowSeconds: try container.decodeIfPresent(Int64.self, forKey: .admitWindowSeconds)
-                ?? Self.defaultAdmitWindowSeconds)
+                ?? Self.defaultAdmitWindowSeconds,
+            blockSize: try container.decodeIfPresent(Int64.self, forKey: .blockSize) ?? Self.defaultBlockSize)
     }
 }
 

@@ -49,6 +49,10 @@ public enum Tunables {
     /// `max_fetches`: fetches from one pool's origin at once, so one pool cannot take every
     /// fetch lane.
     public static let maxFetches: Int64 = 4
+    /// Blocks fetched ahead of a sequential reader of a file held in blocks (within
+    /// `max_fetches`): with 4 MiB blocks, 12 MiB in flight keep a loopback origin's stream
+    /// busy while the reader takes the block before them.
+    package static let readAheadBlocks = 3
     /// `user.cache.preview` without parameters lists this many victims.
     package static let previewVictims = 100
     /// A value of `user.cache.preview` or `user.cache.events` holds at most this many bytes,

@@ -27,8 +27,13 @@ package protocol FetchState: Sendable {
     /// Marks a started fetch as counted; false when it was counted already (or is gone).
     func markCounted(_ id: EntryID) -> Bool
     func isUnfinished(_ id: EntryID) -> Bool
-    /// Forgets a fetch that has not started (its file went).
+    /// Forgets a fetch that has not started, or a file held in blocks (its file went).
     func dropIfPending(_ id: EntryID)
+    /// The bytes of the blocks held of a file held in blocks (what its pool counts of it), else nil.
+    func heldBlockBytes(_ id: EntryID) -> Int64?
+    /// A file held in blocks is whole: it leaves the fetches, and the held bytes it counted
+    /// as blocks are returned (nil for any other file).
+    func finishBlocks(_ id: EntryID) -> Int64?
     var isStopping: Bool { get }
 }
 

@@ -91,6 +91,22 @@ extension Names {
         }
     }
 
+    /// Blocks of a file held in blocks were stored or dropped: `change` makes the change to
+    /// its blocks and returns the bytes it adds (negative: frees), counted here in the same
+    /// hold, so a removal reads held bytes and usage that agree. A file with no name left
+    /// counts them as pending; one gone counts nothing (its blocks' `change` returns 0).
+    package func countBlockBytes(_ id: EntryID, _ change: () -> Int64) {
+        changeInMemory { namespace, _ in
+            let delta = change()
+            guard delta != 0, let inode = namespace.inodes[id] else { return }
+            if inode.hasName {
+                usage.addBytes(delta, pool: inode.record.pool, persistent: false)
+            } else if inode.keptUntilUnreferenced {
+                usage.addPending(delta, pool: inode.record.pool)
+            }
+        }
+    }
+
     /// Whether anyone can still read a file being fetched: it has a name or an open handle.
     package func isWanted(_ id: EntryID) -> Bool {
         namespace.withLock { namespace in
@@ -108,7 +124,12 @@ extension Names {
         try withLoaded([]) { namespace in
             guard let inode = namespace.inodes[id], inode.hasName else { return }
             let becomesPersistent = inheritsPersistence(inode.record, in: namespace)
-            if fetches.markCounted(id) { countIn(inode.record, in: &namespace) }
+            if let held = fetches.finishBlocks(id) {
+                usage.addBytes(-held, pool: inode.record.pool, persistent: false)
+                countIn(inode.record, in: &namespace)
+            } else if fetches.markCounted(id) {
+                countIn(inode.record, in: &namespace)
+            }
             // A change of persistence moves the counted file between the figures.
             try update(id, in: &namespace) { record in
                 record.writing = false
@@ -119,6 +140,13 @@ extension Names {
                 if becomesPersistent { record.persistent = true }
             }
             index.enqueueOriginVersion(of: id, etag: version.etag, lastModified: version.lastModified)
+        }
+    }
+
+    /// Whether a file of an origin pool not fetched yet becomes persistent when complete.
+    package func becomesPersistentWhenFetched(_ id: EntryID) -> Bool {
+        namespace.withLock { namespace in
+            namespace.inodes[id].map { inheritsPersistence($0.record, in: namespace) } ?? false
         }
     }
 

@@ -183,7 +183,12 @@ extension Names {
             namespace.log(.detach(id, ctime: time))
             return id
         }
-        if record.kind == .file && countsInUsage(record) { countOut(record, kept: kept, in: &namespace) }
+        if record.kind == .file && countsInUsage(record) {
+            countOut(record, kept: kept, in: &namespace)
+        } else if let held = fetches.heldBlockBytes(id) {
+            usage.addBytes(-held, pool: record.pool, persistent: false)
+            if kept { usage.addPending(held, pool: record.pool) }
+        }
         if !kept { fetches.dropIfPending(id) }
         namespace.log(.detach(id, ctime: time))
         return kept ? nil : id
@@ -197,6 +202,8 @@ extension Names {
         guard inode.keptUntilUnreferenced else { return }
         if inode.record.kind == .file && countsInUsage(inode.record) {
             usage.addPending(-inode.record.size, pool: inode.record.pool)
+        } else if let held = fetches.heldBlockBytes(id) {
+            usage.addPending(-held, pool: inode.record.pool)
         }
         fetches.dropIfPending(id)
         effects.bytesToDiscard.append(id)

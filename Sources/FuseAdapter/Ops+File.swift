@@ -44,13 +44,13 @@ func cachefsRead(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ off
         // With the writeback cache the kernel also reads through a handle opened only to
         // write (to fill a page before a partial write): not a read by the user.
         let isAccess = info!.pointee.flags & O_ACCMODE != O_WRONLY
-        if context.engine.isEncrypted {
+        if !context.engine.isEncrypted,
+           let descriptor = try context.engine.readDescriptor(info!.pointee.fh, offset: Int64(offset), size: size,
+                                                              isAccess: isAccess) {
+            reply.data(descriptor: descriptor, size: size, offset: Int64(offset))
+        } else {
             let bytes = try context.engine.read(info!.pointee.fh, offset: Int64(offset), size: size, isAccess: isAccess)
             reply.bytes(bytes)
-        } else {
-            let descriptor = try context.engine.readDescriptor(info!.pointee.fh, offset: Int64(offset), size: size,
-                                                               isAccess: isAccess)
-            reply.data(descriptor: descriptor, size: size, offset: Int64(offset))
         }
     } catch {
         reply.failure(error, operation: "read", context: context)

@@ -42,9 +42,9 @@ import Testing
         let starters = Atomic(0)
         let progresses = Mutex(Set<ObjectIdentifier>())
         DispatchQueue.concurrentPerform(iterations: 64) { _ in
-            guard let claimed = table.claim(42) else { return }
-            if claimed.startWith != nil { starters.add(1, ordering: .relaxed) }
-            progresses.withLock { _ = $0.insert(ObjectIdentifier(claimed.progress)) }
+            guard case .whole(let progress, let startWith)? = table.claim(42) else { return }
+            if startWith != nil { starters.add(1, ordering: .relaxed) }
+            progresses.withLock { _ = $0.insert(ObjectIdentifier(progress)) }
         }
         #expect(starters.load(ordering: .relaxed) == 1)
         #expect(progresses.withLock { $0.count } == 1)

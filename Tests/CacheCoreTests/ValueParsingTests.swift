@@ -16,6 +16,18 @@ import Testing
         #expect(ValueParsing.byteSize(text) == nil)
     }
 
+    /// `block_size`: 0 (whole files), or a multiple of 1 MiB from 1 MiB to 1 GiB.
+    @Test(arguments: ["0", "1M", "3M", "4M", "8MiB", "1048576", "1024M", "1G"])
+    func blockSizes(text: String) {
+        #expect(AttributeValueCheck.problem(with: text, for: .blockSize, now: Timestamp(nanoseconds: 0)) == nil)
+    }
+
+    @Test(arguments: ["1536K", "2G", "abc", "", "-1M", "512K", "1025M", "1048577"])
+    func badBlockSizes(text: String) {
+        #expect(AttributeValueCheck.problem(with: text, for: .blockSize, now: Timestamp(nanoseconds: 0))
+            == "expected 0 (whole files) or a multiple of 1 MiB from 1 MiB to 1 GiB, such as 4M, 8MiB")
+    }
+
     @Test(arguments: [("90s", Int64(90)), ("15m", 900), ("12h", 43200), ("7d", 604_800), ("3600", 3600), ("0", 0)])
     func durations(text: String, seconds: Int64) {
         #expect(ValueParsing.durationSeconds(text) == seconds)

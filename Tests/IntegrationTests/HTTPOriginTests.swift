@@ -86,6 +86,8 @@ import Testing
 
     @Test func aReaderWaitsOnlyForItsRange() throws {
         try withHTTPOriginMount(prepare: { try $0.holdSlowNames() }) { mount, origin in
+            // A whole fetch, streamed to its readers as it comes (blocks: BlockTests).
+            _ = try mount.mustSucceed("setfattr -n user.cache.block_size -v 0 data")
             #expect(try mount.mustSucceed("timeout 20 head -c 100 data/slow.bin | wc -c") == "100")
             // The server is still holding the rest of the body back (from the lookup's GET too).
             #expect(origin.count("GET /slow.bin") == 2 && origin.count("sent GET /slow.bin") == 0)
@@ -203,6 +205,8 @@ import Testing
 
     @Test func aFetchInFlightEndsPromptlyAtUnmount() throws {
         try withHTTPOriginMount(prepare: { try $0.holdSlowNames() }) { mount, origin in
+            // A whole fetch, streamed to its readers as it comes (blocks: BlockTests).
+            _ = try mount.mustSucceed("setfattr -n user.cache.block_size -v 0 data")
             #expect(try mount.mustSucceed("timeout 20 head -c 100 data/slow.bin | wc -c") == "100")
             // The server holds the body back (for longer than the read timeout if need be);
             // unmounting cancels the request instead of waiting for it.
@@ -215,6 +219,8 @@ import Testing
 
     @Test func aFetchCutByKillIsNeverServedAfterRemount() throws {
         try withHTTPOriginMount(prepare: { try $0.holdSlowNames() }) { mount, origin in
+            // A whole fetch, streamed to its readers as it comes (blocks: BlockTests).
+            _ = try mount.mustSucceed("setfattr -n user.cache.block_size -v 0 data")
             try mount.crashWhileFetching("data/slow.bin", heldBy: origin.hold)
             let pattern = mount.directory + "/pattern"
             try origin.writeSlowPattern(to: pattern)

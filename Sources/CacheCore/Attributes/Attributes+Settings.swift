@@ -25,7 +25,11 @@ extension Attributes {
         if attribute == .persistent || attribute == .pinned, ValueParsing.flag(text) != false {
             readThrough.fetches.keep(id)
         }
-        if attribute == .persistent, let fetch = try readThrough.joinFetch(id) { try fetch.waitForCompletion() }
+        if attribute == .persistent { try readThrough.fetchWhole(id) }
+        // A pinned file is kept whole: one held in blocks is read whole first.
+        if attribute == .pinned, ValueParsing.flag(text) != false, let file = readThrough.fetches.blockedFile(id) {
+            try readThrough.makeWhole(file)
+        }
         let current = try names.record(id)
         // A file removed (evicted, say) since the kernel looked it up keeps no flags: the
         // caller must learn that it is gone rather than believe it pinned.
@@ -133,6 +137,7 @@ extension Attributes {
         case .staleIfError: updated.staleIfErrorSeconds = ValueParsing.durationSeconds(text) ?? updated.staleIfErrorSeconds
         case .admitMaxSize: updated.admitMaxSize = ValueParsing.byteSize(text) ?? updated.admitMaxSize
         case .admitMinSize: updated.admitMinSize = ValueParsing.byteSize(text) ?? updated.admitMinSize
+        case .blockSize: updated.blockSize = ValueParsing.byteSize(text) ?? updated.blockSize
         case .admitAfter: updated.admitAfter = Int64(trimmed) ?? updated.admitAfter
         case .admitWindow: updated.admitWindowSeconds = ValueParsing.durationSeconds(text) ?? updated.admitWindowSeconds
         case .trace: updated.recordsTrace = ValueParsing.flag(text) ?? updated.recordsTrace
@@ -163,6 +168,7 @@ extension Attributes {
             .goal: defaults.goal.rawValue, .revalidate: "never", .staleIfError: String(defaults.staleIfErrorSeconds),
             .admitMaxSize: String(defaults.admitMaxSize), .admitMinSize: String(defaults.admitMinSize),
             .admitAfter: String(defaults.admitAfter), .admitWindow: String(defaults.admitWindowSeconds),
+            .blockSize: String(defaults.blockSize),
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolSettings(attribute, text: text, on: pool)

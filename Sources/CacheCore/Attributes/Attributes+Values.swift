@@ -42,6 +42,7 @@ extension Attributes {
         case .staleIfError: return String(names.settings(of: record).staleIfErrorSeconds)
         case .admitMaxSize: return String(names.settings(of: record).admitMaxSize)
         case .admitMinSize: return String(names.settings(of: record).admitMinSize)
+        case .blockSize: return String(names.settings(of: record).blockSize)
         case .admitAfter: return String(names.settings(of: record).admitAfter)
         case .admitWindow: return String(names.settings(of: record).admitWindowSeconds)
         case .maxFetches: return String(names.settings(of: record).maxFetches)

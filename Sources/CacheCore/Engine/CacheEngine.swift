@@ -79,13 +79,15 @@ public final class CacheEngine: Sendable {
                       effects: EngineNameEffects(bytes: bytes, events: events, notifications: notifications,
                                                  evictor: evictor))
         try names.load(WellKnownEntry.root)
+        let blockEviction = BlockEviction(fetches: fetches, names: names, bytes: bytes, logger: logger)
         eviction = EngineEvictionHost(names: names, bytes: bytes, handles: handles, writer: writer, events: events,
                                      counters: counters, traces: TraceFiles(layout: layout, disk: disk, logger: logger),
-                                     evictor: evictor, logger: logger)
+                                     evictor: evictor, blockEviction: blockEviction, logger: logger)
         readThrough = ReadThrough(fetches: fetches, threads: threads, originContext: opened.originContext,
                                   originSettings: configuration.originSettings, originVersions: index,
                                   names: names, bytes: bytes,
-                                  eviction: eviction, counters: counters, events: events, logger: logger)
+                                  eviction: eviction, blockEviction: blockEviction, counters: counters, events: events,
+                                  logger: logger)
         files = Files(handles: handles, durabilitySeconds: configuration.durabilitySeconds, names: names, bytes: bytes,
                       readThrough: readThrough, eviction: eviction, writer: writer, evictor: evictor,
                       notifications: notifications, logger: logger)
@@ -228,7 +230,8 @@ public final class CacheEngine: Sendable {
 
     public func bypassesPageCache(_ handle: UInt64) -> Bool { files.bypassesPageCache(handle) }
 
-    public func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> Int32 {
+    /// Nil for a file held in blocks, which is read by ``read(_:offset:size:isAccess:)``.
+    public func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> Int32? {
         try files.readDescriptor(handle, offset: offset, size: size, isAccess: isAccess)
     }
 

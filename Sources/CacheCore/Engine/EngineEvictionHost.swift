@@ -17,10 +17,11 @@ final class EngineEvictionHost: EvictionHost, Sendable {
     private let counters: CounterBook
     private let traces: TraceFiles
     private let evictor: Evictor
+    private let blockEviction: BlockEviction
     let logger: Logger
 
     init(names: Names, bytes: ObjectFiles, handles: HandleTable, writer: IndexWriter, events: EventLog,
-         counters: CounterBook, traces: TraceFiles, evictor: Evictor, logger: Logger) {
+         counters: CounterBook, traces: TraceFiles, evictor: Evictor, blockEviction: BlockEviction, logger: Logger) {
         self.names = names
         self.bytes = bytes
         self.handles = handles
@@ -30,6 +31,7 @@ final class EngineEvictionHost: EvictionHost, Sendable {
         self.counters = counters
         self.traces = traces
         self.evictor = evictor
+        self.blockEviction = blockEviction
         self.logger = logger
     }
 
@@ -40,6 +42,8 @@ final class EngineEvictionHost: EvictionHost, Sendable {
     func poolNames() -> [EntryID: String] { names.poolNames() }
 
     func usage(of pool: EntryID) -> PoolUsage { names.usage(of: pool) }
+
+    func dropColdBlocks(of pool: EntryID, bytes: Int64) -> Int64 { blockEviction.free(bytes, in: pool) }
 
     /// The cached bytes and files of `pool` whose write has not ended (marked `writing`,
     /// with a writable handle open), which the size pass leaves out of its sums: a file

@@ -15,6 +15,8 @@ protocol EvictionHost: AnyObject, Sendable {
     func poolSettings() -> [EntryID: PoolSettings]
     func poolNames() -> [EntryID: String]
     func usage(of pool: EntryID) -> PoolUsage
+    /// Drops the coldest blocks of `pool`'s files held in blocks, up to `bytes`; returns the bytes freed.
+    func dropColdBlocks(of pool: EntryID, bytes: Int64) -> Int64
     /// The pool's files whose write has not ended (left out of the size pass's sums).
     func usageBeingWritten(in pool: EntryID) -> (bytes: Int64, files: Int64, entries: Set<EntryID>)
     /// Open handles: a pressure pass asks for that many more candidates, since open files free nothing.

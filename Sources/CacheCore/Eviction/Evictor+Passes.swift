@@ -78,6 +78,8 @@ extension Evictor {
             var bytesToFree = settings.maxSize > 0 ? current.cachedBytes - inProgress.bytes - targetBytes : 0
             var filesToFree = settings.maxFiles > 0 ? current.cachedFiles - inProgress.files - unitSurplus - targetFiles : 0
             guard bytesToFree > 0 || filesToFree > 0 else { return }
+            // Blocks of files held in blocks go first (see `BlockEviction`).
+            if bytesToFree > 0, host.dropColdBlocks(of: pool, bytes: bytesToFree) > 0 { continue }
             host.logger.debug("pool \(name): \(current.cachedBytes) bytes in \(current.cachedFiles) files (\(inProgress.files) being written); freeing \(max(bytesToFree, 0)) bytes and \(max(filesToFree, 0)) files to reach the low watermark")
             var victims: [VictimGroup] = []
             let report = replacement.report(of: pool)

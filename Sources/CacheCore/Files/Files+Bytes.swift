@@ -9,21 +9,32 @@ extension Files {
     /// The descriptor of an open handle's bytes, for a zero-copy reply; counts as an access
     /// unless `isAccess` is false (the kernel filling a page for a write).
     /// A file still being fetched answers once the bytes before `offset + size` are stored.
-    func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> Int32 {
+    /// Nil for a file held in blocks: its blocks are held only while a read copies them, so
+    /// it is read by ``read(_:offset:size:isAccess:)``.
+    func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> Int32? {
         let file = try handles.get(handle)
+        if file.blocks != nil { return nil }
         if let fetch = file.fetch { try fetch.waitForBytes(before: offset + Int64(size)) }
         if isAccess { recordAccess(file.entry) }
         return file.fd
     }
 
-    /// The corresponding FUSE operation is `READ` (copying form: an encrypted store's, and
-    /// tests' and tools').
+    /// The corresponding FUSE operation is `READ` (copying form: an encrypted store's, a file
+    /// held in blocks', and tests' and tools').
     func read(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> [UInt8] {
-        let fd = try readDescriptor(handle, offset: offset, size: size, isAccess: isAccess)
-        // Not zero-filled first: pread fills what it returns, and only that is kept.
-        return try [UInt8](unsafeUninitializedCapacity: size) { buffer, count throws(CacheError) in
-            count = try bytes.disk.pread(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+        let file = try handles.get(handle)
+        let copy = { [bytes] (fd: Int32) throws(CacheError) -> [UInt8] in
+            // Not zero-filled first: pread fills what it returns, and only that is kept.
+            try [UInt8](unsafeUninitializedCapacity: size) { buffer, count throws(CacheError) in
+                count = try bytes.disk.pread(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+            }
         }
+        guard let blocks = file.blocks else {
+            guard let fd = try readDescriptor(handle, offset: offset, size: size, isAccess: isAccess) else { throw CacheError.badHandle }
+            return try copy(fd)
+        }
+        if isAccess { recordAccess(file.entry) }
+        return try readThrough.withBlocks(blocks, offset: offset, size: size) { try copy(file.fd) }
     }
 
     /// The corresponding FUSE operation is `WRITE`. A cached file that would outgrow its
@@ -105,7 +116,7 @@ extension Files {
     func setattr(_ id: EntryID, changes: AttributeChanges, handle: UInt64?) throws -> FileAttributes {
         if let size = changes.size {
             // A truncation changes a complete file: one still being fetched completes first.
-            if let fetch = try readThrough.joinFetch(id) { try fetch.waitForCompletion() }
+            try readThrough.fetchWhole(id)
             try markWriting(id)
             defer { finishWriting(id) }
             try truncate(id, to: size, handle: handle)

@@ -62,15 +62,24 @@ extension Files {
         }
         // A file of an origin pool not fetched yet: the first open starts the one fetch, once
         // this open holds its handle (see `claimFetch`), or at once to wait for it.
-        let joined = try readThrough.claimFetch(id)
-        var startFetch = joined?.start
+        var fetch: FetchProgress?
+        var startFetch: (@Sendable () -> Void)?
+        var blocks: BlockedFile?
+        switch try readThrough.claimFetch(id) {
+        case nil: break
+        case .whole(let progress, let start)?: (fetch, startFetch) = (progress, start)
+        case .blocks(let file)?: blocks = file
+        }
         defer { startFetch?() }
-        let fetch = joined?.progress
         // Writes stay local, to a file whose origin bytes are all there.
         if writable, let fetch {
             startFetch?()
             startFetch = nil
             try fetch.waitForCompletion()
+        }
+        if writable, let file = blocks {
+            try readThrough.makeWhole(file)
+            blocks = nil
         }
         if writable { try markWriting(id) }
         let fd: Int32
@@ -102,7 +111,7 @@ extension Files {
         }
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: writable, pool: opened.pool,
                                           sizeLimit: writable ? names.writeLimit(for: opened) : nil,
-                                          fetch: writable ? nil : fetch, keptDescriptor: kept),
+                                          fetch: writable ? nil : fetch, blocks: blocks, keptDescriptor: kept),
                                  writeOnly: accessMode == O_WRONLY)
         if writable && flags & O_TRUNC != 0 {
             do {
@@ -116,7 +125,9 @@ extension Files {
             recordAccess(id)
             // The open that starts a fetch is the miss's, not a hit.
             // So is the first open of a file stored with its lookup.
-            if fetch == nil || fetch?.snapshot.outcome == .complete, !readThrough.fetches.takeStoredWithLookup(id) {
+            // A file held in blocks counts its misses by block (origin requests), not as hits.
+            if blocks == nil, fetch == nil || fetch?.snapshot.outcome == .complete,
+               !readThrough.fetches.takeStoredWithLookup(id) {
                 names.countHit(of: opened)
             }
         }

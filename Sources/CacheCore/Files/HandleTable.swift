@@ -13,6 +13,8 @@ public struct OpenFile: Sendable {
     /// The fetch from the pool's origin that was storing the bytes when the file was
     /// opened: reads wait on it for their range.
     var fetch: FetchProgress?
+    /// The blocks of a file held in blocks: reads fetch what they lack (``ReadThrough/withBlocks``).
+    var blocks: BlockedFile?
     /// Reads and writes go past the kernel's page cache (FUSE's `direct_io`); see
     /// ``HandleTable/add(_:writeOnly:)``.
     public var bypassesPageCache = false

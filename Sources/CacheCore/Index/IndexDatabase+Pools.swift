@@ -25,7 +25,8 @@ extension IndexDatabase {
                 goal: CacheGoal(rawValue: row["goal"]) ?? .files,
                 revalidateSeconds: row["revalidate"], staleIfErrorSeconds: row["stale_if_error"],
                 admitMaxSize: row["admit_max_size"], admitMinSize: row["admit_min_size"],
-                admitAfter: row["admit_after"], admitWindowSeconds: row["admit_window"])
+                admitAfter: row["admit_after"], admitWindowSeconds: row["admit_window"],
+                blockSize: row["block_size"])
         }
         return settings
     }
@@ -41,14 +42,14 @@ extension IndexDatabase {
         try db.execute(sql: """
             INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
                 negative_ttl, max_fetches, eviction, eviction_active, trace, min_size, goal, revalidate,
-                stale_if_error, admit_max_size, admit_min_size, admit_after, admit_window, sealed)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                stale_if_error, admit_max_size, admit_min_size, admit_after, admit_window, block_size, sealed)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [poolID, shown.maxSize, shown.maxAgeSeconds, shown.ageBasis.rawValue,
                              shown.maxFiles, shown.lowWatermarkPercent, shown.origin, shown.negativeTTLSeconds,
                              shown.maxFetches, shown.eviction.rawValue, shown.autoActive.rawValue,
                              shown.recordsTrace, shown.minSize, shown.goal.rawValue, shown.revalidateSeconds,
                              shown.staleIfErrorSeconds, shown.admitMaxSize, shown.admitMinSize, shown.admitAfter,
-                             shown.admitWindowSeconds, sealed])
+                             shown.admitWindowSeconds, shown.blockSize, sealed])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its settings.

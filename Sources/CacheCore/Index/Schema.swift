@@ -212,6 +212,10 @@ enum Schema {
                 ALTER TABLE pool ADD COLUMN admit_window INTEGER NOT NULL DEFAULT \(PoolSettings.defaultAdmitWindowSeconds);
                 """)
         }
+        // Read-through pools: the bytes fetched from the origin at a time (4 MiB; 0 = whole files).
+        migrator.registerMigration("v14-blocks") { db in
+            try db.execute(sql: "ALTER TABLE pool ADD COLUMN block_size INTEGER NOT NULL DEFAULT 4194304")
+        }
         return migrator
     }
 }

@@ -28,6 +28,15 @@ final class FetchTable: Sendable {
     enum Slot: Sendable {
         case pending(FetchSource)
         case running(FetchProgress, FetchSource, counted: Bool)
+        /// Held in blocks, fetched as they are read (``BlockedFile``).
+        case blocks(BlockedFile)
+    }
+
+    /// What ``claim(_:blockSize:)`` found or made.
+    enum Claimed {
+        /// A whole fetch: the one running, or a new one (with its source) the caller starts.
+        case whole(FetchProgress, startWith: FetchSource?)
+        case blocks(BlockedFile)
     }
 
     private struct State {
@@ -48,17 +57,65 @@ final class FetchTable: Sendable {
 
     /// The fetch of `id` if its bytes are not all stored: the one already running, or a new
     /// one (with its source) that the caller must start. Single-flight: of many concurrent
-    /// callers exactly one gets a source.
-    func claim(_ id: EntryID) -> (progress: FetchProgress, startWith: FetchSource?)? {
+    /// callers exactly one gets a source. A file not claimed yet is held in blocks of
+    /// `blockSize` when one is given (the caller decided its pool holds it so).
+    func claim(_ id: EntryID, blockSize: (FetchSource) -> Int64? = { _ in nil }) -> Claimed? {
         state.withLock { state in
             switch state.slots[id] {
             case nil: return nil
-            case .running(let progress, _, _): return (progress, nil)
+            case .running(let progress, _, _): return .whole(progress, startWith: nil)
+            case .blocks(let file): return .blocks(file)
             case .pending(let source):
+                if let size = blockSize(source) {
+                    let file = BlockedFile(id: id, source: source, blockSize: size)
+                    state.slots[id] = .blocks(file)
+                    return .blocks(file)
+                }
                 let progress = FetchProgress(total: source.size)
                 state.slots[id] = .running(progress, source, counted: false)
-                return (progress, source)
+                return .whole(progress, startWith: source)
             }
+        }
+    }
+
+    /// The source of `id` while nobody has opened it yet.
+    func pendingSource(of id: EntryID) -> FetchSource? {
+        state.withLock { state in
+            if case .pending(let source) = state.slots[id] { return source }
+            return nil
+        }
+    }
+
+    /// The files of `pool` held in blocks.
+    func blockedFiles(in pool: EntryID) -> [BlockedFile] {
+        state.withLock { state in
+            state.slots.values.compactMap { slot in
+                if case .blocks(let file) = slot, file.source.pool == pool { return file }
+                return nil
+            }
+        }
+    }
+
+    func blockedFile(_ id: EntryID) -> BlockedFile? {
+        state.withLock { state in
+            if case .blocks(let file) = state.slots[id] { return file }
+            return nil
+        }
+    }
+
+    /// The held blocks' bytes of a file held in blocks (what its pool counts), else nil.
+    func heldBlockBytes(_ id: EntryID) -> Int64? {
+        blockedFile(id)?.heldBytes
+    }
+
+    /// A file held in blocks that is whole now leaves the table; returns the held bytes the
+    /// caller stops counting as blocks (in the hold that counts the file whole), or nil for
+    /// any other file.
+    func finishBlocks(_ id: EntryID) -> Int64? {
+        state.withLock { state -> Int64? in
+            guard case .blocks(let file) = state.slots[id] else { return nil }
+            state.slots[id] = nil
+            return file.retire(.whole)
         }
     }
 
@@ -83,7 +140,7 @@ final class FetchTable: Sendable {
         state.withLock { state in
             switch state.slots[id] {
             case nil, .running(_, _, counted: true): return true
-            case .pending, .running(_, _, counted: false): return false
+            case .pending, .running(_, _, counted: false), .blocks: return false
             }
         }
     }
@@ -103,6 +160,7 @@ final class FetchTable: Sendable {
             switch state.slots[id] {
             case nil: return true
             case .pending(let source), .running(_, let source, _): return source.kept
+            case .blocks(let file): return file.source.kept
             }
         }
     }
@@ -118,14 +176,24 @@ final class FetchTable: Sendable {
             case .running(let progress, var source, let counted):
                 source.kept = true
                 state.slots[id] = .running(progress, source, counted: counted)
+            case .blocks:
+                // Blocks are kept as they are read; making the file whole is the caller's.
+                return
             }
         }
     }
 
-    /// Forgets `id` if nobody ever opened it (its entry is leaving).
+    /// Forgets `id` if nobody ever opened it, or it is held in blocks (its entry is leaving;
+    /// its held blocks were uncounted in the same hold: ``heldBlockBytes(_:)``).
     func dropIfPending(_ id: EntryID) {
         state.withLock { state in
-            if case .pending = state.slots[id] { state.slots[id] = nil }
+            switch state.slots[id] {
+            case .pending?: state.slots[id] = nil
+            case .blocks(let file)?:
+                state.slots[id] = nil
+                _ = file.retire(.gone(.stale))
+            default: break
+            }
             state.storedWithLookup.remove(id)
         }
     }

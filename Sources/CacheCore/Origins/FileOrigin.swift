@@ -37,6 +37,39 @@ struct FileOrigin: Origin {
         return OriginDelivery(bytes: delivered, etag: Self.version(before))
     }
 
+    var fetchesRanges: Bool { true }
+
+    /// `pread`s of the range, after an `fstat` that tells the version (compared by the caller:
+    /// a plain file has no conditional read).
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
+               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
+        let fd = withPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { throw .changed }
+            throw .failed("open: \(String(cString: strerror(code)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .failed("fstat: \(String(cString: strerror(errno)))") }
+        let delivery = OriginDelivery(bytes: 0, etag: Self.version(info))
+        if let version, version.isOtherVersion(than: delivery) { throw .changed }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let count = pread(fd, buffer.baseAddress, min(buffer.count, Int(range.upperBound - offset)), off_t(offset))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .failed("read: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            offset += Int64(count)
+            guard receive(UnsafeRawBufferPointer(rebasing: buffer[..<count])) else { break }
+        }
+        return OriginDelivery(bytes: offset - range.lowerBound, etag: delivery.etag)
+    }
+
     /// A file's version as its `stat` tells it: inode, size and modification time to the
     /// nanosecond (a file replaced by a rename has another inode; one rewritten in place,
     /// another mtime). Shown as the fetched file's `user.cache.etag`.

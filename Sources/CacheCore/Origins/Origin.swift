@@ -16,6 +16,9 @@ public enum OriginFailure: Error, Sendable, Equatable {
     case notFound
     /// The bytes delivered differ from the size announced at lookup (never retried).
     case sizeMismatch(announced: Int64, delivered: Int64)
+    /// The origin's file is no longer the version the parts held came from (a ranged
+    /// request's `If-Match` failed, or the answer named another version): never retried.
+    case changed
     /// Anything else: worth retrying.
     case failed(String)
 }
@@ -25,6 +28,7 @@ extension OriginFailure: CustomStringConvertible {
         switch self {
         case .notFound: return "the origin does not have it"
         case .sizeMismatch(let announced, let delivered): return "\(delivered) bytes delivered, \(announced) announced"
+        case .changed: return "the origin's file changed since its first part was fetched"
         case .failed(let reason): return reason
         }
     }
@@ -46,6 +50,16 @@ public protocol Origin: Sendable {
     /// Whether the origin's file at `path` is still the `version` a fetch delivered: one
     /// conditional request (or a `stat`). Throws when the origin cannot be asked.
     func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness
+
+    /// Whether ``fetch(_:range:sameVersionAs:receive:)`` asks for part of a file; an origin
+    /// that cannot (an `exec:` program) has its files fetched whole.
+    var fetchesRanges: Bool { get }
+
+    /// Delivers the bytes `range` of the file, in order, to `receive`, and says which version
+    /// they are. Given the `version` earlier parts came from, an origin that can make the
+    /// request conditional does, and throws `.changed` when the file is another version now.
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
+               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery
 }
 
 /// What an origin answers when asked whether a fetched file changed.
@@ -61,6 +75,13 @@ extension Origin {
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? { nil }
 
     func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness { .unknown }
+
+    var fetchesRanges: Bool { false }
+
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
+               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
+        throw .failed("this origin fetches whole files only")
+    }
 }
 
 extension OriginDelivery {
@@ -71,6 +92,24 @@ extension OriginDelivery {
         if let stored = self.etag, let etag { return Self.opaque(stored) == Self.opaque(etag) }
         if let stored = self.lastModified, let lastModified { return stored == lastModified }
         return false
+    }
+
+    /// Whether `other` names a version other than this one: their ETags differ where both
+    /// have one, else their dates where both have one. Without either, nothing tells.
+    func isOtherVersion(than other: OriginDelivery) -> Bool {
+        if let etag, let otherETag = other.etag { return Self.opaque(etag) != Self.opaque(otherETag) }
+        if let lastModified, let otherDate = other.lastModified { return lastModified != otherDate }
+        return false
+    }
+
+    /// The headers that make a ranged request fail (412) unless the file is still this
+    /// version: `If-Match` where there is an `ETag`, else `If-Unmodified-Since`.
+    var matchHeaders: [(String, String)] {
+        // A weak ETag never matches `If-Match` (a strong comparison): the answer's own ETag
+        // is compared instead (``isOtherVersion(than:)``).
+        if let etag { return etag.hasPrefix("W/") ? [] : [("If-Match", etag)] }
+        if let lastModified { return [("If-Unmodified-Since", lastModified)] }
+        return []
     }
 
     private static func opaque(_ etag: String) -> Substring {

@@ -10,36 +10,48 @@ extension ReadThrough {
     /// the first opener (single-flight). Nil for any other file. A file not fetched yet that
     /// is larger than its pool's `max_size` now (lowered since the lookup) is EFBIG, unless
     /// it will be persistent.
-    func joinFetch(_ id: EntryID) throws(CacheError) -> FetchProgress? {
+    func joinFetch(_ id: EntryID) throws(CacheError) -> JoinedFetch? {
         guard let joined = try claimFetch(id) else { return nil }
-        joined.start()
-        return joined.progress
+        if case .whole(_, let start) = joined { start() }
+        return joined
+    }
+
+    /// What an open of a file not all stored joins: its whole fetch (whose `start` the caller
+    /// must call, see ``claimFetch(_:)``), or its blocks.
+    enum JoinedFetch {
+        case whole(FetchProgress, start: @Sendable () -> Void)
+        case blocks(BlockedFile)
     }
 
     /// ``joinFetch(_:)`` whose fetch (if this call claimed it) starts only when the caller
     /// calls `start`, which it must do on every path: OPEN starts it once its handle is
     /// counted, since a file its pool does not keep is dropped when its fetch ends, and a
-    /// small one could end before the opener holds it.
-    func claimFetch(_ id: EntryID) throws(CacheError) -> (progress: FetchProgress, start: @Sendable () -> Void)? {
-        if let size = fetches.pendingSize(of: id), fetches.keeps(id) {
+    /// small one could end before the opener holds it. A file held in blocks starts nothing:
+    /// its reads fetch what they need.
+    func claimFetch(_ id: EntryID) throws(CacheError) -> JoinedFetch? {
+        let blockSize = blockSize(forPending: id)
+        if blockSize == nil, let size = fetches.pendingSize(of: id), fetches.keeps(id) {
             if names.isTooLargeToFetch(id, size: size) { throw CacheError.fileTooLarge }
         }
-        guard let claimed = fetches.claim(id) else { return nil }
-        let progress = claimed.progress
-        guard let source = claimed.startWith else { return (progress, {}) }
-        counters.countOriginRequest(pool: source.pool)
-        return (progress, { [self] in
-            fetchLimiter.run(pool: source.pool, fetches.counted { [self] in runFetch(id, source: source, progress: progress) })
-        })
+        switch fetches.claim(id, blockSize: { _ in blockSize }) {
+        case nil: return nil
+        case .blocks(let file)?: return .blocks(file)
+        case .whole(let progress, startWith: nil)?: return .whole(progress, start: {})
+        case .whole(let progress, startWith: let source?)?:
+            counters.countOriginRequest(pool: source.pool)
+            return .whole(progress, start: { [self] in
+                fetchLimiter.run(pool: source.pool, fetches.counted { [self] in runFetch(id, source: source, progress: progress) })
+            })
+        }
     }
 
     /// A file whose bytes came with its lookup (``OriginBytes``): stored now, on the lookup's
     /// thread, as a fetch of its own that needs no `max_fetches` slot (it sends no request).
     func storeBytesDeliveredWithLookup(_ id: EntryID) {
-        guard let claimed = fetches.claim(id), let source = claimed.startWith else { return }
+        guard case .whole(let progress, let source?)? = fetches.claim(id) else { return }
         counters.countOriginRequest(pool: source.pool)
         fetches.noteStoredWithLookup(id)
-        runFetch(id, source: source, progress: claimed.progress)
+        runFetch(id, source: source, progress: progress)
     }
 
     /// The fetch, once it has its slot (``FetchLimiter``): counts the file against its pool,
@@ -207,6 +219,7 @@ extension ReadThrough {
             switch error {
             case .notFound: return .failure(.notFound)
             case .failed(let reason): return .failure(.failed(reason))
+            case .changed: return .failure(.wrongSize(error.description))
             case .sizeMismatch(let announced, let delivered):
                 return .failure(.wrongSize("\(delivered) bytes delivered, \(announced) announced"))
             }
@@ -219,7 +232,7 @@ extension ReadThrough {
         return .success(delivery)
     }
 
-    private func writeAll(_ fd: Int32, _ chunk: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
+    func writeAll(_ fd: Int32, _ chunk: UnsafeRawBufferPointer, at offset: Int64) throws(CacheError) -> Int {
         var written = 0
         while written < chunk.count {
             written += try bytes.disk.pwrite(fd, from: UnsafeRawBufferPointer(rebasing: chunk[written...]),

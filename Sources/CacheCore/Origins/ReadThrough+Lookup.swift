@@ -90,8 +90,10 @@ extension ReadThrough {
             bytes.disk.close(try bytes.makeBytes(for: id))
         }
         let addPendingFetch = source.map { source in { [fetches] (id: EntryID) in fetches.addPending(id, source: source) } }
+        // A file held in blocks may be larger than its pool: only what is read is kept.
+        let refusedIfTooLarge = (source?.kept ?? true) && !(source.map(heldInBlocks) ?? false)
         let added = Result { try names.addOriginEntry(id, parent: parent, name: name, kind: kind, size: size,
-                                                      keptIfFetched: source?.kept ?? true,
+                                                      keptIfFetched: refusedIfTooLarge,
                                                       addPendingFetch: addPendingFetch) }
         // A failed add (rethrown below) also means the bytes made for it are not needed.
         if kind == .file, (try? added.get().isNew) != true { bytes.unlink([id]) }

@@ -24,12 +24,13 @@ final class ReadThrough: Sendable {
     let names: Names
     let bytes: ObjectFiles
     let eviction: EngineEvictionHost
+    let blockEviction: BlockEviction
     let counters: CounterBook
     let events: EventLog
     let logger: Logger
 
     init(fetches: FetchTable, threads: BlockingPool, originContext: OriginContext, originSettings: OriginSettings,
-         originVersions: IndexDatabase, names: Names, bytes: ObjectFiles, eviction: EngineEvictionHost, counters: CounterBook, events: EventLog,
+         originVersions: IndexDatabase, names: Names, bytes: ObjectFiles, eviction: EngineEvictionHost, blockEviction: BlockEviction, counters: CounterBook, events: EventLog,
          logger: Logger) {
         self.fetches = fetches
         fetchLimiter = FetchLimiter(threads: threads) { [names] pool in
@@ -41,6 +42,7 @@ final class ReadThrough: Sendable {
         self.names = names
         self.bytes = bytes
         self.eviction = eviction
+        self.blockEviction = blockEviction
         self.counters = counters
         self.events = events
         self.logger = logger
@@ -75,8 +77,10 @@ final class ReadThrough: Sendable {
         fetches.stopAll(interrupting: originContext.transport.shutdown)
     }
 
-    /// `user.cache.fetching` of a file: `received/total` while its fetch runs, else empty.
+    /// `user.cache.fetching` of a file: `received/total` while its fetch runs, `held/total`
+    /// (bytes) while it is held in blocks, else empty.
     func fetchingValue(of id: EntryID) -> String {
+        if let file = fetches.blockedFile(id) { return "\(file.heldBytes)/\(file.source.size)" }
         guard let snapshot = fetches.progress(of: id).map({ ($0.snapshot.received, $0.total) }) else { return "" }
         return "\(snapshot.0)/\(snapshot.1)"
     }

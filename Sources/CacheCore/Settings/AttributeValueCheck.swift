@@ -47,6 +47,14 @@ public enum AttributeValueCheck {
         case .admitMaxSize, .admitMinSize:
             return ValueParsing.byteSize(value).map { $0 >= 0 } == true
                 ? nil : "expected bytes or a size such as 64M, 1G (0 = no bound)"
+        case .blockSize:
+            // 0 fetches whole files; a block is whole MiBs, from 1 MiB to 1 GiB.
+            let mebibyte: Int64 = 1 << 20
+            let isBlockSize = ValueParsing.byteSize(value).map { size in
+                size == 0 || ((mebibyte...(1024 * mebibyte)).contains(size) && size % mebibyte == 0)
+            }
+            return isBlockSize == true
+                ? nil : "expected 0 (whole files) or a multiple of 1 MiB from 1 MiB to 1 GiB, such as 4M, 8MiB"
         case .admitAfter:
             return Int64(trimmed).map { (1...1000).contains($0) } == true
                 ? nil : "expected a number of misses from 1 (keep at the first) to 1000"

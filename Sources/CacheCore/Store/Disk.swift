@@ -22,6 +22,13 @@ public protocol Disk: Sendable {
     /// `st_blocks` of an open file: its allocation in 512-byte units.
     func allocatedBlocks(_ fd: Int32) throws(CacheError) -> Int64
     func fallocate(_ fd: Int32, mode: Int32, offset: Int64, length: Int64) throws(CacheError)
+    /// Gives a file that is written in parts (an origin file held in blocks) its whole size,
+    /// every part a hole until written. Only written parts may be read: a hole reads as zeros
+    /// here, and fails its check on an encrypted store.
+    func sizeForParts(_ fd: Int32, to length: Int64) throws(CacheError)
+    /// Frees the stored bytes of a part of such a file (`offset` and `length` whole cipher
+    /// blocks on an encrypted store; the file's last part may end at its size), keeping its size.
+    func discardPart(_ fd: Int32, offset: Int64, length: Int64) throws(CacheError)
     func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs
     /// Flushes every dirty page of the filesystem holding `path` to the disk.
     func syncFilesystem(_ path: String) throws(CacheError)
@@ -146,6 +153,14 @@ public struct PosixDisk: Disk {
 
     public func fallocate(_ fd: Int32, mode: Int32, offset: Int64, length: Int64) throws(CacheError) {
         _ = try retrying { CLinux.fallocate(fd, mode, off_t(offset), off_t(length)) }
+    }
+
+    public func sizeForParts(_ fd: Int32, to length: Int64) throws(CacheError) {
+        try ftruncate(fd, length: length)
+    }
+
+    public func discardPart(_ fd: Int32, offset: Int64, length: Int64) throws(CacheError) {
+        try fallocate(fd, mode: FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset: offset, length: length)
     }
 
     public func statvfs(_ path: String) throws(CacheError) -> Glibc.statvfs {

@@ -128,6 +128,37 @@ public struct EncryptingDisk: Disk {
         }
     }
 
+    /// The stored file grows to the stored size of `length` plaintext bytes with a hole: its
+    /// blocks are sealed as their parts are written, each whole (see ``discardPart``).
+    public func sizeForParts(_ fd: Int32, to length: Int64) throws(CacheError) {
+        guard let object = objects.object(of: fd) else { return try base.sizeForParts(fd, to: length) }
+        try change(fd, object) { (sealing: inout ObjectSealing) throws(EncryptionError) in
+            _ = try sealing.sealedFile(fd, encryption: encryption, disk: base)
+            do throws(CacheError) {
+                try base.ftruncate(fd, length: encryption.layout.storedSize(plaintextSize: length))
+            } catch {
+                throw .from(error, "size an encrypted file for its parts")
+            }
+        }
+    }
+
+    /// Punches the stored bytes of the part's blocks: a hole that never passes a check, which
+    /// is why only parts written since are read.
+    public func discardPart(_ fd: Int32, offset: Int64, length: Int64) throws(CacheError) {
+        guard let object = objects.object(of: fd) else { return try base.discardPart(fd, offset: offset, length: length) }
+        try change(fd, object) { (sealing: inout ObjectSealing) throws(EncryptionError) in
+            let layout = encryption.layout
+            let size = try sealing.sealedFile(fd, encryption: encryption, disk: base).size()
+            let blocks = layout.blocks(touchingOffset: offset, length: Int(clamping: length))
+            let stored = layout.storedRange(ofBlocks: blocks, plaintextSize: size)
+            do throws(CacheError) {
+                try base.discardPart(fd, offset: stored.lowerBound, length: stored.upperBound - stored.lowerBound)
+            } catch {
+                throw .from(error, "discard a part of an encrypted file")
+            }
+        }
+    }
+
     private static let zeroChunk = [UInt8](repeating: 0, count: Tunables.zeroChunkBytes)
 
     private static func writeZeros(_ file: EncryptedFile, _ range: Range<Int64>) throws(EncryptionError) {

@@ -121,6 +121,12 @@ final class StoppingDisk: Disk {
     func mkdir(_ path: String, mode: mode_t) throws(CacheError) { try real.mkdir(path, mode: mode) }
     func fileSize(_ path: String) throws(CacheError) -> Int64 { try real.fileSize(path) }
     func allocatedBlocks(_ fd: Int32) throws(CacheError) -> Int64 { try real.allocatedBlocks(fd) }
+    func sizeForParts(_ fd: Int32, to length: Int64) throws(CacheError) {
+        try real.sizeForParts(fd, to: length)
+    }
+    func discardPart(_ fd: Int32, offset: Int64, length: Int64) throws(CacheError) {
+        try real.discardPart(fd, offset: offset, length: length)
+    }
     func fallocate(_ fd: Int32, mode: Int32, offset: Int64, length: Int64) throws(CacheError) {
         try real.fallocate(fd, mode: mode, offset: offset, length: length)
     }

@@ -31,6 +31,7 @@ final class ForwardingEvictionHost: EvictionHost {
 
     func poolNames() -> [EntryID: String] { real.poolNames() }
     func usage(of pool: EntryID) -> PoolUsage { real.usage(of: pool) }
+    func dropColdBlocks(of pool: EntryID, bytes: Int64) -> Int64 { real.dropColdBlocks(of: pool, bytes: bytes) }
     func usageBeingWritten(in pool: EntryID) -> (bytes: Int64, files: Int64, entries: Set<EntryID>) {
         real.usageBeingWritten(in: pool)
     }

@@ -118,6 +118,13 @@ final class FaultyDisk: Disk {
         return try real.fileSize(path)
     }
     func allocatedBlocks(_ fd: Int32) throws(CacheError) -> Int64 { try real.allocatedBlocks(fd) }
+    func sizeForParts(_ fd: Int32, to length: Int64) throws(CacheError) {
+        if let code = failWrites.withLock({ $0 }) { throw .io(code) }
+        try real.sizeForParts(fd, to: length)
+    }
+    func discardPart(_ fd: Int32, offset: Int64, length: Int64) throws(CacheError) {
+        try real.discardPart(fd, offset: offset, length: length)
+    }
     func fallocate(_ fd: Int32, mode: Int32, offset: Int64, length: Int64) throws(CacheError) {
         if let code = failWrites.withLock({ $0 }) { throw .io(code) }
         try real.fallocate(fd, mode: mode, offset: offset, length: length)

@@ -66,6 +66,13 @@ final class NginxOrigin {
 
     func count(_ line: String) -> Int { requests.filter { $0 == line }.count }
 
+    /// The requests nginx answered with the `Range` they asked for, as `METHOD URI STATUS
+    /// RANGE` lines (`-` for none).
+    var rangedRequests: [String] {
+        ((try? String(contentsOfFile: root + "/ranges.log", encoding: .utf8)) ?? "")
+            .split(separator: "\n").map(String.init)
+    }
+
     private func writeConfiguration(port: Int) throws {
         let temp = root + "/temp"
         let configuration = """
@@ -77,6 +84,8 @@ final class NginxOrigin {
             http {
                 log_format lines '$request_method $uri $status';
                 access_log \(root)/access.log lines;
+                log_format ranges '$request_method $uri $status $http_range';
+                access_log \(root)/ranges.log ranges;
                 client_body_temp_path \(temp)/body;
                 proxy_temp_path \(temp)/proxy;
                 fastcgi_temp_path \(temp)/fastcgi;

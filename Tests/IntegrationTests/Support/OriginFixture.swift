@@ -81,13 +81,13 @@ extension MountedStore {
     /// Kills the daemon while `name` (an 8 MiB `slow*` name whose origin holds after its first
     /// MiB) is being fetched for a reader, lets the origin go on, mounts again and checks the
     /// torn file is gone: not listed, not counted.
-    func crashWhileFetching(_ name: String, heldBy hold: String) throws {
+    func crashWhileFetching(_ name: String, heldBy hold: String, showing fetching: String = "1048576/8388608") throws {
         let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { close(quiet) }
         let reader = try ChildProcess(["cat", path(name)], stdin: quiet, stdout: quiet, stderr: quiet)
         #expect(Shell.waitUntil(seconds: 10) {
             (try? sh("getfattr --only-values -n user.cache.fetching '\(name)'").output)?
-                .trimmingCharacters(in: .whitespacesAndNewlines) == "1048576/8388608"
+                .trimmingCharacters(in: .whitespacesAndNewlines) == fetching
         })
         try crash()
         reader.wait()

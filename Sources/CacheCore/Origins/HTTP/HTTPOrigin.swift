@@ -76,6 +76,19 @@ struct HTTPOrigin: Origin {
         }
     }
 
+    var fetchesRanges: Bool { true }
+
+    /// A `GET` with `Range` (and `If-Match` once a part is held; see ``RangedAnswer``).
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
+               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
+        let url = self.url(of: path)
+        var answer = RangedAnswer(range: range)
+        let response = try transport.send(.GET, url, headers: HTTPHeaders(RangedAnswer.headers(for: range, sameVersionAs: version))) {
+            head, bytes in answer.take(bytes, status: head.status, headers: head.headers, receive: receive)
+        }
+        return try answer.outcome(of: response, "GET \(url)")
+    }
+
     /// A conditional `HEAD`: 304 keeps the copy; a 2xx is compared by its `ETag` and
     /// `Last-Modified` (a server that ignores conditions answers 200 to an unchanged file).
     func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness {

@@ -53,6 +53,13 @@ public final class HTTPTransport: Sendable {
     /// timed-out connection, a connection closed mid-body, a stopped transport.
     public func send(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil,
                      receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Response {
+        try send(method, url, headers: headers, body: body) { _, bytes in receive(bytes) }
+    }
+
+    /// ``send(_:_:headers:body:receive:)`` whose `receive` also learns the response's status
+    /// and headers (a ranged answer's body means something else under 200 than under 206).
+    public func send(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil,
+                     receiveWithHead receive: (Response, UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Response {
         let request: HTTPClient.Request
         do {
             request = try HTTPClient.Request(url: url, method: method, headers: headers, body: body.map { .bytes($0) })
@@ -75,7 +82,7 @@ public final class HTTPTransport: Sendable {
                     let wanted = buffer.withUnsafeReadableBytes { bytes in
                         if (200..<300).contains(response.status) {
                             response.delivered += Int64(bytes.count)
-                            return receive(bytes)
+                            return receive(response, bytes)
                         }
                         response.errorBody.append(contentsOf: bytes.prefix(Self.errorBodyLimit - response.errorBody.count))
                         return response.errorBody.count < Self.errorBodyLimit

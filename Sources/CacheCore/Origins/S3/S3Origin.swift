@@ -38,6 +38,20 @@ struct S3Origin: Origin {
         }
     }
 
+    var fetchesRanges: Bool { true }
+
+    /// A ranged `GET`, with `If-Match` once a part is held (see ``RangedAnswer``).
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
+               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
+        var request = S3Request.object("GET", path, at: location, on: access.resolvedEndpoint)
+        request.headers += RangedAnswer.headers(for: range, sameVersionAs: version).map { S3Header($0.0, $0.1) }
+        var answer = RangedAnswer(range: range)
+        let response = try send(request) { head, bytes in
+            answer.take(bytes, status: head.status, headers: head.headers, receive: receive)
+        }
+        return try answer.outcome(of: response, "GET \(display(path))")
+    }
+
     /// A `HEAD` with `If-None-Match`: 304 keeps the copy; a 200 is compared by its `ETag`.
     func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness {
         var request = S3Request.object("HEAD", path, at: location, on: access.resolvedEndpoint)
@@ -74,6 +88,11 @@ struct S3Origin: Origin {
     }
 
     private func send(_ request: S3Request, receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> HTTPTransport.Response {
+        try send(request) { _, bytes in receive(bytes) }
+    }
+
+    private func send(_ request: S3Request,
+                      receive: (HTTPTransport.Response, UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> HTTPTransport.Response {
         let credentials: AWSCredentials
         switch access.credentials {
         case .success(let loaded): credentials = loaded
@@ -83,7 +102,7 @@ struct S3Origin: Origin {
         for header in request.signedHeaders(SignatureV4(credentials: credentials, region: access.region)) {
             headers.add(name: header.name, value: header.value)
         }
-        return try transport.send(HTTPMethod(rawValue: request.method), request.url, headers: headers, receive: receive)
+        return try transport.send(HTTPMethod(rawValue: request.method), request.url, headers: headers, receiveWithHead: receive)
     }
 
     /// The log line of an answer that is neither success nor "no such key".

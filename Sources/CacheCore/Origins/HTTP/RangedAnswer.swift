@@ -1,0 +1,58 @@
+import CacheModel
+import NIOHTTP1
+
+/// The body of an answer to a ranged `GET` (HTTP or S3), cut to the bytes asked for: 206
+/// delivers them as they come, after a check that `Content-Range` starts where asked; 200 (a
+/// server that ignores `Range`) delivers the whole file, so its bytes before the range are
+/// skipped and the body is abandoned at the range's end. Slower, never wrong.
+struct RangedAnswer {
+    let range: Range<Int64>
+    /// Bytes of the body seen so far (under 200, from the file's start).
+    private var position: Int64 = 0
+    private(set) var delivered: Int64 = 0
+    private(set) var badContentRange: String?
+
+    init(range: Range<Int64>) {
+        self.range = range
+    }
+
+    /// The request's headers: `Range`, and the conditions that fail it (412) when the file is
+    /// no longer `version`.
+    static func headers(for range: Range<Int64>, sameVersionAs version: OriginDelivery?) -> [(String, String)] {
+        [("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")] + (version?.matchHeaders ?? [])
+    }
+
+    /// Hands the part of `bytes` inside the range to `receive`; false once nothing more is wanted.
+    mutating func take(_ bytes: UnsafeRawBufferPointer, status: Int, headers: HTTPHeaders,
+                       receive: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        if position == 0, delivered == 0, status == 206 {
+            let contentRange = headers.first(name: "content-range") ?? ""
+            guard contentRange.hasPrefix("bytes \(range.lowerBound)-") else {
+                badContentRange = contentRange
+                return false
+            }
+            position = range.lowerBound
+        }
+        let start = max(range.lowerBound - position, 0)
+        let end = min(range.upperBound - position, Int64(bytes.count))
+        position += Int64(bytes.count)
+        guard start < end else { return position < range.upperBound }
+        delivered += end - start
+        guard receive(UnsafeRawBufferPointer(rebasing: bytes[Int(start)..<Int(end)])) else { return false }
+        return position < range.upperBound
+    }
+
+    /// What the answer means once it ended: the version delivered, or why it failed.
+    func outcome(of response: HTTPTransport.Response, _ what: String) throws(OriginFailure) -> OriginDelivery {
+        if let badContentRange {
+            throw .failed("\(what) answered 206 with Content-Range \"\(badContentRange)\" for bytes \(range.lowerBound)-\(range.upperBound - 1)")
+        }
+        switch response.status {
+        case 200, 206:
+            return OriginDelivery(bytes: delivered, etag: response.headers.first(name: "etag"),
+                                  lastModified: response.headers.first(name: "last-modified"))
+        case 404, 410, 412, 416: throw .changed
+        default: throw .failed("\(what) answered \(response.status)")
+        }
+    }
+}
