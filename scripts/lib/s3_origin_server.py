@@ -21,7 +21,7 @@ allowed s3:* and prints temporary keys: "session_access_key_id", "session_secret
 InvalidToken). moto does not check the request's date against its clock.
 
 --upload puts every file under DIR in the bucket, its key PREFIX + its path relative to DIR.
---log appends "METHOD URI" for each S3 request served after the setup, the URI as sent
+--log appends "METHOD URI" (and " RANGE" for a ranged request) for each S3 request served after the setup, the URI as sent
 (still percent-encoded), for tests that count requests.
 """
 
@@ -50,7 +50,8 @@ def serve(log_path, logging_on):
         uri = environ.get("REQUEST_URI") or environ.get("RAW_URI", "")
         if log_path and logging_on.is_set() and not uri.startswith("/moto-api"):
             with lock, open(log_path, "a") as log:
-                log.write(f"{environ['REQUEST_METHOD']} {uri}\n")
+                ranged = f" {environ['HTTP_RANGE']}" if environ.get("HTTP_RANGE") else ""
+                log.write(f"{environ['REQUEST_METHOD']} {uri}{ranged}\n")
         return app(environ, start_response)
 
     server = make_server("127.0.0.1", 0, logged, threaded=True, request_handler=MotoRequestHandler)

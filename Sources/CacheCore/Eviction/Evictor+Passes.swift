@@ -358,6 +358,8 @@ extension Evictor {
             for unit in units where unit.mayGo {
                 _ = host.removeUnit(unit, as: .cleared, reason: "cleared", qualifies: host.isEvictable)
             }
+            // And every block of its files held in blocks that nobody is reading.
+            _ = host.dropColdBlocks(of: pool, bytes: .max)
         }
     }
 }

@@ -23,15 +23,8 @@ struct FileOrigin: Origin {
     }
 
     func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
-        let fd = withPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { throw .notFound }
-            throw .failed("open: \(String(cString: strerror(code)))")
-        }
+        let (fd, before) = try openWithStat(path, missing: .notFound)
         defer { close(fd) }
-        var before = stat()
-        guard fstat(fd, &before) == 0 else { throw .failed("fstat: \(String(cString: strerror(errno)))") }
         let (delivered, ending) = DescriptorStream.deliver(fd, chunkSize: Self.chunkSize, to: receive)
         if case .failed(let code) = ending { throw .failed("read: \(String(cString: strerror(code)))") }
         return OriginDelivery(bytes: delivered, etag: Self.version(before))
@@ -43,15 +36,8 @@ struct FileOrigin: Origin {
     /// a plain file has no conditional read).
     func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
                receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
-        let fd = withPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { throw .changed }
-            throw .failed("open: \(String(cString: strerror(code)))")
-        }
+        let (fd, info) = try openWithStat(path, missing: .changed)
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .failed("fstat: \(String(cString: strerror(errno)))") }
         let delivery = OriginDelivery(bytes: 0, etag: Self.version(info))
         if let version, version.isOtherVersion(than: delivery) { throw .changed }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
@@ -68,6 +54,23 @@ struct FileOrigin: Origin {
             guard receive(UnsafeRawBufferPointer(rebasing: buffer[..<count])) else { break }
         }
         return OriginDelivery(bytes: offset - range.lowerBound, etag: delivery.etag)
+    }
+
+    /// The file at `path` opened to read, and its `stat`; `missing` is thrown when it is gone.
+    private func openWithStat(_ path: [[UInt8]], missing: OriginFailure) throws(OriginFailure) -> (Int32, stat) {
+        let fd = withPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { throw missing }
+            throw .failed("open: \(String(cString: strerror(code)))")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw .failed("fstat: \(reason)")
+        }
+        return (fd, info)
     }
 
     /// A file's version as its `stat` tells it: inode, size and modification time to the

@@ -119,6 +119,9 @@ extension ReadThrough {
         case .success(let delivery):
             do {
                 try store(buffer, asBlock: index, of: file, version: delivery)
+            } catch .io(ENOENT) {
+                // Removed, and no handle had it open: its bytes went, and nobody waits.
+                file.markFailed(index, .stale)
             } catch {
                 counters.countFetchError(pool: source.pool)
                 logger.error("could not store block \(index) of \(display(source.path)): \(error)")

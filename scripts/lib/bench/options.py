@@ -58,13 +58,15 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      files when it ended (checked with user.cache.files before and after
      it), i.e. the evictor ran through the whole read. Ratio: busy / idle.
   9. read-through (--origin runs only these): a pool whose origin is an HTTP
-     server on loopback (python3 -m http.server over a folder of the store's
-     disk), against curl of the same URLs: first read of a 256 MiB file
-     (MiB/s) against curl -o /dev/null and again against curl -o FILE on the
-     store's disk, time to first byte of a 1 GiB file (head -c 1, absolute, the
-     lookup's request included), 1,000 [200] files of 16 KiB read by 8 parallel
-     readers (files/s) and their second read (cached) against reading the
-     origin folder's files directly
+     server on loopback (nginx over a folder of the store's disk), against
+     curl of the same URLs: first read of a 256 MiB file (MiB/s) against curl
+     -o /dev/null and again against curl -o FILE on the store's disk, time to
+     first byte of a 1 GiB file (head -c 1, absolute, the lookup's request
+     included), 1,000 [200] files of 16 KiB read by 8 parallel readers
+     (files/s) and their second read (cached) against reading the origin
+     folder's files directly, the same hits with revalidate=0; in blocks: the
+     first MiB of a 4 GiB file against curl -r 0-1048575, and a 2 GiB file
+     through a 256 MiB pool against curl
   10. eviction policies (--policies runs only this; not in the default run, it
      takes about 30 minutes [8 with --quick]): traces with a fixed seed (Zipf
      0.6, 0.8, 1.0; Zipf 0.9 with a one-time scan; a loop 1.1x the 10 % pool;

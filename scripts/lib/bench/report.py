@@ -71,8 +71,8 @@ def print_table(b):
     if o.mode == "scale":
         print(f"Scale: one directory of empty files, measured once at each end ({b.scale_count} files at the end).")
     elif o.mode == "origin":
-        print("Read-through: a pool whose origin is python3 -m http.server on 127.0.0.1, against curl of the")
-        print("same URLs (first byte: head -c 1 of an uncached file, its lookup's HEAD included).")
+        print("Read-through: a pool whose origin is nginx on 127.0.0.1, against curl of the same URLs")
+        print("(first byte: head -c 1 of an uncached file, its lookup's request included; blocks: block_size 4M).")
     elif o.mode == "threading":
         print("Threading: each run mounts twice, default threads then -o single_threaded.")
     elif o.mode == "encryption":
