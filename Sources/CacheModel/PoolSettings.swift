@@ -68,8 +68,11 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     public static let defaultBlockSize: Int64 = 4 * 1024 * 1024
 
     /// Whether a file of the origin of `size` bytes may be kept, by the pool's size bounds.
-    public func admits(size: Int64) -> Bool {
-        (admitMaxSize == 0 || size <= admitMaxSize) && size >= admitMinSize
+    public func admits(size: Int64) -> Bool { admission.admits(size: size) }
+
+    /// Its `admit_*` bounds as the simulator reads them too.
+    public var admission: AdmissionRule {
+        AdmissionRule(maxSize: admitMaxSize, minSize: admitMinSize, after: admitAfter)
     }
 
     /// Whether a file fetched (or last found unchanged) at `validated` needs the origin's word

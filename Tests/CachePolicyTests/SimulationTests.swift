@@ -18,6 +18,30 @@ import Testing
         #expect(BeladyOptimum.run(requests, capacity: 8192).hits == 3)
     }
 
+    /// Admission: a hot small file beside one-time large ones. Without it, each large file
+    /// flushes the small one (capacity 10 KiB, large files 8 KiB); with `admit_max_size` 4 KiB
+    /// the large ones are served, not kept, and every read of the small one after its first
+    /// hits. `after` 2 keeps a file from its second miss.
+    @Test func admissionKeepsOneTimeLargeFilesFromFlushingAHotSmallOne() {
+        var keys: [(CacheKey, Int64)] = []
+        for large in 0..<50 { keys += [(1, 4096), (CacheKey(100 + large), 8192)] }
+        var everything = CacheSimulator(kind: .lru, capacity: 10_240)
+        var bounded = CacheSimulator(kind: .lru, capacity: 10_240)
+        bounded.admission = AdmissionRule(maxSize: 4096, minSize: 0, after: 1)
+        for (key, size) in keys {
+            everything.get(key, size: size)
+            bounded.get(key, size: size)
+        }
+        #expect(everything.figures.hits == 0)
+        #expect(bounded.figures.hits == 49)
+        var second = CacheSimulator(kind: .lru, capacity: 10_240)
+        second.admission = AdmissionRule(maxSize: 0, minSize: 0, after: 2)
+        for (key, size) in keys { second.get(key, size: size) }
+        // Kept at its second miss (request 3), hit from its third read on.
+        #expect(second.figures.hits == 48)
+        #expect(!second.contains(149))
+    }
+
     @Test func beladyIsNeverBeatenByAPolicy() {
         var generator = SeededGenerator(seed: 11)
         let zipf = ZipfKeys(objects: 500, alpha: 0.8)

@@ -12,8 +12,9 @@ public struct AutoSimulator: Sendable {
     public private(set) var recommendations: [PolicyRecommendation] = []
 
     public init(capacity: Int64, countsObjects: Bool = false, goal: CacheGoal = .files,
-                startingWith kind: PolicyKind = PolicyAdvisor.autoStart) {
+                startingWith kind: PolicyKind = PolicyAdvisor.autoStart, admission: AdmissionRule = .everything) {
         cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects, goal: goal)
+        cache.admission = admission
         advisor = PolicyAdvisor(current: kind, goal: goal, capacityBytes: countsObjects ? 0 : capacity,
                                 capacityFiles: countsObjects ? capacity : 0)
     }

@@ -17,6 +17,11 @@ public struct CacheSimulator: Sendable {
     private var costs = KeyMap<UInt64>()
     public private(set) var used: Int64 = 0
     public private(set) var figures = HitFigures()
+    /// What a miss keeps: by default everything; a miss not admitted is served, not kept.
+    /// `after` counts a key's misses over the whole trace (a trace has no clock, so a pool's
+    /// `admit_window` has no equivalent here).
+    public var admission = AdmissionRule.everything
+    private var misses = KeyMap<Int64>()
 
     public init(kind: PolicyKind, capacity: Int64, countsObjects: Bool = false, goal: CacheGoal = .files) {
         policy = AnyReplacementPolicy(kind: kind, goal: goal)
@@ -41,8 +46,22 @@ public struct CacheSimulator: Sendable {
             return true
         }
         figures.record(hit: false, size: size, cost: cost)
-        admit(key, size: size, cost: cost)
+        if admits(key, size: size) { admit(key, size: size, cost: cost) }
         return false
+    }
+
+    /// Whether a miss of `key` keeps it, counting the miss for `after`.
+    private mutating func admits(_ key: CacheKey, size: Int64) -> Bool {
+        guard admission != .everything else { return true }
+        guard admission.admits(size: size) else { return false }
+        guard admission.after > 1 else { return true }
+        let count = (misses[key] ?? 0) + 1
+        guard count >= admission.after else {
+            misses[key] = count
+            return false
+        }
+        misses[key] = nil
+        return true
     }
 
     /// A write of `key` (a new version): resident, with its new size; not a request.

@@ -57,9 +57,10 @@ public struct ReplayReport: Sendable {
     /// `capacities` are bytes, or objects with `countsObjects`. Size- and cost-aware
     /// policies weigh objects by `goal`; `policies` defaults to the goal's candidates.
     /// Requests before `warmup` fill the caches but are not counted (a warm cache's figures).
+    /// The policies' caches (not the optimum's) keep only what `admission` admits.
     public init(trace: [TraceRequest], capacities: [Int64], policies: [PolicyKind]? = nil,
                 includingAuto: Bool = true, countsObjects: Bool = false, goal: CacheGoal = .files,
-                warmup: Int = 0) {
+                warmup: Int = 0, admission: AdmissionRule = .everything) {
         var sizes: [CacheKey: Int64] = [:]
         for request in trace where request.operation == .get && sizes[request.key] == nil {
             sizes[request.key] = request.size
@@ -74,12 +75,14 @@ public struct ReplayReport: Sendable {
         for capacity in capacities {
             for kind in policies ?? PolicyKind.candidates(for: goal) {
                 var cache = CacheSimulator(kind: kind, capacity: capacity, countsObjects: countsObjects, goal: goal)
+                cache.admission = admission
                 let time = Self.replay(trace, into: &cache, warmup: warmup)
                 rows.append(Row(policy: kind.rawValue, capacity: capacity, figures: cache.figures,
                                 nanosecondsPerRequest: time))
             }
             if includingAuto {
-                var cache = AutoSimulator(capacity: capacity, countsObjects: countsObjects, goal: goal)
+                var cache = AutoSimulator(capacity: capacity, countsObjects: countsObjects, goal: goal,
+                                          admission: admission)
                 let time = Self.replay(trace, into: &cache, warmup: warmup)
                 rows.append(Row(policy: "auto", capacity: capacity, figures: cache.figures, switches: cache.switches,
                                 recommendations: cache.recommendations, nanosecondsPerRequest: time))

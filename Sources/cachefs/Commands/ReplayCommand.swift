@@ -42,6 +42,12 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: "Requests that fill the caches before counting starts: a number, or a percentage of the trace (50%).")
     var warmup: String = "0"
     @Flag(name: .customLong("no-auto"), help: "Leave out the auto row.") var noAuto = false
+    @Option(name: .customLong("admit-max-size"), help: "As the pool setting: larger files are served, not kept (bytes or 64M; 0 = no bound).")
+    var admitMaxSize: String = "0"
+    @Option(name: .customLong("admit-min-size"), help: "As the pool setting: smaller files are served, not kept.")
+    var admitMinSize: String = "0"
+    @Option(name: .customLong("admit-after"), help: "As the pool setting: a file is kept at its Nth miss (counted over the whole trace).")
+    var admitAfter: Int64 = 1
     @Flag(help: "Print JSON.") var json = false
 
     func validate() throws {
@@ -53,6 +59,13 @@ struct ReplayCommand: ParsableCommand {
         }
         guard CacheGoal(rawValue: goal) != nil else {
             throw ValidationError("bad goal \(goal): expected one of \(CacheGoal.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        for (name, value) in [("admit-max-size", admitMaxSize), ("admit-min-size", admitMinSize)]
+        where ValueParsing.byteSize(value) == nil {
+            throw ValidationError("bad \(name) \(value): expected bytes or a size such as 64M")
+        }
+        guard (1...1000).contains(admitAfter) else {
+            throw ValidationError("bad admit-after \(admitAfter): expected 1 to 1000")
         }
         for size in sizes where ReplaySize(size) == nil {
             throw ValidationError("bad size \(size): expected bytes, a size such as 25M, or a percentage such as 5%")
@@ -85,7 +98,10 @@ struct ReplayCommand: ParsableCommand {
         let kinds = policies.isEmpty ? PolicyKind.candidates(for: goal) : policies.compactMap(PolicyKind.init)
         let report = ReplayReport(trace: requests, capacities: capacities, policies: kinds, includingAuto: !noAuto,
                                   countsObjects: objects, goal: goal,
-                                  warmup: Self.warmupRequests(warmup, of: requests.count) ?? 0)
+                                  warmup: Self.warmupRequests(warmup, of: requests.count) ?? 0,
+                                  admission: AdmissionRule(maxSize: ValueParsing.byteSize(admitMaxSize) ?? 0,
+                                                           minSize: ValueParsing.byteSize(admitMinSize) ?? 0,
+                                                           after: admitAfter))
         if json {
             print(try ReplayOutput.json(report))
         } else {
