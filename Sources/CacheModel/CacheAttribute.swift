@@ -14,7 +14,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case lowWatermark = "low_watermark", origin, negativeTTL = "negative_ttl", maxFetches = "max_fetches"
     case revalidate, staleIfError = "stale_if_error"
     case admitMaxSize = "admit_max_size", admitMinSize = "admit_min_size", admitAfter = "admit_after"
-    case admitWindow = "admit_window", blockSize = "block_size"
+    case admitWindow = "admit_window", blockSize = "block_size", cacheControl = "cache_control"
     case eviction, trace, minSize = "min_size", goal
     // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
     // its recent requests (by requests and by bytes), and the estimated hit ratio at other sizes.
@@ -68,7 +68,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
                     .maxFetches, .revalidate, .staleIfError, .admitMaxSize, .admitMinSize, .admitAfter, .admitWindow,
-                    .blockSize, .eviction, .evictionActive, .goal, .trace]
+                    .blockSize, .cacheControl, .eviction, .evictionActive, .goal, .trace]
                 + figures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .policyMemoryBytes,
                              .simulationMemoryBytes, .preview]
         case .root: return figures + [.minFree, .store, .warnings, .loadedEntries, .loadedEntriesBudget, .loadedBytes,
@@ -84,7 +84,7 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
                     .maxFetches, .revalidate, .staleIfError, .admitMaxSize, .admitMinSize, .admitAfter, .admitWindow,
-                    .blockSize, .eviction, .goal, .trace, .purge, .clear]
+                    .blockSize, .cacheControl, .eviction, .goal, .trace, .purge, .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }

@@ -1,14 +1,18 @@
 /// What a fetch delivered: how many bytes, and which version of the origin's file they are
-/// (HTTP's `ETag` and `Last-Modified`; nil where the origin has no such thing).
+/// (HTTP's `ETag` and `Last-Modified`; nil where the origin has no such thing), and what the
+/// origin said of caching it (HTTP's `Cache-Control`, honoured where the pool's
+/// `cache_control` asks).
 public struct OriginDelivery: Sendable, Equatable {
     public var bytes: Int64
     public var etag: String?
     public var lastModified: String?
+    public var cacheControl: String?
 
-    public init(bytes: Int64, etag: String? = nil, lastModified: String? = nil) {
+    public init(bytes: Int64, etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil) {
         self.bytes = bytes
         self.etag = etag
         self.lastModified = lastModified
+        self.cacheControl = cacheControl
     }
 }
 

@@ -39,6 +39,9 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     /// `user.cache.block_size`: the bytes a read-through pool fetches from the origin at a time
     /// (a multiple of 1 MiB from 1 MiB to 1 GiB); 0 fetches whole files.
     public var blockSize: Int64
+    /// `user.cache.cache_control`: the pool honours the origin's HTTP `Cache-Control`
+    /// (off by default).
+    public var cacheControl: Bool
 
     /// `user.cache.eviction`: which files go first.
     public var eviction: EvictionChoice
@@ -110,10 +113,11 @@ public struct PoolSettings: Sendable, Equatable, Codable {
                 minSize: Int64 = 0, goal: CacheGoal = .files, revalidateSeconds: Int64 = neverRevalidate,
                 staleIfErrorSeconds: Int64 = 0, admitMaxSize: Int64 = 0, admitMinSize: Int64 = 0,
                 admitAfter: Int64 = 1, admitWindowSeconds: Int64 = defaultAdmitWindowSeconds,
-                blockSize: Int64 = defaultBlockSize) {
+                blockSize: Int64 = defaultBlockSize, cacheControl: Bool = false) {
         self.admitMaxSize = admitMaxSize
         self.admitMinSize = admitMinSize
         self.blockSize = blockSize
+        self.cacheControl = cacheControl
         self.admitAfter = admitAfter
         self.admitWindowSeconds = admitWindowSeconds
         self.revalidateSeconds = revalidateSeconds
@@ -141,8 +145,8 @@ public struct PoolSettings: Sendable, Equatable, Codable {
 }
 
 /// Decoded by hand only so that settings sealed before `goal`, the freshness, the admission
-/// settings and `block_size` existed (an encrypted store's `pool.sealed`) still open: a missing one
-/// takes its default.
+/// settings, `block_size` and `cache_control` existed (an encrypted store's `pool.sealed`) still
+/// open: a missing one takes its default.
 extension PoolSettings {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -168,7 +172,8 @@ extension PoolSettings {
             admitAfter: try container.decodeIfPresent(Int64.self, forKey: .admitAfter) ?? 1,
             admitWindowSeconds: try container.decodeIfPresent(Int64.self, forKey: .admitWindowSeconds)
                 ?? Self.defaultAdmitWindowSeconds,
-            blockSize: try container.decodeIfPresent(Int64.self, forKey: .blockSize) ?? Self.defaultBlockSize)
+            blockSize: try container.decodeIfPresent(Int64.self, forKey: .blockSize) ?? Self.defaultBlockSize,
+            cacheControl: try container.decodeIfPresent(Bool.self, forKey: .cacheControl) ?? false)
     }
 }
 

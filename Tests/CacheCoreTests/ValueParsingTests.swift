@@ -28,6 +28,18 @@ import Testing
             == "expected 0 (whole files) or a multiple of 1 MiB from 1 MiB to 1 GiB, such as 4M, 8MiB")
     }
 
+    /// `cache_control`: a flag, 0 or 1.
+    @Test(arguments: ["0", "1"])
+    func cacheControlFlags(text: String) {
+        #expect(AttributeValueCheck.problem(with: text, for: .cacheControl, now: Timestamp(nanoseconds: 0)) == nil)
+    }
+
+    @Test(arguments: ["2", "yes-ish", ""])
+    func badCacheControlFlags(text: String) {
+        #expect(AttributeValueCheck.problem(with: text, for: .cacheControl, now: Timestamp(nanoseconds: 0))
+            == "expected 0 or 1")
+    }
+
     @Test(arguments: [("90s", Int64(90)), ("15m", 900), ("12h", 43200), ("7d", 604_800), ("3600", 3600), ("0", 0)])
     func durations(text: String, seconds: Int64) {
         #expect(ValueParsing.durationSeconds(text) == seconds)

@@ -102,12 +102,13 @@ import Testing
             for (name, bad) in [("admit_after", "0"), ("admit_after", "1001"), ("admit_after", "x"),
                                 ("admit_window", "0"), ("admit_window", "soon"), ("admit_max_size", "-1"),
                                 ("admit_min_size", "big"), ("block_size", "1536K"), ("block_size", "2G"),
-                                ("block_size", "abc")] {
+                                ("block_size", "abc"), ("cache_control", "2"), ("cache_control", "yes-ish")] {
                 let refused = try mount.sh("setfattr -n user.cache.\(name) -v '\(bad)' data")
                 #expect(!refused.succeeded && refused.error.contains("Invalid argument"), "\(name)=\(bad): \(refused)")
             }
             #expect(try mount.xattr("data", "user.cache.admit_window") == "3600")
             #expect(try mount.xattr("data", "user.cache.block_size") == String(4 << 20))
+            #expect(try mount.xattr("data", "user.cache.cache_control") == "0")
             // 0 fetches whole files; any multiple of 1 MiB up to 1 GiB is a block size.
             _ = try mount.mustSucceed("setfattr -n user.cache.block_size -v 0 data")
             #expect(try mount.xattr("data", "user.cache.block_size") == "0")
@@ -117,15 +118,20 @@ import Testing
             _ = try mount.mustSucceed("setfattr -n user.cache.admit_window -v 10m data")
             _ = try mount.mustSucceed("setfattr -n user.cache.admit_max_size -v 64M data")
             _ = try mount.mustSucceed("setfattr -n user.cache.block_size -v 8MiB data")
+            _ = try mount.mustSucceed("setfattr -n user.cache.cache_control -v 1 data")
+            #expect(try mount.xattr("data", "user.cache.cache_control") == "1")
             try mount.remount()
             #expect(try mount.xattr("data", "user.cache.admit_after") == "2")
             #expect(try mount.xattr("data", "user.cache.admit_window") == "600")
             #expect(try mount.xattr("data", "user.cache.admit_max_size") == String(64 << 20))
             #expect(try mount.xattr("data", "user.cache.block_size") == String(8 << 20))
+            #expect(try mount.xattr("data", "user.cache.cache_control") == "1")
             _ = try mount.mustSucceed("setfattr -x user.cache.admit_after data")
             #expect(try mount.xattr("data", "user.cache.admit_after") == "1")
             _ = try mount.mustSucceed("setfattr -x user.cache.block_size data")
             #expect(try mount.xattr("data", "user.cache.block_size") == String(4 << 20))
+            _ = try mount.mustSucceed("setfattr -x user.cache.cache_control data")
+            #expect(try mount.xattr("data", "user.cache.cache_control") == "0")
         }
     }
 

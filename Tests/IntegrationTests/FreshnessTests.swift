@@ -51,6 +51,42 @@ import Testing
         }
     }
 
+    /// `cache_control 1`: nginx's `Cache-Control` stands for the pool's word: `max-age` trusts
+    /// a copy although `revalidate` is 0, `no-cache` asks at every open although it is
+    /// `never`, `no-store` is served and not kept. Off (the default), none of it counts.
+    @Test func cacheControlIsHonouredWhereThePoolAsks() throws {
+        try withNginxOriginMount(prepare: { origin in
+            for name in ["maxage/a.bin", "nostore/a.bin", "nostore/b.bin", "nocache/a.bin"] {
+                try writeRandomFile(origin.files + "/" + name, bytes: 300_000)
+            }
+        }) { mount, origin in
+            func same(_ name: String) throws -> Bool {
+                try mount.mustSucceed("cmp data/\(name) '\(origin.files)/\(name)' && echo same") == "same"
+            }
+            #expect(try mount.xattr("data", "user.cache.cache_control") == "0")
+            #expect(try same("nostore/a.bin"))
+            #expect(try mount.mustSucceed("ls data/nostore") == "a.bin")
+            _ = try mount.mustSucceed("setfattr -n user.cache.cache_control -v 1 data")
+            _ = try mount.mustSucceed("setfattr -n user.cache.revalidate -v 0 data")
+            #expect(try same("maxage/a.bin") && same("maxage/a.bin"))
+            #expect(try mount.xattr("data", "user.cache.revalidations") == "0")
+            _ = try mount.mustSucceed("setfattr -n user.cache.revalidate -v never data")
+            #expect(try same("nocache/a.bin") && same("nocache/a.bin"))
+            #expect(try mount.xattr("data", "user.cache.revalidations") == "1")
+            #expect(origin.count("HEAD /nocache/a.bin 304") == 1, "\(origin.requests)")
+            #expect(try same("nostore/b.bin"))
+            var notAdmitted = ""
+            _ = try Shell.waitUntil(seconds: 5) {
+                notAdmitted = try mount.xattr("data", "user.cache.not_admitted")
+                return notAdmitted == "1"
+            }
+            #expect(notAdmitted == "1")
+            #expect(try mount.mustSucceed("ls data/nostore") == "a.bin")
+            #expect(try same("nostore/b.bin"))
+            #expect(origin.count("GET /nostore/b.bin 200") == 4, "\(origin.requests)")
+        }
+    }
+
     @Test func theSettingsRefuseBadValuesAndPersist() throws {
         try withOriginMount("file") { mount, _ in
             for (name, bad) in [("revalidate", "soon"), ("revalidate", "-5"), ("stale_if_error", "never"),

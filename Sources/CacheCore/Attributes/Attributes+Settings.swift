@@ -141,6 +141,7 @@ extension Attributes {
         case .admitAfter: updated.admitAfter = Int64(trimmed) ?? updated.admitAfter
         case .admitWindow: updated.admitWindowSeconds = ValueParsing.durationSeconds(text) ?? updated.admitWindowSeconds
         case .trace: updated.recordsTrace = ValueParsing.flag(text) ?? updated.recordsTrace
+        case .cacheControl: updated.cacheControl = ValueParsing.flag(text) ?? updated.cacheControl
         case .goal: updated.goal = CacheGoal(rawValue: trimmed) ?? updated.goal
         case .eviction:
             updated.eviction = EvictionChoice(rawValue: trimmed) ?? updated.eviction
@@ -168,7 +169,7 @@ extension Attributes {
             .goal: defaults.goal.rawValue, .revalidate: "never", .staleIfError: String(defaults.staleIfErrorSeconds),
             .admitMaxSize: String(defaults.admitMaxSize), .admitMinSize: String(defaults.admitMinSize),
             .admitAfter: String(defaults.admitAfter), .admitWindow: String(defaults.admitWindowSeconds),
-            .blockSize: String(defaults.blockSize),
+            .blockSize: String(defaults.blockSize), .cacheControl: defaults.cacheControl ? "1" : "0",
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolSettings(attribute, text: text, on: pool)

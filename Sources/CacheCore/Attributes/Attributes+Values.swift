@@ -49,6 +49,7 @@ extension Attributes {
         case .eviction: return names.settings(of: record).eviction.rawValue
         case .goal: return names.settings(of: record).goal.rawValue
         case .trace: return names.settings(of: record).recordsTrace ? "1" : "0"
+        case .cacheControl: return names.settings(of: record).cacheControl ? "1" : "0"
         case .evictionActive: return (evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
         case .hitRatio: return counters.recentHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
         case .byteHitRatio: return counters.recentByteHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""

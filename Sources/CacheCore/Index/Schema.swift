@@ -216,6 +216,10 @@ enum Schema {
         migrator.registerMigration("v14-blocks") { db in
             try db.execute(sql: "ALTER TABLE pool ADD COLUMN block_size INTEGER NOT NULL DEFAULT 4194304")
         }
+        // Read-through pools: whether the origin's HTTP Cache-Control is honoured (0 = no).
+        migrator.registerMigration("v15-cache-control") { db in
+            try db.execute(sql: "ALTER TABLE pool ADD COLUMN cache_control INTEGER NOT NULL DEFAULT 0;")
+        }
         return migrator
     }
 }

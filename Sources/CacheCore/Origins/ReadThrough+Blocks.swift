@@ -16,10 +16,13 @@ extension ReadThrough {
         return names.settings(ofPool: source.pool)?.blockSize
     }
 
-    /// Whether a file of `source` is held in blocks, as far as its pool and origin tell.
+    /// Whether a file of `source` is held in blocks, as far as its pool and origin tell: its
+    /// pool must have room for two blocks at least, or a block stored for a reader could be
+    /// dropped for the next before the reader had it.
     func heldInBlocks(_ source: FetchSource) -> Bool {
         guard source.kept, source.origin.fetchesRanges, let settings = names.settings(ofPool: source.pool) else { return false }
         return settings.blockSize > 0 && source.size > settings.blockSize
+            && (settings.maxSize == 0 || settings.maxSize >= 2 * settings.blockSize)
     }
 
     /// Runs `body` (the read of `offset..<offset + size`) once the blocks it touches are held,

@@ -61,8 +61,10 @@ extension ReadThrough {
         let started = ContinuousClock.now
         var outcome = fetchWithRetries(id, source: source, progress: progress)
         if fetches.isStopping { return }
-        if case .success = outcome, !fetches.keeps(id) {
-            dropUnadmitted(id, source: source)
+        if case .success(let delivery) = outcome, !fetches.keeps(id) || refusesStore(delivery, pool: source.pool) {
+            dropUnadmitted(id, source: source, reason: fetches.keeps(id)
+                ? "served from the origin, not kept (Cache-Control: no-store)"
+                : "served from the origin, not kept (admit_* settings)")
             progress.finish(.complete)
             fetches.remove(id)
             return
@@ -102,14 +104,20 @@ extension ReadThrough {
         fetches.remove(id)
     }
 
-    /// A file fetched for its readers and not kept (`admit_*`): removed while its slot is
+    /// Whether the origin said not to keep what it delivered (`Cache-Control: no-store`) and
+    /// the pool honours it (`cache_control`).
+    private func refusesStore(_ delivery: OriginDelivery, pool: EntryID) -> Bool {
+        names.settings(ofPool: pool)?.cacheControl == true && delivery.cachingWord.noStore
+    }
+
+    /// A file fetched for its readers and not kept (`admit_*`, `no-store`): removed while its slot is
     /// still in the table, as a failed fetch is, so no open meanwhile takes it for a complete
     /// file; the readers that have it open read on from their handles.
-    private func dropUnadmitted(_ id: EntryID, source: FetchSource) {
+    private func dropUnadmitted(_ id: EntryID, source: FetchSource, reason: String) {
         counters.countNotAdmitted(pool: source.pool)
         do {
             let record = try names.record(id)
-            names.removeFiles([record], as: .notAdmitted, reason: "served from the origin, not kept (admit_* settings)")
+            names.removeFiles([record], as: .notAdmitted, reason: reason)
         } catch CacheError.notFound {
             // Removed already.
         } catch {

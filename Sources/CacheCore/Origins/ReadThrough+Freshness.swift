@@ -15,12 +15,16 @@ extension ReadThrough {
     /// `stale_if_error` does not cover the copy. Only files of an origin pool with a
     /// `revalidate`, complete, and holding a version the origin told are ever asked about.
     func isCurrent(_ record: EntryRecord) throws(CacheError) -> Bool {
-        guard let parent = record.parent, let settings = names.settings(ofPool: record.pool),
-              settings.revalidateSeconds != PoolSettings.neverRevalidate,
+        guard let parent = record.parent, var settings = names.settings(ofPool: record.pool),
+              settings.revalidateSeconds != PoolSettings.neverRevalidate || settings.cacheControl,
               fetches.progress(of: record.entryID) == nil, fetches.pendingSize(of: record.entryID) == nil
         else { return true }
         let time = names.now.nanoseconds
         let known = validations.validation(of: record.entryID)
+        // The origin's `Cache-Control` (max-age, no-cache) stands for the pool's `revalidate`
+        // where the pool honours it.
+        if settings.cacheControl, let trust = known?.version.cachingWord.trustSeconds { settings.revalidateSeconds = trust }
+        if settings.revalidateSeconds == PoolSettings.neverRevalidate { return true }
         if let known, !settings.needsRevalidation(validatedAt: known.time, now: time) { return true }
         let stored = known == nil ? try storedVersion(of: record.entryID) : nil
         guard let version = known?.version ?? stored,

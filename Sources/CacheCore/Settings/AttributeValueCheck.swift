@@ -27,7 +27,7 @@ public enum AttributeValueCheck {
             return percent.map { (1...100).contains($0) } == true ? nil : "expected a percentage from 1 to 100"
         case .minFree:
             return MinFree.parse(value) != nil ? nil : "expected a size such as 1G or a percentage such as 5%"
-        case .persistent, .trace, .unit:
+        case .persistent, .trace, .unit, .cacheControl:
             return ValueParsing.flag(value) != nil ? nil : "expected 0 or 1"
         case .pinned:
             return PinState.parse(value, now: now) != nil

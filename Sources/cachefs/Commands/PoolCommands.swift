@@ -55,6 +55,7 @@ struct SetCommand: ParsableCommand {
             revalidate (never, 0 = at every open, 5m: how long a fetched file is trusted), stale_if_error (1h, 0 = never), \
             admit_max_size, admit_min_size (origin files outside are served, not kept; 0 = no bound), \
             admit_after (keep from the Nth miss on, 1 to 1000), admit_window (1h), block_size (4M; 0 = whole files), \
+            cache_control (0; 1 = honour HTTP Cache-Control), \
             eviction (lru|s3fifo|sieve|tinylfu|gdsf|gdsf-files|auto), goal (files|bytes|cost); on the mount root: \
             min_free (1G or 5%).
             Examples:

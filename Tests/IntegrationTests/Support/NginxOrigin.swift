@@ -94,6 +94,10 @@ final class NginxOrigin {
                 server {
                     listen 127.0.0.1:\(port);
                     root \(files);
+                    # What FreshnessTests' cache_control test reads.
+                    location /maxage/ { add_header Cache-Control "max-age=3600"; }
+                    location /nostore/ { add_header Cache-Control "no-store"; }
+                    location /nocache/ { add_header Cache-Control "no-cache"; }
                 }
             }
             """

@@ -4,7 +4,8 @@ import NIOHTTP1
 /// `http://HOST/BASE/` and `https://…/`: a name is the base URL with the name's path below the
 /// pool appended, each segment percent-encoded. HTTP cannot list, so a pool shows what it has
 /// cached. A name whose answer is a redirect to the same URL with a `/` added (what nginx,
-/// Apache and Python's http.server do for a directory) is a directory; other names are files
+/// Apache and Python's http.server do for a directory) is a directory, whatever the
+/// redirected request answers (a listing, or 403 where listings are off); other names are files
 /// of their `Content-Length`.
 ///
 /// Lookup is a GET, not a HEAD: a file of up to ``bytesWithLookup`` comes whole with it and
@@ -39,12 +40,14 @@ struct HTTPOrigin: Origin {
             guard firstByteAfter != nil else { throw error }
             return try lookupWithHead(url)
         }
+        // Redirected to the name with a `/` added: a directory, whatever the listing answered
+        // (nginx without `autoindex` forbids it: 403).
+        if response.url == url + "/" { return .directory }
         switch response.status {
         case 200..<300:
-            if response.url == url + "/" { return .directory }
             guard let length = Self.contentLength(response) else { return try lookupWithHead(url) }
             guard Int64(body.count) == length else { return .file(size: length) }
-            let delivery = Self.delivery(response, bytes: length)
+            let delivery = response.delivery(bytes: length)
             return .fileWithBytes(OriginBytes(bytes: body, delivery: delivery,
                                               firstByteAfter: firstByteAfter ?? ContinuousClock.now - started))
         case 404, 410: return .missing
@@ -54,9 +57,9 @@ struct HTTPOrigin: Origin {
 
     private func lookupWithHead(_ url: String) throws(OriginFailure) -> OriginEntry {
         let response = try transport.head(url)
+        if response.url == url + "/" { return .directory }
         switch response.status {
         case 200..<300:
-            if response.url == url + "/" { return .directory }
             guard let length = Self.contentLength(response) else {
                 throw .failed("HEAD \(url) answered without a Content-Length; cachefs needs a file's size before it is read")
             }
@@ -70,7 +73,7 @@ struct HTTPOrigin: Origin {
         let url = self.url(of: path)
         let response = try transport.get(url, receive: receive)
         switch response.status {
-        case 200: return Self.delivery(response, bytes: response.delivered)
+        case 200: return response.delivery(bytes: response.delivered)
         case 404, 410: throw .notFound
         default: throw .failed("GET \(url) answered \(response.status)")
         }
@@ -108,8 +111,4 @@ struct HTTPOrigin: Origin {
         response.headers.first(name: "content-length").flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
     }
 
-    private static func delivery(_ response: HTTPTransport.Response, bytes: Int64) -> OriginDelivery {
-        OriginDelivery(bytes: bytes, etag: response.headers.first(name: "etag"),
-                       lastModified: response.headers.first(name: "last-modified"))
-    }
 }

@@ -49,8 +49,7 @@ struct RangedAnswer {
         }
         switch response.status {
         case 200, 206:
-            return OriginDelivery(bytes: delivered, etag: response.headers.first(name: "etag"),
-                                  lastModified: response.headers.first(name: "last-modified"))
+            return response.delivery(bytes: delivered)
         case 404, 410, 412, 416: throw .changed
         default: throw .failed("\(what) answered \(response.status)")
         }

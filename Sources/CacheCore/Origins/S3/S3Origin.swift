@@ -31,8 +31,7 @@ struct S3Origin: Origin {
         let response = try send(.object("GET", path, at: location, on: access.resolvedEndpoint), receive: receive)
         switch response.status {
         case 200:
-            return OriginDelivery(bytes: response.delivered, etag: response.headers.first(name: "etag"),
-                                  lastModified: response.headers.first(name: "last-modified"))
+            return response.delivery(bytes: response.delivered)
         case 404: throw .notFound
         default: throw failure(response, "GET", path)
         }
