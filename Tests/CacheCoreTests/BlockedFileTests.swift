@@ -40,7 +40,8 @@ import Testing
                     if blocks == [3] {
                         fetchers.add(1, ordering: .relaxed)
                         Thread.sleep(forTimeInterval: 0.05)
-                        #expect(blocked.markHeld(3, version: OriginDelivery(bytes: 100, etag: "v1")) == 100)
+                        #expect(blocked.reserve(3) == 100)
+                        #expect(blocked.markHeld(3, version: OriginDelivery(bytes: 100, etag: "v1")) == true)
                     }
                 case .failed(let error):
                     Issue.record("a reader failed: \(error)")
@@ -70,7 +71,8 @@ import Testing
             waiter.signal()
         }
         #expect(waiter.wait(timeout: .now() + 0.2) == .timedOut)
-        blocked.markFailed(0, .io(EIO))
+        #expect(blocked.reserve(0) == 100)
+        #expect(blocked.markFailed(0, .io(EIO)) == -100)
         #expect(waiter.wait(timeout: .now() + 5) == .success)
         #expect(waiterSaw.withLock { $0 } == .io(EIO))
         guard case .failed(.io(EIO)) = blocked.look(at: 0..<1, waitedFor: &first) else {
@@ -89,8 +91,10 @@ import Testing
         let blocked = file()
         var waited: [Int: UInt32] = [:]
         _ = blocked.look(at: 0..<2, waitedFor: &waited)
-        #expect(blocked.markHeld(0, version: OriginDelivery(bytes: 100)) == 100)
-        #expect(blocked.markHeld(1, version: OriginDelivery(bytes: 100)) == 100)
+        for index in 0..<2 {
+            #expect(blocked.reserve(index) == 100)
+            #expect(blocked.markHeld(index, version: OriginDelivery(bytes: 100)) == true)
+        }
         guard case .ready = blocked.look(at: 1..<2, waitedFor: &waited) else {
             Issue.record("a held block was not ready")
             return
@@ -118,9 +122,11 @@ import Testing
         let blocked = file()
         var waited: [Int: UInt32] = [:]
         _ = blocked.look(at: 0..<2, waitedFor: &waited)
-        #expect(blocked.markHeld(0, version: OriginDelivery(bytes: 100, etag: "\"a\"")) == 100)
+        #expect(blocked.reserve(0) == 100 && blocked.reserve(1) == 100)
+        #expect(blocked.markHeld(0, version: OriginDelivery(bytes: 100, etag: "\"a\"")) == true)
         #expect(blocked.markHeld(1, version: OriginDelivery(bytes: 100, etag: "\"b\"")) == nil)
-        #expect(blocked.retire(.gone(.io(EIO))) == 100)
+        // The block of another version is still reserved: retiring uncounts both.
+        #expect(blocked.retire(.gone(.io(EIO))) == 200)
         #expect(blocked.retire(.gone(.io(EIO))) == 0)
         #expect(blocked.heldBytes == 0)
         guard case .failed(.io(EIO)) = blocked.look(at: 0..<1, waitedFor: &waited) else {

@@ -115,7 +115,7 @@ extension ReadThrough {
             attempt += 1
         }
         if fetches.isStopping {
-            file.markFailed(index, .io(EIO))
+            fail(index, of: file, .io(EIO))
             return
         }
         switch outcome {
@@ -124,24 +124,24 @@ extension ReadThrough {
                 try store(buffer, asBlock: index, of: file, version: delivery)
             } catch .io(ENOENT) {
                 // Removed, and no handle had it open: its bytes went, and nobody waits.
-                file.markFailed(index, .stale)
+                fail(index, of: file, .stale)
             } catch {
                 counters.countFetchError(pool: source.pool)
                 logger.error("could not store block \(index) of \(display(source.path)): \(error)")
-                file.markFailed(index, error)
+                fail(index, of: file, error)
             }
         case .failure(.changed), .failure(.notFound):
             dropChanged(file, failing: index)
         case .failure(let failure):
             counters.countFetchError(pool: source.pool)
             logger.error("fetch of block \(index) of \(display(source.path)) failed: \(events.shown("\(failure)"))")
-            file.markFailed(index, .io(EIO))
+            fail(index, of: file, .io(EIO))
         }
     }
 
     private func store(_ block: [UInt8], asBlock index: Int, of file: BlockedFile, version: OriginDelivery) throws(CacheError) {
         let pool = file.source.pool
-        blockEviction.makeRoom(for: Int64(block.count), in: pool)
+        blockEviction.reserve(index, of: file)
         let fd = try bytes.disk.open(bytes.layout.objectPath(for: file.id), flags: O_RDWR, mode: 0)
         defer { bytes.disk.close(fd) }
         try bytes.disk.sizeForParts(fd, to: file.source.size)
@@ -153,21 +153,19 @@ extension ReadThrough {
                 }
             }
         }.get()
-        var otherVersion = false
-        names.countBlockBytes(file.id) {
-            guard let counted = file.markHeld(index, version: version) else {
-                otherVersion = true
-                return 0
-            }
-            return counted
-        }
-        if otherVersion {
+        if file.markHeld(index, version: version) == nil {
             dropChanged(file, failing: index)
             return
         }
         counters.countFetchedBytes(Int64(block.count), pool: pool)
         names.enforceLimitsIfOver(in: pool)
         finishIfWhole(file)
+    }
+
+    /// A block's fetch or store failed: its readers get `error`, and what it reserved is
+    /// counted out in the same hold.
+    private func fail(_ index: Int, of file: BlockedFile, _ error: CacheError) {
+        names.countBlockBytes(file.id) { file.markFailed(index, error) }
     }
 
     /// Every block is held and the file fits its pool: an ordinary cached file from now.

@@ -2,6 +2,7 @@ import CacheModel
 import CacheNames
 import Glibc
 import Logging
+import Synchronization
 
 /// Frees room in a pool by dropping the coldest blocks of its files held in blocks (least
 /// recently read or fetched first; never a block being read or fetched). Blocks go before
@@ -14,6 +15,9 @@ final class BlockEviction: Sendable {
     private let names: Names
     private let bytes: ObjectFiles
     private let logger: Logger
+    /// Held across a block's room and its reservation (see ``reserve(_:of:)``); taken before
+    /// the namespace, never by the evictor.
+    private let reservations = Mutex(())
 
     init(fetches: FetchTable, names: Names, bytes: ObjectFiles, logger: Logger) {
         self.fetches = fetches
@@ -47,10 +51,18 @@ final class BlockEviction: Sendable {
         return freed
     }
 
-    /// Makes room for `extra` bytes more in `pool` within its `max_size`, from blocks only.
-    func makeRoom(for extra: Int64, in pool: EntryID) {
-        guard let settings = names.settings(ofPool: pool), settings.maxSize > 0 else { return }
-        free(names.usage(of: pool).cachedBytes + extra - settings.maxSize, in: pool)
+    /// Makes room for a block of `file` in its pool, within `max_size`, from blocks only, and
+    /// counts it (``BlockedFile/reserve(_:)``) before another block's fetch can take that
+    /// room: the two under one lock, so concurrent fetches never add up past the limit.
+    func reserve(_ index: Int, of file: BlockedFile) {
+        let pool = file.source.pool
+        let length = Int64(file.range(ofBlock: index).count)
+        reservations.withLock { _ in
+            if let settings = names.settings(ofPool: pool), settings.maxSize > 0 {
+                free(names.usage(of: pool).cachedBytes + length - settings.maxSize, in: pool)
+            }
+            names.countBlockBytes(file.id) { file.reserve(index) }
+        }
     }
 
     /// The block's stored bytes are freed. A failure leaves them on the disk (counted out

@@ -34,8 +34,10 @@ final class BlockedFile: Sendable {
         /// waited for.
         var attempts: [UInt32]
         var failures: [Int: (attempt: UInt32, error: CacheError)] = [:]
+        /// Counted: the held blocks and those reserved (``reserve(_:)``), being written.
         var heldBytes: Int64 = 0
         var heldCount = 0
+        var reserved: Set<Int> = []
         /// The version the held blocks came from (the first answer's).
         var version: OriginDelivery?
         var retired: Retirement?
@@ -152,34 +154,52 @@ final class BlockedFile: Sendable {
         }
     }
 
-    /// A fetched block's bytes are written: it is held from now, unless they are another
-    /// version than the blocks held (then nothing changes and the caller drops the file).
-    /// Returns the bytes to count (0 once retired), or nil for another version.
-    func markHeld(_ index: Int, version: OriginDelivery) -> Int64? {
-        let counted = state.withLock { state -> Int64? in
+    /// A fetched block is about to be written: its bytes count from now (returned, to count
+    /// in the same hold), so the room made for it is not taken by another block meanwhile.
+    /// 0 once retired or reserved already.
+    func reserve(_ index: Int) -> Int64 {
+        state.withLock { state in
+            guard state.retired == nil, state.blocks[index] == .fetching, !state.reserved.contains(index) else { return 0 }
+            state.reserved.insert(index)
+            let length = Int64(range(ofBlock: index).count)
+            state.heldBytes += length
+            return length
+        }
+    }
+
+    /// A fetched block's bytes are written: it is held from now (its bytes counted by
+    /// ``reserve(_:)``), unless they are another version than the blocks held (then nothing
+    /// changes and the caller drops the file). Nil for another version.
+    func markHeld(_ index: Int, version: OriginDelivery) -> Bool? {
+        let held = state.withLock { state -> Bool? in
             if let held = state.version, held.isOtherVersion(than: version) { return nil }
             if state.version == nil { state.version = version }
-            guard state.blocks[index] == .fetching else { return 0 }
+            guard state.blocks[index] == .fetching else { return false }
             state.blocks[index] = .held
             state.lastUse[index] = Self.now()
             state.failures[index] = nil
-            guard state.retired == nil else { return 0 }
-            let length = Int64(range(ofBlock: index).count)
-            state.heldBytes += length
+            guard state.reserved.remove(index) != nil else { return false }
             state.heldCount += 1
-            return length
+            return true
         }
         state.broadcast()
-        return counted
+        return held
     }
 
-    /// A block's fetch failed: absent again, and its waiting readers get `error`.
-    func markFailed(_ index: Int, _ error: CacheError) {
-        state.withLock { state in
+    /// A block's fetch failed: absent again, and its waiting readers get `error`. Returns the
+    /// bytes it had reserved (negative, to uncount in the same hold).
+    @discardableResult
+    func markFailed(_ index: Int, _ error: CacheError) -> Int64 {
+        let released = state.withLock { state -> Int64 in
             if state.blocks[index] == .fetching { state.blocks[index] = .absent }
             state.failures[index] = (state.attempts[index], error)
+            guard state.reserved.remove(index) != nil, state.retired == nil else { return 0 }
+            let length = Int64(range(ofBlock: index).count)
+            state.heldBytes -= length
+            return -length
         }
         state.broadcast()
+        return released
     }
 
     /// Starts dropping a held block nobody reads: returns its bytes (negative, to uncount),
