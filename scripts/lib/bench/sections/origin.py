@@ -42,6 +42,7 @@ def define(b):
     o, d = b.opts, b.results.define
     b.results.define_section("read-through, HTTP origin on loopback", "cachefs", "curl")
     d("origin_first", f"first read, {o.origin_big_mib} MiB", "MiB/s", "rate", "0.8")
+    d("origin_first_whole", f"first read, {o.origin_big_mib} MiB, block_size 0", "MiB/s", "rate")
     d("origin_ttfb", f"first byte, {o.origin_huge_mib} MiB file", "ms", "max", "50")
     d("origin_small", f"{o.origin_small} x 16K, 8 readers, first read", "files/s", "rate", "0.7")
     b.results.define_section("read-through, against a download to disk", "cachefs", "curl -o FILE")
@@ -333,6 +334,24 @@ def run_origin(b):
         value = FAIL
     r.record("origin_first", "mount", value)
     r.progress("origin_first")
+
+    # The same read fetched whole (block_size 0: one streamed GET, as before blocks), beside
+    # the same curl, so the two ways of fetching are compared in one run.
+    r.record("origin_first_whole", "direct", measure.per_second(big, measure.timed(
+        b, ["curl", "-sf", "-o", "/dev/null", f"{url}/big.bin"])))
+    if b.steps.run(None, ["setfattr", "-n", "user.cache.block_size", "-v", "0", web]) != 0 \
+            or b.steps.run(None, ["setfattr", "-n", "user.cache.clear", "-v", "1", web]) != 0:
+        warn(f"could not set block_size 0 on {web} and clear it")
+        r.record("origin_first_whole", "mount", FAIL)
+    else:
+        value = measure.per_second(big, measure.timed(b, ["cat", f"{web}/big.bin"]))
+        if not files_equal(f"{web}/big.bin", f"{b.work}/origin/big.bin"):
+            warn("big.bin fetched whole through the mount differs from the origin")
+            value = FAIL
+        r.record("origin_first_whole", "mount", value)
+    if b.steps.run(None, ["setfattr", "-x", "user.cache.block_size", web]) != 0:
+        warn(f"could not restore block_size on {web}")
+    r.progress("origin_first_whole")
 
     # The same first read against what a script does without cachefs: download into a
     # file on the store's disk (curl -o /dev/null above stores nothing).
