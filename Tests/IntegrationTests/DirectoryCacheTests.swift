@@ -31,17 +31,24 @@ import Testing
             #expect(first.split(separator: "\n").count == 2001)
             #expect(first.hasSuffix("zz-victim"))
             _ = try mount.mustSucceed("ls -l data/small")
-            // Once more before measuring: on a loaded machine the second `ls -l data/small` was
-            // once seen to read the directory again (cause not found; the kernel keeps the
-            // listing from then on), so the check is on a listing that follows two.
+            // The kernel may drop a cached listing it holds (on a loaded machine a listing of
+            // data/big was seen, once in four full runs, to begin with a GETATTR of the
+            // directory and read it all again; cause not found). So the check is that the
+            // kernel serves a warm listing, one of three in a row, not that it always does:
+            // with `cache_readdir` broken every one of them reaches the daemon.
             _ = try mount.mustSucceed("\(Self.listing) data/big; ls -l data/small")
-            let before = mount.daemonLog.count
-            let second = try mount.mustSucceed("\(Self.listing) data/big")
-            #expect(second == first)
-            _ = try mount.mustSucceed("ls -l data/small")
-            let warm = mount.daemonLog.dropFirst(before)
-            #expect(Self.directoryReads(in: warm) == 0, "a warm listing went to the daemon:\n\(warm.suffix(2000))")
-            #expect(Self.directoryReads(in: mount.daemonLog.prefix(before)) > 0, "the trace shows no READDIR at all")
+            var warm: Substring = ""
+            var servedByTheKernel = false
+            for _ in 0..<3 where !servedByTheKernel {
+                let before = mount.daemonLog.count
+                let second = try mount.mustSucceed("\(Self.listing) data/big")
+                #expect(second == first)
+                _ = try mount.mustSucceed("ls -l data/small")
+                warm = mount.daemonLog.dropFirst(before)
+                servedByTheKernel = Self.directoryReads(in: warm) == 0
+            }
+            #expect(servedByTheKernel, "three warm listings in a row went to the daemon; the last:\n\(warm.suffix(2000))")
+            #expect(Self.directoryReads(in: Substring(mount.daemonLog)) > 0, "the trace shows no READDIR at all")
 
             // Removals by the daemon: the victim (listed, no dentry) and data/small's files
             // (dentries from `ls -l`). The notification thread delivers them at once.
