@@ -60,6 +60,33 @@ import Testing
         }
     }
 
+    /// A pin, or an open for writing, makes a file held in part whole first; a pin of one
+    /// larger than the pool is refused (EFBIG) and leaves it held in part.
+    @Test func aPinOrAWriteMakesAFileHeldInPartWhole() throws {
+        try withOriginMount("file", prepare: { origin in
+            try origin.write("a.bin", bytes: 10 << 20)
+            try origin.write("b.bin", bytes: 9 << 20)
+            try origin.write("huge.bin", bytes: 40 << 20)
+        }) { mount, origin in
+            _ = try mount.mustSucceed("setfattr -n user.cache.max_size -v 32M data")
+            _ = try mount.mustSucceed("head -c 1 data/a.bin data/b.bin data/huge.bin > /dev/null")
+            #expect(try mount.xattr("data", "user.cache.files") == "0")
+            _ = try mount.mustSucceed("setfattr -n user.cache.pinned -v 1 data/a.bin")
+            #expect(try mount.xattr("data/a.bin", "user.cache.fetching") == "")
+            #expect(try mount.xattr("data/a.bin", "user.cache.pinned") == "1")
+            _ = try mount.mustSucceed("printf x | dd of=data/b.bin bs=1 seek=5 conv=notrunc status=none")
+            #expect(try mount.xattr("data", "user.cache.files") == "2")
+            let expected = try mount.mustSucceed("""
+                head -c 5 '\(origin.files)/b.bin' | od -An -tx1; printf x | od -An -tx1
+                """)
+            #expect(try mount.mustSucceed("head -c 6 data/b.bin | od -An -tx1") == expected.replacingOccurrences(of: "\n", with: ""))
+            #expect(try mount.mustSucceed("cmp data/a.bin '\(origin.files)/a.bin' && echo same") == "same")
+            let refused = try mount.sh("setfattr -n user.cache.pinned -v 1 data/huge.bin")
+            #expect(!refused.succeeded && refused.error.contains("File too large"), "\(refused)")
+            #expect(try mount.xattr("data/huge.bin", "user.cache.fetching") != "")
+        }
+    }
+
     @Test func aFewBytesOfALargeFileFetchOneBlockAndTheReadAheadAtMost() throws {
         try withOriginMount("file", prepare: { try $0.write("big.bin", bytes: 64 << 20) }) { mount, origin in
             let head = try mount.mustSucceed("""

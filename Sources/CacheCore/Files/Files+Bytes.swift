@@ -29,12 +29,12 @@ extension Files {
                 count = try bytes.disk.pread(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset)
             }
         }
-        guard let blocks = file.blocks else {
-            guard let fd = try readDescriptor(handle, offset: offset, size: size, isAccess: isAccess) else { throw CacheError.badHandle }
-            return try copy(fd)
-        }
         if isAccess { recordAccess(file.entry) }
-        return try readThrough.withBlocks(blocks, offset: offset, size: size) { try copy(file.fd) }
+        if let blocks = file.blocks {
+            return try readThrough.withBlocks(blocks, offset: offset, size: size) { try copy(file.fd) }
+        }
+        if let fetch = file.fetch { try fetch.waitForBytes(before: offset + Int64(size)) }
+        return try copy(file.fd)
     }
 
     /// The corresponding FUSE operation is `WRITE`. A cached file that would outgrow its

@@ -214,7 +214,7 @@ enum Schema {
         }
         // Read-through pools: the bytes fetched from the origin at a time (4 MiB; 0 = whole files).
         migrator.registerMigration("v14-blocks") { db in
-            try db.execute(sql: "ALTER TABLE pool ADD COLUMN block_size INTEGER NOT NULL DEFAULT 4194304")
+            try db.execute(sql: "ALTER TABLE pool ADD COLUMN block_size INTEGER NOT NULL DEFAULT \(PoolSettings.defaultBlockSize)")
         }
         // Read-through pools: whether the origin's HTTP Cache-Control is honoured (0 = no).
         migrator.registerMigration("v15-cache-control") { db in

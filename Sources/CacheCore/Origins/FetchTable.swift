@@ -59,14 +59,14 @@ final class FetchTable: Sendable {
     /// one (with its source) that the caller must start. Single-flight: of many concurrent
     /// callers exactly one gets a source. A file not claimed yet is held in blocks of
     /// `blockSize` when one is given (the caller decided its pool holds it so).
-    func claim(_ id: EntryID, blockSize: (FetchSource) -> Int64? = { _ in nil }) -> Claimed? {
+    func claim(_ id: EntryID, blockSize: Int64? = nil) -> Claimed? {
         state.withLock { state in
             switch state.slots[id] {
             case nil: return nil
             case .running(let progress, _, _): return .whole(progress, startWith: nil)
             case .blocks(let file): return .blocks(file)
             case .pending(let source):
-                if let size = blockSize(source) {
+                if let size = blockSize {
                     let file = BlockedFile(id: id, source: source, blockSize: size)
                     state.slots[id] = .blocks(file)
                     return .blocks(file)

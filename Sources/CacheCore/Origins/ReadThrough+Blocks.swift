@@ -7,12 +7,11 @@ import Glibc
 /// blocks fetched ahead. A block is stored whole before anyone reads it; once every block is
 /// held (and the file fits its pool) it becomes an ordinary cached file.
 extension ReadThrough {
-    /// The block size a file not opened yet is held in, or nil to fetch it whole: a file kept
+    /// The block size a file not opened yet (its `source`) is held in, or nil to fetch it whole: a file kept
     /// by its pool, larger than one block, of an origin that serves ranges, and not to be
     /// persistent (a persistent file is kept whole).
-    func blockSize(forPending id: EntryID) -> Int64? {
-        guard let source = fetches.pendingSource(of: id), heldInBlocks(source),
-              !names.becomesPersistentWhenFetched(id) else { return nil }
+    func blockSize(for source: FetchSource, of id: EntryID) -> Int64? {
+        guard heldInBlocks(source), !names.becomesPersistentWhenFetched(id) else { return nil }
         return names.settings(ofPool: source.pool)?.blockSize
     }
 

@@ -29,11 +29,15 @@ extension ReadThrough {
     /// small one could end before the opener holds it. A file held in blocks starts nothing:
     /// its reads fetch what they need.
     func claimFetch(_ id: EntryID) throws(CacheError) -> JoinedFetch? {
-        let blockSize = blockSize(forPending: id)
-        if blockSize == nil, let size = fetches.pendingSize(of: id), fetches.keeps(id) {
-            if names.isTooLargeToFetch(id, size: size) { throw CacheError.fileTooLarge }
+        // One look at the fetch table before the claim: this runs on every OPEN.
+        var blockSize: Int64?
+        if let pending = fetches.pendingSource(of: id) {
+            blockSize = self.blockSize(for: pending, of: id)
+            if blockSize == nil, pending.kept, names.isTooLargeToFetch(id, size: pending.size) {
+                throw CacheError.fileTooLarge
+            }
         }
-        switch fetches.claim(id, blockSize: { _ in blockSize }) {
+        switch fetches.claim(id, blockSize: blockSize) {
         case nil: return nil
         case .blocks(let file)?: return .blocks(file)
         case .whole(let progress, startWith: nil)?: return .whole(progress, start: {})
