@@ -35,7 +35,7 @@ HEAD_GIB = 4            # origin_head_1m: a sparse file of this size, its first 
 STREAM_GIB = 2          # origin_stream: a sparse file of this size, read whole
 STREAM_POOL_MIB = 256   # ... through the pool with max_size set to this
 BLOCK_MIB = 4           # the pool's block_size by default (its xattr is read when it can be)
-READ_AHEAD_BLOCKS = 3   # blocks fetched ahead of a sequential reader
+READ_AHEAD_BLOCKS = 3   # Tunables.readAheadBlocks (Sources/CacheModel/Tunables.swift): the bound the row checks
 
 
 def define(b):
