@@ -8,12 +8,13 @@ import NIOHTTP1
 /// redirected request answers (a listing, or 403 where listings are off); other names are files
 /// of their `Content-Length`.
 ///
-/// Lookup is a GET, not a HEAD: a file of up to ``bytesWithLookup`` comes whole with it and
-/// is stored at once, so a small file costs the origin one request, not two. For a larger
-/// file the body is abandoned after its first part (the connection is closed) and the fetch
-/// GETs it at its first open. Where the GET does not tell the size (an error status, a body
-/// cut short, no `Content-Length`) the lookup asks again with a HEAD, so the fetch's retries
-/// apply as for any file.
+/// Lookup is a GET of the first ``bytesWithLookup`` bytes (`Range`), not a HEAD: a file that
+/// small comes whole with it and is stored at once, so a small file costs the origin one
+/// request, not two; a larger one answers 206 with its size in `Content-Range`, and its
+/// connection stays open for the next request. A server that ignores `Range` answers 200:
+/// then a larger file's body is abandoned after its first part (the connection is closed).
+/// Where the GET does not tell the size (an error status, a body cut short, no size) the
+/// lookup asks again with a HEAD, so the fetch's retries apply as for any file.
 struct HTTPOrigin: Origin {
     /// Ends with `/`.
     let base: String
@@ -29,7 +30,7 @@ struct HTTPOrigin: Origin {
         var firstByteAfter: Duration?
         let response: HTTPTransport.Response
         do {
-            response = try transport.get(url) { part in
+            response = try transport.get(url, headers: HTTPHeaders([("Range", "bytes=0-\(Self.bytesWithLookup - 1)")])) { part in
                 if firstByteAfter == nil { firstByteAfter = ContinuousClock.now - started }
                 guard body.count + part.count <= Self.bytesWithLookup else { return false }
                 body.append(contentsOf: part)
@@ -45,7 +46,7 @@ struct HTTPOrigin: Origin {
         if response.url == url + "/" { return .directory }
         switch response.status {
         case 200..<300:
-            guard let length = Self.contentLength(response) else { return try lookupWithHead(url) }
+            guard let length = Self.size(of: response) else { return try lookupWithHead(url) }
             guard Int64(body.count) == length else { return .file(size: length) }
             let delivery = response.delivery(bytes: length)
             return .fileWithBytes(OriginBytes(bytes: body, delivery: delivery,
@@ -105,6 +106,14 @@ struct HTTPOrigin: Origin {
 
     func url(of path: [[UInt8]]) -> String {
         base + path.map { S3Encoding.encode($0) }.joined(separator: "/")
+    }
+
+    /// The file's whole size: `Content-Range`'s total under 206, `Content-Length` otherwise.
+    private static func size(of response: HTTPTransport.Response) -> Int64? {
+        guard response.status == 206 else { return contentLength(response) }
+        guard let contentRange = response.headers.first(name: "content-range"), contentRange.hasPrefix("bytes 0-"),
+              let total = contentRange.split(separator: "/").last.flatMap({ Int64($0) }), total >= 0 else { return nil }
+        return total
     }
 
     private static func contentLength(_ response: HTTPTransport.Response) -> Int64? {
