@@ -32,28 +32,25 @@ struct FileOrigin: Origin {
 
     var fetchesRanges: Bool { true }
 
-    /// `pread`s of the range, after an `fstat` that tells the version (compared by the caller:
-    /// a plain file has no conditional read).
-    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
-               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
+    /// `pread`s of the range into one buffer, after an `fstat` that tells the version
+    /// (compared by the caller: a plain file has no conditional read).
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?) throws(OriginFailure) -> OriginPart {
         let (fd, info) = try openWithStat(path, missing: .changed)
         defer { close(fd) }
         let delivery = OriginDelivery(bytes: 0, etag: Self.version(info))
         if let version, version.isOtherVersion(than: delivery) { throw .changed }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset = range.lowerBound
-        while offset < range.upperBound {
-            let count = pread(fd, buffer.baseAddress, min(buffer.count, Int(range.upperBound - offset)), off_t(offset))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .failed("read: \(String(cString: strerror(errno)))")
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: Int(range.upperBound - range.lowerBound)) { buffer, count in
+            while count < buffer.count {
+                let read = pread(fd, buffer.baseAddress! + count, buffer.count - count, off_t(range.lowerBound) + off_t(count))
+                if read < 0 && errno == EINTR { continue }
+                if read < 0 { failure = errno }
+                if read <= 0 { break }
+                count += read
             }
-            if count == 0 { break }
-            offset += Int64(count)
-            guard receive(UnsafeRawBufferPointer(rebasing: buffer[..<count])) else { break }
         }
-        return OriginDelivery(bytes: offset - range.lowerBound, etag: delivery.etag)
+        if failure != 0 { throw .failed("read: \(String(cString: strerror(failure)))") }
+        return OriginPart(bytes: bytes, delivery: OriginDelivery(bytes: Int64(bytes.count), etag: delivery.etag))
     }
 
     /// The file at `path` opened to read, and its `stat`; `missing` is thrown when it is gone.

@@ -51,15 +51,21 @@ public protocol Origin: Sendable {
     /// conditional request (or a `stat`). Throws when the origin cannot be asked.
     func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness
 
-    /// Whether ``fetch(_:range:sameVersionAs:receive:)`` asks for part of a file; an origin
-    /// that cannot (an `exec:` program) has its files fetched whole.
+    /// Whether ``fetch(_:range:sameVersionAs:)`` asks for part of a file; an origin that
+    /// cannot (an `exec:` program) has its files fetched whole.
     var fetchesRanges: Bool { get }
 
-    /// Delivers the bytes `range` of the file, in order, to `receive`, and says which version
-    /// they are. Given the `version` earlier parts came from, an origin that can make the
-    /// request conditional does, and throws `.changed` when the file is another version now.
-    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
-               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery
+    /// The bytes `range` of the file (fewer if the file ends sooner), gathered in memory (a
+    /// block is stored whole, never in parts), and which version they are. Given the
+    /// `version` earlier parts came from, an origin that can make the request conditional
+    /// does, and throws `.changed` when the file is another version now.
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?) throws(OriginFailure) -> OriginPart
+}
+
+/// Part of an origin's file: its bytes and the version they are.
+public struct OriginPart: Sendable {
+    public var bytes: [UInt8]
+    public var delivery: OriginDelivery
 }
 
 /// What an origin answers when asked whether a fetched file changed.
@@ -78,8 +84,7 @@ extension Origin {
 
     var fetchesRanges: Bool { false }
 
-    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
-               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?) throws(OriginFailure) -> OriginPart {
         throw .failed("this origin fetches whole files only")
     }
 }

@@ -82,27 +82,20 @@ extension ReadThrough {
         fetchLimiter.run(pool: file.source.pool, fetches.counted { [self] in fetchBlock(index, of: file) })
     }
 
-    /// One block's ranged request, retried like a whole fetch; its bytes are kept in memory
-    /// until all have come, then written in one piece (an encrypted store seals whole blocks).
+    /// One block's ranged request, retried like a whole fetch; its bytes come whole in memory
+    /// and are written in one piece (an encrypted store seals whole blocks).
     private func fetchBlock(_ index: Int, of file: BlockedFile) {
         let source = file.source
         let range = file.range(ofBlock: index)
         let length = Int(range.upperBound - range.lowerBound)
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(length)
         var delay = originSettings.firstRetryDelaySeconds
         var attempt = 1
-        var outcome: Result<OriginDelivery, OriginFailure>
+        var outcome: Result<OriginPart, OriginFailure>
         while true {
-            buffer.removeAll(keepingCapacity: true)
             do throws(OriginFailure) {
-                let delivery = try source.origin.fetch(source.path, range: range, sameVersionAs: file.version) { chunk in
-                    guard buffer.count + chunk.count <= length else { return false }
-                    buffer.append(contentsOf: chunk)
-                    return !fetches.isStopping
-                }
-                outcome = buffer.count == length ? .success(delivery)
-                    : .failure(.failed("the origin delivered \(buffer.count) of the \(length) bytes asked for at \(range.lowerBound)"))
+                let part = try source.origin.fetch(source.path, range: range, sameVersionAs: file.version)
+                outcome = part.bytes.count == length ? .success(part)
+                    : .failure(.failed("the origin delivered \(part.bytes.count) of the \(length) bytes asked for at \(range.lowerBound)"))
             } catch {
                 outcome = .failure(error)
             }
@@ -118,9 +111,9 @@ extension ReadThrough {
             return
         }
         switch outcome {
-        case .success(let delivery):
+        case .success(let part):
             do {
-                try store(buffer, asBlock: index, of: file, version: delivery)
+                try store(part.bytes, asBlock: index, of: file, version: part.delivery)
             } catch .io(ENOENT) {
                 // Removed, and no handle had it open: its bytes went, and nobody waits.
                 fail(index, of: file, .stale)

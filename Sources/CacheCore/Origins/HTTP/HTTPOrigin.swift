@@ -83,13 +83,10 @@ struct HTTPOrigin: Origin {
     var fetchesRanges: Bool { true }
 
     /// A `GET` with `Range` (and `If-Match` once a part is held; see ``RangedAnswer``).
-    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
-               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?) throws(OriginFailure) -> OriginPart {
         let url = self.url(of: path)
-        var answer = RangedAnswer(range: range)
-        let response = try transport.send(.GET, url, headers: HTTPHeaders(RangedAnswer.headers(for: range, sameVersionAs: version))) {
-            head, bytes in answer.take(bytes, status: head.status, headers: head.headers, receive: receive)
-        }
+        let (response, answer) = try transport.get(url, headers: HTTPHeaders(RangedAnswer.headers(for: range, sameVersionAs: version)),
+                                                   range: range)
         return try answer.outcome(of: response, "GET \(url)")
     }
 

@@ -103,6 +103,23 @@ public final class HTTPTransport: Sendable {
         }
     }
 
+    /// A `GET` of `range` whose body is gathered on the event loop (``RangeCollector``): the
+    /// calling thread waits once, for the whole answer. Throws `.failed` as ``send(_:_:headers:body:receive:)``.
+    func get(_ url: String, headers: HTTPHeaders, range: Range<Int64>) throws(OriginFailure) -> (Response, RangedAnswer) {
+        let request: HTTPClient.Request
+        do {
+            request = try HTTPClient.Request(url: url, method: .GET, headers: headers)
+        } catch {
+            throw .failed("GET \(url): \(error)")
+        }
+        let collector = RangeCollector(range: range, url: url)
+        let task = try start(request, delegate: collector)
+        defer { state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(task)) } }
+        let (response, answer, failure) = collector.waitForEnd()
+        if let failure { throw .failed("GET \(url): \(Self.describe(failure))") }
+        return (response, answer)
+    }
+
     /// Cancels the requests in flight (their threads get a failure at once) and shuts the
     /// client down; later requests fail. Call once, when the engine stops.
     public func shutdown() {
@@ -119,7 +136,9 @@ public final class HTTPTransport: Sendable {
         }
     }
 
-    private func start(_ request: HTTPClient.Request, delegate: ResponseQueue) throws(OriginFailure) -> HTTPClient.Task<Void> {
+    private func start<Delegate: HTTPClientResponseDelegate>(_ request: HTTPClient.Request, delegate: Delegate) throws(OriginFailure)
+        -> HTTPClient.Task<Void> where Delegate.Response == Void
+    {
         let started = state.withLock { state -> HTTPClient.Task<Void>? in
             guard !state.stopped else { return nil }
             let client = state.client ?? Self.makeClient()

@@ -40,14 +40,10 @@ struct S3Origin: Origin {
     var fetchesRanges: Bool { true }
 
     /// A ranged `GET`, with `If-Match` once a part is held (see ``RangedAnswer``).
-    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?,
-               receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
+    func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?) throws(OriginFailure) -> OriginPart {
         var request = S3Request.object("GET", path, at: location, on: access.resolvedEndpoint)
         request.headers += RangedAnswer.headers(for: range, sameVersionAs: version).map { S3Header($0.0, $0.1) }
-        var answer = RangedAnswer(range: range)
-        let response = try send(request) { head, bytes in
-            answer.take(bytes, status: head.status, headers: head.headers, receive: receive)
-        }
+        let (response, answer) = try transport.get(request.url, headers: try signedHeaders(request), range: range)
         return try answer.outcome(of: response, "GET \(display(path))")
     }
 
@@ -92,6 +88,10 @@ struct S3Origin: Origin {
 
     private func send(_ request: S3Request,
                       receive: (HTTPTransport.Response, UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> HTTPTransport.Response {
+        try transport.send(HTTPMethod(rawValue: request.method), request.url, headers: try signedHeaders(request), receiveWithHead: receive)
+    }
+
+    private func signedHeaders(_ request: S3Request) throws(OriginFailure) -> HTTPHeaders {
         let credentials: AWSCredentials
         switch access.credentials {
         case .success(let loaded): credentials = loaded
@@ -101,7 +101,7 @@ struct S3Origin: Origin {
         for header in request.signedHeaders(SignatureV4(credentials: credentials, region: access.region)) {
             headers.add(name: header.name, value: header.value)
         }
-        return try transport.send(HTTPMethod(rawValue: request.method), request.url, headers: headers, receiveWithHead: receive)
+        return headers
     }
 
     /// The log line of an answer that is neither success nor "no such key".
