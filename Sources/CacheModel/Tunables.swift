@@ -53,6 +53,10 @@ public enum Tunables {
     /// `max_fetches`): with 4 MiB blocks, 12 MiB in flight keep a loopback origin's stream
     /// busy while the reader takes the block before them.
     package static let readAheadBlocks = 3
+    /// Block buffers (``BlockBuffer``) kept idle for the next block fetched: one per block in
+    /// flight at the default `max_fetches`, so a sequential reader's blocks fault in no new
+    /// pages. Each holds a block's size of resident memory.
+    package static let idleBlockBuffers = 4
     /// `user.cache.preview` without parameters lists this many victims.
     package static let previewVictims = 100
     /// A value of `user.cache.preview` or `user.cache.events` holds at most this many bytes,

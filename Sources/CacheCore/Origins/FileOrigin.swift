@@ -39,15 +39,12 @@ struct FileOrigin: Origin {
         defer { close(fd) }
         let delivery = OriginDelivery(bytes: 0, etag: Self.version(info))
         if let version, version.isOtherVersion(than: delivery) { throw .changed }
+        let bytes = BlockBuffer(capacity: Int(range.upperBound - range.lowerBound))
         var failure: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: Int(range.upperBound - range.lowerBound)) { buffer, count in
-            while count < buffer.count {
-                let read = pread(fd, buffer.baseAddress! + count, buffer.count - count, off_t(range.lowerBound) + off_t(count))
-                if read < 0 && errno == EINTR { continue }
-                if read < 0 { failure = errno }
-                if read <= 0 { break }
-                count += read
-            }
+        while bytes.count < bytes.capacity && failure == 0 {
+            let read = bytes.fill { room in pread(fd, room.baseAddress, room.count, off_t(range.lowerBound) + off_t(bytes.count)) }
+            if read < 0 && errno != EINTR { failure = errno }
+            if read == 0 { break }
         }
         if failure != 0 { throw .failed("read: \(String(cString: strerror(failure)))") }
         return OriginPart(bytes: bytes, delivery: OriginDelivery(bytes: Int64(bytes.count), etag: delivery.etag))

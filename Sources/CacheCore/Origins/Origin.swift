@@ -64,7 +64,7 @@ public protocol Origin: Sendable {
 
 /// Part of an origin's file: its bytes and the version they are.
 public struct OriginPart: Sendable {
-    public var bytes: [UInt8]
+    public var bytes: BlockBuffer
     public var delivery: OriginDelivery
 }
 

@@ -131,20 +131,16 @@ extension ReadThrough {
         }
     }
 
-    private func store(_ block: [UInt8], asBlock index: Int, of file: BlockedFile, version: OriginDelivery) throws(CacheError) {
+    private func store(_ block: BlockBuffer, asBlock index: Int, of file: BlockedFile, version: OriginDelivery) throws(CacheError) {
         let pool = file.source.pool
         blockEviction.reserve(index, of: file)
         let fd = try bytes.disk.open(bytes.layout.objectPath(for: file.id), flags: O_RDWR, mode: 0)
         defer { bytes.disk.close(fd) }
         try bytes.disk.sizeForParts(fd, to: file.source.size)
         let offset = file.range(ofBlock: index).lowerBound
-        try block.withUnsafeBytes { raw in
-            Result { () throws(CacheError) in
-                _ = try eviction.freeingSpace(extra: Int64(raw.count)) { () throws(CacheError) in
-                    try writeAll(fd, raw, at: offset)
-                }
-            }
-        }.get()
+        _ = try eviction.freeingSpace(extra: Int64(block.count)) { () throws(CacheError) in
+            try writeAll(fd, block.bytes, at: offset)
+        }
         if file.markHeld(index, version: version) == nil {
             dropChanged(file, failing: index)
             return

@@ -10,12 +10,12 @@ struct RangedAnswer: Sendable {
     let range: Range<Int64>
     /// Bytes of the body seen so far (under 200, from the file's start).
     private var position: Int64 = 0
-    private(set) var body: [UInt8] = []
+    let body: BlockBuffer
     private(set) var badContentRange: String?
 
     init(range: Range<Int64>) {
         self.range = range
-        body.reserveCapacity(Int(range.upperBound - range.lowerBound))
+        body = BlockBuffer(capacity: Int(range.upperBound - range.lowerBound))
     }
 
     /// The request's headers: `Range`, and the conditions that fail it (412) when the file is
@@ -29,7 +29,7 @@ struct RangedAnswer: Sendable {
     /// to its end (bytes past the range, which a server should not send, are dropped), so its
     /// connection can serve the next request. Under 200 it is the range's end.
     mutating func take(_ bytes: UnsafeRawBufferPointer, status: Int, headers: HTTPHeaders) -> Bool {
-        if position == 0, body.isEmpty, status == 206 {
+        if position == 0, body.count == 0, status == 206 {
             let contentRange = headers.first(name: "content-range") ?? ""
             guard contentRange.hasPrefix("bytes \(range.lowerBound)-") else {
                 badContentRange = contentRange
@@ -40,7 +40,7 @@ struct RangedAnswer: Sendable {
         let start = max(range.lowerBound - position, 0)
         let end = min(range.upperBound - position, Int64(bytes.count))
         position += Int64(bytes.count)
-        if start < end { body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[Int(start)..<Int(end)])) }
+        if start < end { body.append(UnsafeRawBufferPointer(rebasing: bytes[Int(start)..<Int(end)])) }
         return status == 206 || position < range.upperBound
     }
 
