@@ -244,10 +244,30 @@ class UsageSampler:
         return False
 
 
+def warm_origin(b, name, size=None):
+    """Reads the origin's file NAME (its first SIZE bytes) once, so that nginx serves it from
+    the page cache to curl and to cachefs alike. The sparse files are made anew for each run:
+    their first read fills the page cache with zero pages (2 GiB took 5 s where a warm read
+    takes 1.4), and whichever side read first would pay for both."""
+    try:
+        with open(f"{b.work}/origin/{name}", "rb") as f:
+            left = size
+            while left is None or left > 0:
+                chunk = f.read(1 << 20 if left is None else min(1 << 20, left))
+                if not chunk:
+                    break
+                if left is not None:
+                    left -= len(chunk)
+    except OSError as error:
+        warn(f"could not read the origin's {name} to warm it: {error}")
+
+
 def run_head(b, url, web):
     """origin_head_1m: the first MiB of a file larger than a block, and what the pool
-    fetched for it: the block read and the read-ahead at most."""
+    fetched for it: the block read and the read-ahead at most. The bytes either side
+    asks for are warmed first (the block and its read-ahead: curl asks for less)."""
     r, mib = b.results, 1 << 20
+    warm_origin(b, "head.bin", (1 + READ_AHEAD_BLOCKS) * BLOCK_MIB * mib)
     r.record("origin_head_1m", "direct", milliseconds(measure.timed(
         b, ["curl", "-sf", "-r", f"0-{mib - 1}", "-o", "/dev/null", f"{url}/head.bin"])))
     before = measure.cache_attr_int(web, "fetched_bytes")
@@ -282,6 +302,7 @@ def run_stream(b, url, web):
     sampled meanwhile; it must never exceed the limit."""
     r, mib = b.results, 1 << 20
     size_mib = STREAM_GIB << 10
+    warm_origin(b, "stream.bin")
     r.record("origin_stream", "direct", measure.per_second(size_mib, measure.timed(
         b, ["curl", "-sf", "-o", "/dev/null", f"{url}/stream.bin"])))
     # An empty pool, so that its usage is the stream's blocks alone (the files of the rows
