@@ -44,10 +44,11 @@ func cachefsRead(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ off
         // With the writeback cache the kernel also reads through a handle opened only to
         // write (to fill a page before a partial write): not a read by the user.
         let isAccess = info!.pointee.flags & O_ACCMODE != O_WRONLY
-        if !context.engine.isEncrypted,
-           let descriptor = try context.engine.readDescriptor(info!.pointee.fh, offset: Int64(offset), size: size,
-                                                              isAccess: isAccess) {
-            reply.data(descriptor: descriptor, size: size, offset: Int64(offset))
+        if !context.engine.isEncrypted {
+            let read = try context.engine.readDescriptor(info!.pointee.fh, offset: Int64(offset), size: size, isAccess: isAccess)
+            reply.data(descriptor: read.descriptor, size: size, offset: Int64(offset))
+            // Only now may a block it spliced from be dropped.
+            read.done()
         } else {
             let bytes = try context.engine.read(info!.pointee.fh, offset: Int64(offset), size: size, isAccess: isAccess)
             reply.bytes(bytes)

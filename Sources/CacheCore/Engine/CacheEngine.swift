@@ -230,8 +230,9 @@ public final class CacheEngine: Sendable {
 
     public func bypassesPageCache(_ handle: UInt64) -> Bool { files.bypassesPageCache(handle) }
 
-    /// Nil for a file held in blocks, which is read by ``read(_:offset:size:isAccess:)``.
-    public func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> Int32? {
+    /// The descriptor to answer a READ from (a plaintext store's): the bytes it covers are
+    /// there, and stay there until the answer is `done`.
+    public func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> PinnedRead {
         try files.readDescriptor(handle, offset: offset, size: size, isAccess: isAccess)
     }
 

@@ -7,20 +7,23 @@ import Glibc
 /// change after it, in one hold.
 extension Files {
     /// The descriptor of an open handle's bytes, for a zero-copy reply; counts as an access
-    /// unless `isAccess` is false (the kernel filling a page for a write).
-    /// A file still being fetched answers once the bytes before `offset + size` are stored.
-    /// Nil for a file held in blocks: its blocks are held only while a read copies them, so
-    /// it is read by ``read(_:offset:size:isAccess:)``.
-    func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> Int32? {
+    /// unless `isAccess` is false (the kernel filling a page for a write). A file still being
+    /// fetched answers once the bytes before `offset + size` are stored; a file held in blocks
+    /// once the blocks the read touches are held, and they stay held (pinned, never dropped)
+    /// until the answer is done with, so the reply's splice never meets a hole.
+    func readDescriptor(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> PinnedRead {
         let file = try handles.get(handle)
-        if file.blocks != nil { return nil }
-        if let fetch = file.fetch { try fetch.waitForBytes(before: offset + Int64(size)) }
         if isAccess { recordAccess(file.entry) }
-        return file.fd
+        if let blocks = file.blocks {
+            let pinned = try readThrough.pinBlocks(blocks, offset: offset, size: size)
+            return PinnedRead(descriptor: file.fd, blocks: blocks, pinned: pinned)
+        }
+        if let fetch = file.fetch { try fetch.waitForBytes(before: offset + Int64(size)) }
+        return PinnedRead(descriptor: file.fd, blocks: nil, pinned: 0..<0)
     }
 
-    /// The corresponding FUSE operation is `READ` (copying form: an encrypted store's, a file
-    /// held in blocks', and tests' and tools').
+    /// The corresponding FUSE operation is `READ` (copying form: an encrypted store's, and
+    /// tests' and tools').
     func read(_ handle: UInt64, offset: Int64, size: Int, isAccess: Bool = true) throws -> [UInt8] {
         let file = try handles.get(handle)
         let copy = { [bytes] (fd: Int32) throws(CacheError) -> [UInt8] in

@@ -27,6 +27,15 @@ extension ReadThrough {
     /// Runs `body` (the read of `offset..<offset + size`) once the blocks it touches are held,
     /// fetching those absent; they stay held until `body` returns.
     func withBlocks<T>(_ file: BlockedFile, offset: Int64, size: Int, _ body: () throws -> T) throws -> T {
+        let pinned = try pinBlocks(file, offset: offset, size: size)
+        defer { file.endRead(pinned) }
+        return try body()
+    }
+
+    /// Waits until the blocks `offset..<offset + size` touches are held, fetching those absent,
+    /// and pins them (a pinned block is never dropped) until the caller's `endRead` of the
+    /// range returned; a sequential reader's next blocks are fetched ahead.
+    func pinBlocks(_ file: BlockedFile, offset: Int64, size: Int) throws -> Range<Int> {
         let wanted = file.blocks(covering: offset, length: size)
         var waitedFor: [Int: UInt32] = [:]
         waiting: while true {
@@ -36,11 +45,10 @@ extension ReadThrough {
             case .fetch(let blocks): for index in blocks { startFetch(of: index, in: file) }
             }
         }
-        defer { file.endRead(wanted) }
         for index in file.noteRead(offset: offset, end: offset + Int64(size), ahead: readAhead(for: file)) {
             startFetch(of: index, in: file)
         }
-        return try body()
+        return wanted
     }
 
     /// Every byte of a file not all stored, stored now (a write or truncation, `persistent`,
