@@ -15,6 +15,11 @@ public struct FileAttributes: Sendable, Equatable {
     public var accessTime: Timestamp
     public var modificationTime: Timestamp
     public var changeTime: Timestamp
+    /// How long the kernel may keep this name and these attributes at most, in seconds: until
+    /// the file expires (`max_age`, a file's `expiration`), so that the kernel asks again then
+    /// and learns it is gone; nil for a file that does not expire. Set for the kernel's replies
+    /// only (``CacheEngine``), never stored.
+    public var expiresIn: Double? = nil
 }
 
 /// Nanoseconds since the Unix epoch: times keep nanoseconds, as on ext4.

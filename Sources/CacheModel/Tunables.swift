@@ -166,6 +166,9 @@ public enum Tunables {
     /// attribute behind its back, so this only bounds how long a lost notification could
     /// leave a stale name; an expired entry costs a round trip per name.
     public static let kernelCacheSeconds = 3600.0
+    /// How long the kernel may keep the name of a file past its expiry that stays (open, being
+    /// written, pinned since): it asks again after this, not at every `stat`.
+    package static let expiredEntrySeconds = 1.0
     /// FUSE's largest WRITE request: the most the kernel sends by default (256 pages), so a
     /// large write costs the fewest requests.
     public static let maxWriteBytes: UInt32 = 1 << 20

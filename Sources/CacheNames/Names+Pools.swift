@@ -95,6 +95,15 @@ extension Names {
         return expiry <= time
     }
 
+    /// Seconds until `record` expires, for the kernel's caches of its name and attributes; for
+    /// a file past its expiry that stays (open, being written) ``Tunables/expiredEntrySeconds``,
+    /// so that the kernel asks again soon without asking at every `stat`; nil if never.
+    package func secondsUntilExpiry(of record: EntryRecord, at time: Timestamp) -> Double? {
+        guard let expiry = expiry(of: record) else { return nil }
+        let left = Double(expiry.nanoseconds - time.nanoseconds) / 1_000_000_000
+        return left > 0 ? left : Tunables.expiredEntrySeconds
+    }
+
     /// When max_age removes the file if it is not read again; nil if never. A pin that
     /// ends by itself holds the file until its end; a pin for good, never.
     package func expiry(of record: EntryRecord) -> Timestamp? {

@@ -53,7 +53,7 @@ struct Reply: ~Copyable {
 
     consuming func attributes(_ attributes: FileAttributes, timeouts: CacheTimeouts) {
         var info = StatConversion.stat(attributes)
-        fuse_reply_attr(request, &info, timeouts.attributes)
+        fuse_reply_attr(request, &info, min(timeouts.attributes, attributes.expiresIn ?? .infinity))
         discard self
     }
 
@@ -151,8 +151,10 @@ struct Reply: ~Copyable {
         entry.ino = fuse_ino_t(attributes.id)
         entry.generation = 1
         entry.attr = StatConversion.stat(attributes)
-        entry.attr_timeout = timeouts.attributes
-        entry.entry_timeout = timeouts.entries
+        // A file that expires is kept by the kernel no longer than it has left: the kernel
+        // then looks it up again and learns that it is gone.
+        entry.attr_timeout = min(timeouts.attributes, attributes.expiresIn ?? .infinity)
+        entry.entry_timeout = min(timeouts.entries, attributes.expiresIn ?? .infinity)
         return entry
     }
 }

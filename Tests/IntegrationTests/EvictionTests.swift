@@ -57,6 +57,22 @@ import Testing
         }
     }
 
+    /// The kernel keeps a name and its attributes no longer than the file has left, so `stat`,
+    /// which the kernel answers from its caches without asking the daemon, stops finding an
+    /// expired file at its expiry, not at the next sweep (60 s here).
+    @Test func theKernelForgetsAFileAtItsExpiry() throws {
+        try withMountedStore(arguments: ["--pool", "data=0,2s"]) { mount in
+            _ = try mount.mustSucceed("echo old > data/f && stat data/f > /dev/null")
+            _ = try mount.mustSucceed("echo kept > data/g && setfattr -n user.cache.expiration -v 1h data/g")
+            let before = try mount.sh("stat -c %s data/f")
+            #expect(before.succeeded && before.output.trimmingCharacters(in: .whitespacesAndNewlines) == "4", "\(before)")
+            let gone = try mount.sh("sleep 2.3; stat data/f")
+            #expect(!gone.succeeded && gone.error.contains("No such file"), "\(gone)")
+            // A file with an hour left is still there, its name still known to the kernel.
+            #expect(try mount.mustSucceed("stat -c %s data/g") == "5")
+        }
+    }
+
     @Test func ageBasisModificationAndPerFileExpiration() throws {
         try withMountedStore(arguments: ["--pool", "data=0,1h"]) { mount in
             _ = try mount.mustSucceed("setfattr -n user.cache.age_basis -v modification data")

@@ -170,12 +170,17 @@ public final class CacheEngine: Sendable {
     // MARK: - Names
 
     public func lookup(parent: EntryID, name: [UInt8]) throws -> FileAttributes {
-        try readThrough.lookup(parent: parent, name: name)
+        forKernel(try readThrough.lookup(parent: parent, name: name))
     }
 
     public func forget(_ id: EntryID, count: UInt64) { names.forget(id, count: count) }
 
-    public func getattr(_ id: EntryID) throws -> FileAttributes { try names.record(id).attributes }
+    public func getattr(_ id: EntryID) throws -> FileAttributes {
+        let record = try names.record(id)
+        var attributes = record.attributes
+        attributes.expiresIn = names.secondsUntilExpiry(of: record, at: names.now)
+        return attributes
+    }
 
     public func readdir(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
         try readThrough.readdir(id, offset: offset, limit: limit)
@@ -183,7 +188,11 @@ public final class CacheEngine: Sendable {
 
     public func readdirPlus(_ id: EntryID, offset: Int64, limit: Int,
                             fits: (DirectoryItem) -> Bool) throws -> [DirectoryItem] {
-        try readThrough.readdirPlus(id, offset: offset, limit: limit, fits: fits)
+        try readThrough.readdirPlus(id, offset: offset, limit: limit, fits: fits).map { item in
+            var item = item
+            item.attributes = item.attributes.map(forKernel)
+            return item
+        }
     }
 
     public func mkdir(parent: EntryID, name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
@@ -200,7 +209,7 @@ public final class CacheEngine: Sendable {
     }
 
     public func link(_ id: EntryID, newParent: EntryID, newName: [UInt8]) throws -> FileAttributes {
-        try names.link(id, newParent: newParent, newName: newName)
+        forKernel(try names.link(id, newParent: newParent, newName: newName))
     }
 
     public func symlink(parent: EntryID, name: [UInt8], target: [UInt8], caller: Caller) throws -> FileAttributes {
@@ -212,18 +221,35 @@ public final class CacheEngine: Sendable {
     /// The store's own filesystem (`statfs` of the root).
     public func statfs() throws -> FilesystemStats { try bytes.filesystemStats() }
 
+    /// A file's `attributes` with how long the kernel may keep them and its name
+    /// (``FileAttributes/expiresIn``); the reply of every request that hands the kernel a file's
+    /// name or attributes goes through here.
+    private func forKernel(_ attributes: FileAttributes) -> FileAttributes {
+        guard attributes.kind == .file else { return attributes }
+        do {
+            var result = attributes
+            result.expiresIn = names.secondsUntilExpiry(of: try names.record(attributes.id), at: names.now)
+            return result
+        } catch {
+            // Removed since the request read it: the removal's notification tells the kernel.
+            return attributes
+        }
+    }
+
     // MARK: - Files
 
     public func create(parent: EntryID, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws
         -> CreatedFile
     {
-        try files.create(parent: parent, name: name, mode: mode, flags: flags, caller: caller)
+        var created = try files.create(parent: parent, name: name, mode: mode, flags: flags, caller: caller)
+        created.attributes = forKernel(created.attributes)
+        return created
     }
 
     public func mknod(parent: EntryID, name: [UInt8], mode: UInt32, device: UInt64, caller: Caller) throws
         -> FileAttributes
     {
-        try files.mknod(parent: parent, name: name, mode: mode, device: device, caller: caller)
+        forKernel(try files.mknod(parent: parent, name: name, mode: mode, device: device, caller: caller))
     }
 
     public func open(_ id: EntryID, flags: Int32) throws -> UInt64 { try files.open(id, flags: flags) }
@@ -252,7 +278,7 @@ public final class CacheEngine: Sendable {
     }
 
     public func setattr(_ id: EntryID, changes: AttributeChanges, handle: UInt64?) throws -> FileAttributes {
-        try files.setattr(id, changes: changes, handle: handle)
+        forKernel(try files.setattr(id, changes: changes, handle: handle))
     }
 
     public func flush(_ handle: UInt64, finishesWrite: Bool = true) throws {
