@@ -134,6 +134,27 @@ import Testing
         }
     }
 
+    /// The lookup's `Range: bytes=0-131071` as nginx answers it: a small file comes whole in one
+    /// 206 and is stored with its lookup; an empty file (which nginx answers 200, not 416) too.
+    /// Read again, neither sends another request.
+    @Test func aSmallOrEmptyFileComesWithItsRangedLookup() throws {
+        try withNginxOriginMount(prepare: { origin in
+            try writeRandomFile(origin.files + "/small.bin", bytes: 10_000)
+            try writeRandomFile(origin.files + "/empty.bin", bytes: 0)
+        }) { mount, origin in
+            for _ in 0..<2 {
+                let same = try mount.mustSucceed("cmp data/small.bin '\(origin.files)/small.bin' && cmp data/empty.bin '\(origin.files)/empty.bin' && echo same")
+                #expect(same == "same")
+            }
+            #expect(origin.rangedRequests.filter { $0.hasPrefix("GET /small.bin ") } == ["GET /small.bin 206 bytes=0-131071"],
+                    "\(origin.rangedRequests)")
+            #expect(origin.rangedRequests.filter { $0.hasPrefix("GET /empty.bin ") } == ["GET /empty.bin 200 bytes=0-131071"],
+                    "\(origin.rangedRequests)")
+            let sizes = try mount.mustSucceed("stat -c %s data/small.bin data/empty.bin | tr '\\n' ' '")
+            #expect(sizes == "10000 0")
+        }
+    }
+
     /// A server that ignores `Range` (Python's http.server answers 200 with the whole file):
     /// each block is cut from the whole body, slower but right.
     @Test func anOriginThatIgnoresRangesIsReadRight() throws {
