@@ -60,12 +60,7 @@ public final class HTTPTransport: Sendable {
     /// and headers (a ranged answer's body means something else under 200 than under 206).
     public func send(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil,
                      receiveWithHead receive: (Response, UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Response {
-        let request: HTTPClient.Request
-        do {
-            request = try HTTPClient.Request(url: url, method: method, headers: headers, body: body.map { .bytes($0) })
-        } catch {
-            throw .failed("\(method) \(url): \(error)")
-        }
+        let request = try Self.request(method, url, headers: headers, body: body)
         let queue = ResponseQueue()
         let task = try start(request, delegate: queue)
         defer { state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(task)) } }
@@ -106,12 +101,7 @@ public final class HTTPTransport: Sendable {
     /// A `GET` of `range` whose body is gathered on the event loop (``RangeCollector``): the
     /// calling thread waits once, for the whole answer. Throws `.failed` as ``send(_:_:headers:body:receive:)``.
     func get(_ url: String, headers: HTTPHeaders, range: Range<Int64>) throws(OriginFailure) -> (Response, RangedAnswer) {
-        let request: HTTPClient.Request
-        do {
-            request = try HTTPClient.Request(url: url, method: .GET, headers: headers)
-        } catch {
-            throw .failed("GET \(url): \(error)")
-        }
+        let request = try Self.request(.GET, url, headers: headers, body: nil)
         let collector = RangeCollector(range: range, url: url)
         let task = try start(request, delegate: collector)
         defer { state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(task)) } }
@@ -149,6 +139,15 @@ public final class HTTPTransport: Sendable {
         }
         guard let started else { throw .failed("the daemon is stopping") }
         return started
+    }
+
+    private static func request(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders,
+                                body: [UInt8]?) throws(OriginFailure) -> HTTPClient.Request {
+        do {
+            return try HTTPClient.Request(url: url, method: method, headers: headers, body: body.map { .bytes($0) })
+        } catch {
+            throw .failed("\(method) \(url): \(error)")
+        }
     }
 
     private static func makeClient() -> HTTPClient {
