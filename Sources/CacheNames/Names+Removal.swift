@@ -163,7 +163,8 @@ extension Names {
         guard let inode = namespace.inodes[id] else { return ([], nil) }
         // Every directory it is named in must be loaded before anything changes.
         for name in inode.names { try namespace.requireLoaded(name.parent) }
-        let discard = retireLastName(of: id, keepWhileKernelHolds: false, at: time, in: &namespace)
+        let discard = retireLastName(of: id, keepWhileKernelHolds: kernelServesOpens.load(ordering: .relaxed),
+                                     at: time, in: &namespace)
         let names = try namespace.removeAllNames(of: id, at: time)
         return (names, discard)
     }

@@ -57,6 +57,10 @@ package final class Names: Sendable {
     let clock: any WallClock
     let logger: Logger
     let fingerprints: any NameFingerprinting
+    /// Set once the kernel serves opens by itself (`kernel_hits`): the daemon no longer sees
+    /// which files are open, so every removal keeps a file's bytes while the kernel holds its
+    /// inode, until its FORGET (which comes at the last close of a file open somewhere).
+    package let kernelServesOpens = Atomic<Bool>(false)
 
     package init(setup: NamesSetup, index: any IndexLog, directories: any DirectorySource, fetches: any FetchState,
                  replacement: any ReplacementNotes, counters: any NameCounters, effects: any NameEffectsSink) {

@@ -29,13 +29,16 @@ final class FuseContext: Sendable {
     let writebackCache: Bool
     /// Whether INIT got it.
     let writebackActive = Atomic<Bool>(false)
+    /// Whether INIT lets the kernel serve opens by itself (`kernel_hits`).
+    let kernelHits: Bool
     /// Errors of bytes the kernel wrote back by itself, until a close reports them.
     let writebackErrors = WritebackErrors()
     /// Request timings, when the daemon exports metrics; nil costs nothing per request.
     let requestTimers: RequestTimers?
 
     init(engine: CacheEngine, timeouts: CacheTimeouts, logger: Logger, maxWrite: UInt32, writebackCache: Bool,
-         requestTimers: RequestTimers?) {
+         kernelHits: Bool, requestTimers: RequestTimers?) {
+        self.kernelHits = kernelHits
         self.engine = engine
         self.requestTimers = requestTimers
         self.timeouts = timeouts

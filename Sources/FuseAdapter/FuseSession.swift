@@ -19,6 +19,9 @@ public struct FuseMountOptions: Sendable {
     /// Off by default: an ENOSPC met at write-back reaches only the first `close()` of the
     /// file, which may be a reader's, so a writer can miss it (found by `scripts/torture`).
     public var writebackCache: Bool
+    /// Let the kernel serve opens and closes of files by itself (`-o kernel_hits`; the daemon
+    /// learns of hits from ``KernelCloseEvents``).
+    public var kernelHits = false
     /// libfuse's trace of every request and reply, on stderr (`-o debug`).
     public var debug = false
     /// Kernel mount flags passed on to libfuse as they are (`ro`, `nodev`, `noexec`, …).
@@ -68,7 +71,7 @@ public final class FuseSession {
     public init(engine: CacheEngine, mountpoint: String, options: FuseMountOptions, logger: Logger,
                 metricsFactory: (any MetricsFactory)? = nil) throws {
         context = FuseContext(engine: engine, timeouts: options.timeouts, logger: logger, maxWrite: options.maxWrite,
-                              writebackCache: options.writebackCache,
+                              writebackCache: options.writebackCache, kernelHits: options.kernelHits,
                               requestTimers: metricsFactory.map(RequestTimers.init(factory:)))
         self.mountpoint = mountpoint
         self.options = options

@@ -110,5 +110,14 @@ func cachefsInit(_ userdata: UnsafeMutableRawPointer?, _ connection: UnsafeMutab
     } else if context.writebackCache {
         context.logger.warning("writeback_cache: this kernel does not offer FUSE's writeback cache; writes go through")
     }
+    // Hits without a request (`kernel_hits`, docs/no-open-hits.md): OPEN and FLUSH are
+    // answered ENOSYS once, and the kernel serves opens and closes itself. Atomic O_TRUNC
+    // would then be lost (no OPEN carries it), so O_TRUNC comes as SETATTR instead.
+    if context.kernelHits && connection.pointee.capable & UInt32(FUSE_CAP_NO_OPEN_SUPPORT) != 0 {
+        connection.pointee.want &= ~UInt32(FUSE_CAP_ATOMIC_O_TRUNC)
+        context.engine.serveOpensInKernel()
+    } else if context.kernelHits {
+        context.logger.warning("kernel_hits: this kernel cannot serve opens by itself; every open goes through the daemon")
+    }
     connection.pointee.max_write = context.maxWrite
 }

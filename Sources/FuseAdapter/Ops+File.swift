@@ -24,6 +24,9 @@ func cachefsCreate(_ request: fuse_req_t?, _ parent: fuse_ino_t, _ name: UnsafeP
 func cachefsOpen(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
+    // The kernel serves opens itself from now on (`kernel_hits`): this is the connection's
+    // only OPEN, and the file opens with handle 0.
+    if context.engine.servesOpensInKernel { return reply.error(ENOSYS) }
     do {
         let handle = try context.engine.open(EntryID(inode), flags: info!.pointee.flags)
         reply.opened(handle: handle, bypassingPageCache: context.bypassesPageCache(handle),
@@ -44,13 +47,20 @@ func cachefsRead(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ size: Int, _ off
         // With the writeback cache the kernel also reads through a handle opened only to
         // write (to fill a page before a partial write): not a read by the user.
         let isAccess = info!.pointee.flags & O_ACCMODE != O_WRONLY
+        let handle = info!.pointee.fh
+        let file = EntryID(inode)
+        // Handle 0: a file the kernel opened by itself (`kernel_hits`).
         if !context.engine.isEncrypted {
-            let read = try context.engine.readDescriptor(info!.pointee.fh, offset: Int64(offset), size: size, isAccess: isAccess)
+            let read = handle == 0
+                ? try context.engine.readDescriptor(ofFile: file, offset: Int64(offset), size: size)
+                : try context.engine.readDescriptor(handle, offset: Int64(offset), size: size, isAccess: isAccess)
             reply.data(descriptor: read.descriptor, size: size, offset: Int64(offset))
             // Only now may a block it spliced from be dropped.
             read.done()
         } else {
-            let bytes = try context.engine.read(info!.pointee.fh, offset: Int64(offset), size: size, isAccess: isAccess)
+            let bytes = handle == 0
+                ? try context.engine.read(ofFile: file, offset: Int64(offset), size: size)
+                : try context.engine.read(handle, offset: Int64(offset), size: size, isAccess: isAccess)
             reply.bytes(bytes)
         }
     } catch {
@@ -67,7 +77,11 @@ func cachefsWrite(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ bytes: UnsafePo
     let buffer = UnsafeRawBufferPointer(start: bytes, count: size)
     let handle = info!.pointee.fh
     let outcome: Result<Int, any Error>
-    if info!.pointee.writepage == 0 {
+    if handle == 0 {
+        // A file the kernel opened by itself (`kernel_hits`): its writes go through the page
+        // cache, where the kernel drops set-ID bits itself.
+        outcome = Result { try context.engine.write(ofFile: EntryID(inode), offset: Int64(offset), bytes: buffer) }
+    } else if info!.pointee.writepage == 0 {
         // A write through the page cache had the kernel drop set-ID bits first; one that
         // bypassed it leaves that to the daemon. uid 0 stands for CAP_FSETID.
         let clearingSetID = FuseContext.caller(request!).uid != 0
@@ -109,6 +123,9 @@ private func writeBack(context: FuseContext, file: UInt64, size: Int,
 func cachefsFlush(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
+    // With `kernel_hits`, the first close declines every later FLUSH: a close is then no
+    // request at all (the kernel's close event ends a writer instead).
+    if context.engine.servesOpensInKernel { return reply.error(ENOSYS) }
     do {
         let writeback = context.writebackActive.load(ordering: .acquiring)
         try context.engine.flush(info!.pointee.fh, finishesWrite: !writeback)
@@ -134,7 +151,11 @@ func cachefsFsync(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ dataOnly: Int32
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
     do {
-        try context.engine.fsync(info!.pointee.fh, dataOnly: dataOnly != 0)
+        if info!.pointee.fh == 0 {
+            try context.engine.fsync(ofFile: EntryID(inode), dataOnly: dataOnly != 0)
+        } else {
+            try context.engine.fsync(info!.pointee.fh, dataOnly: dataOnly != 0)
+        }
         reply.error(context.writebackErrors.report(for: UInt64(inode), closing: false))
     } catch {
         reply.failure(error, operation: "fsync", context: context)
@@ -147,7 +168,11 @@ func cachefsFallocate(_ request: fuse_req_t?, _ inode: fuse_ino_t, _ mode: Int32
     let context = FuseContext.from(request!)
     let reply = Reply(request!)
     do {
-        try context.engine.fallocate(info!.pointee.fh, mode: mode, offset: Int64(offset), length: Int64(length))
+        if info!.pointee.fh == 0 {
+            try context.engine.fallocate(ofFile: EntryID(inode), mode: mode, offset: Int64(offset), length: Int64(length))
+        } else {
+            try context.engine.fallocate(info!.pointee.fh, mode: mode, offset: Int64(offset), length: Int64(length))
+        }
         reply.error(0)
     } catch {
         reply.failure(error, operation: "fallocate", context: context)

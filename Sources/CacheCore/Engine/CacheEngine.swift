@@ -173,7 +173,10 @@ public final class CacheEngine: Sendable {
         forKernel(try readThrough.lookup(parent: parent, name: name))
     }
 
-    public func forget(_ id: EntryID, count: UInt64) { names.forget(id, count: count) }
+    public func forget(_ id: EntryID, count: UInt64) {
+        names.forget(id, count: count)
+        if files.servesOpensInKernel { files.kernelForgot(id) }
+    }
 
     public func getattr(_ id: EntryID) throws -> FileAttributes {
         let record = try names.record(id)
@@ -243,6 +246,11 @@ public final class CacheEngine: Sendable {
     {
         var created = try files.create(parent: parent, name: name, mode: mode, flags: flags, caller: caller)
         created.attributes = forKernel(created.attributes)
+        // No RELEASE will come for this open: its writes go through the inode's writer.
+        if files.servesOpensInKernel {
+            files.adoptCreated(created)
+            created.handle = 0
+        }
         return created
     }
 

@@ -18,6 +18,8 @@ final class EngineEvictionHost: EvictionHost, Sendable {
     private let traces: TraceFiles
     private let evictor: Evictor
     private let blockEviction: BlockEviction
+    /// The kernel's close events, caught up on before access times are flushed (`kernel_hits`).
+    let kernelCloses = KernelCloseFeed()
     let logger: Logger
 
     init(names: Names, bytes: ObjectFiles, handles: HandleTable, writer: IndexWriter, events: EventLog,
@@ -114,7 +116,10 @@ final class EngineEvictionHost: EvictionHost, Sendable {
         names.endPinLeases(of: ids, at: time)
     }
 
-    func flushAccessTimes() { names.flushAccessTimes() }
+    func flushAccessTimes() {
+        kernelCloses.catchUp()
+        names.flushAccessTimes()
+    }
 
     func commitQueued() { writer.flush() }
 

@@ -166,11 +166,16 @@ extension Files {
     /// record about the file are on the disk.
     func fsync(_ handle: UInt64, dataOnly: Bool) throws {
         let file = try handles.get(handle)
-        try bytes.disk.fsync(file.fd, dataOnly: dataOnly)
-        if bytes.spares.takeUnsyncedRename(of: file.entry) {
-            try bytes.syncFolder(bytes.layout.objectDirectory(for: file.entry))
+        try sync(file.fd, of: file.entry, dataOnly: dataOnly)
+    }
+
+    /// The bytes behind `fd`, the folder entry of bytes that were a spare, and the index.
+    func sync(_ fd: Int32, of id: EntryID, dataOnly: Bool) throws {
+        try bytes.disk.fsync(fd, dataOnly: dataOnly)
+        if bytes.spares.takeUnsyncedRename(of: id) {
+            try bytes.syncFolder(bytes.layout.objectDirectory(for: id))
         }
-        names.markDurable(file.entry)
+        names.markDurable(id)
         writer.flush(durable: true)
     }
 

@@ -10,6 +10,8 @@ import Logging
 /// is flushed or closed.
 final class Files: Sendable {
     let handles: HandleTable
+    /// Each inode's one writer when the kernel serves opens (`kernel_hits`).
+    let kernelWriters = KernelWriters()
     /// Syncs closed files and marks them durable (see `makeClosedFilesDurable`).
     let durability: BackgroundWorker
 
@@ -40,11 +42,16 @@ final class Files: Sendable {
     }
 
     func start() {
-        durability.start { [weak self] in self?.makeClosedFilesDurable() }
+        durability.start { [weak self] in
+            self?.endIdleKernelWriters()
+            self?.makeClosedFilesDurable()
+        }
     }
 
     /// Closes every descriptor still open (at unmount).
     func closeAll() {
+        // No RELEASE ends them: their writes finish here, as a last close's would.
+        for handle in kernelWriters.removeAll() { release(handle) }
         for file in handles.removeAll() {
             bytes.closeDescriptor(file.fd, of: file.entry, kept: file.keptDescriptor)
         }

@@ -48,6 +48,16 @@ struct MountSettings {
         for option in options.flatMap({ $0.split(separator: ",") }) {
             try apply(String(option))
         }
+        // The writeback cache's bytes reach the daemon at write-back, after the close that no
+        // request marks any more: nothing would tell when such a file is complete.
+        // An eviction pass may read the close events on a request's thread; the kernel's
+        // first event descriptor can then send one more request, which needs a second thread.
+        if fuse.kernelHits && fuse.singleThreaded {
+            throw Problem(description: "kernel_hits and single_threaded cannot be used together: reading the kernel's close events can need a second request thread")
+        }
+        if fuse.kernelHits && fuse.writebackCache {
+            throw Problem(description: "kernel_hits and writeback_cache cannot be used together: with kernel_hits no close reaches the daemon, and the writeback cache writes a file's bytes after its close (choose one; see docs/design-choices.md)")
+        }
     }
 
     private static func level(_ text: String, option: String) throws -> Logger.Level {
@@ -89,6 +99,7 @@ struct MountSettings {
         case "allow_other": fuse.allowOther = true
         case "writeback_boost": writebackBoost = true
         case "writeback_cache": fuse.writebackCache = true
+        case "kernel_hits": fuse.kernelHits = true
         case "debug": fuse.debug = true
         case "default_permissions": break
         case "single_threaded": fuse.singleThreaded = true

@@ -1,3 +1,4 @@
+import Logging
 import Foundation
 import Glibc
 
@@ -6,6 +7,11 @@ import Glibc
 /// Without `$NOTIFY_SOCKET` (not started by a `Type=notify` unit) nothing is sent.
 enum ServiceNotification {
     static let socketEnvironment = "NOTIFY_SOCKET"
+
+    /// Sends `message`, logging a failure as a warning.
+    static func sendOrWarn(_ message: String, logger: Logger) {
+        if let failure = send(message) { logger.warning("\(failure)") }
+    }
 
     /// Sends `message`; a failure is returned for the caller to log, since the mount works without it.
     @discardableResult

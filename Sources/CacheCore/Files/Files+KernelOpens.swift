@@ -1,0 +1,152 @@
+import CacheModel
+import CacheNames
+import Glibc
+
+/// Files the kernel opens by itself (`kernel_hits`): OPEN, FLUSH and RELEASE never reach the
+/// daemon, so every READ, WRITE, FSYNC and FALLOCATE comes with handle 0 and names only the
+/// inode. A read borrows the file's kept descriptor; a write goes through the inode's one
+/// writer (``KernelWriters``); what OPEN and RELEASE did moves to the first request that
+/// needs it and to the kernel's close events (``kernelClosed(_:)``).
+extension Files {
+    var servesOpensInKernel: Bool { names.kernelServesOpens.load(ordering: .relaxed) }
+
+    /// From now on the kernel serves opens: removals keep bytes while the kernel holds an
+    /// inode (``Names/kernelServesOpens``). Set at INIT, before any request.
+    func serveOpensInKernel() {
+        names.kernelServesOpens.store(true, ordering: .relaxed)
+    }
+
+    /// A READ with no handle. The first one of a file of an origin pool starts its fetch (as
+    /// an OPEN did); reads of a file held in blocks fetch what they lack. A removed file the
+    /// kernel still holds reads its kept bytes.
+    func readDescriptor(ofFile id: EntryID, offset: Int64, size: Int) throws -> PinnedRead {
+        recordAccess(id)
+        let source = try readThrough.claimFetch(id)
+        let fd: Int32, kept: Bool
+        do {
+            (fd, kept) = try bytes.openToRead(id)
+        } catch {
+            if case .whole(_, let start)? = source { start() }
+            // Its bytes are gone: the kernel held no inode of it any more when they went.
+            if case .io(ENOENT) = error { throw CacheError.stale }
+            throw error
+        }
+        let borrowed = BorrowedDescriptor(bytes: bytes, entry: id, kept: kept)
+        switch source {
+        case nil:
+            return PinnedRead(descriptor: fd, blocks: nil, pinned: 0..<0, borrowed: borrowed)
+        case .whole(let progress, let start)?:
+            start()
+            do {
+                try progress.waitForBytes(before: offset + Int64(size))
+            } catch {
+                borrowed.giveBack(fd)
+                throw error
+            }
+            return PinnedRead(descriptor: fd, blocks: nil, pinned: 0..<0, borrowed: borrowed)
+        case .blocks(let file)?:
+            let pinned: Range<Int>
+            do {
+                pinned = try readThrough.pinBlocks(file, offset: offset, size: size)
+            } catch {
+                borrowed.giveBack(fd)
+                throw error
+            }
+            return PinnedRead(descriptor: fd, blocks: file, pinned: pinned, borrowed: borrowed)
+        }
+    }
+
+    /// A READ with no handle, copying (an encrypted store's).
+    func read(ofFile id: EntryID, offset: Int64, size: Int) throws -> [UInt8] {
+        let read = try readDescriptor(ofFile: id, offset: offset, size: size)
+        return try [UInt8](unsafeUninitializedCapacity: size) { buffer, count throws(CacheError) in
+            count = try bytes.disk.pread(read.descriptor, into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+        }
+    }
+
+    /// The handle writes of `id` go through: the inode's writer, made at its first write as
+    /// an OPEN for writing made one (the whole file fetched first, the writing mark committed
+    /// before any byte changes).
+    func kernelWriter(for id: EntryID) throws -> UInt64 {
+        if let handle = kernelWriters.handle(of: id) { return handle }
+        try readThrough.fetchWhole(id)
+        let current = try names.fileToOpen(id)
+        guard current.kind == .file else { throw CacheError.isDirectory }
+        try markWriting(id)
+        let fd: Int32
+        do {
+            fd = try bytes.open(id, writable: true)
+        } catch {
+            finishWriting(id)
+            if case .io(ENOENT) = error { throw CacheError.stale }
+            throw error
+        }
+        let (opened, _) = names.countOpen(id, writable: true, reads: false, at: names.now.nanoseconds)
+        guard let opened else {
+            bytes.disk.close(fd)
+            finishWriting(id)
+            throw CacheError.stale
+        }
+        let handle = handles.add(OpenFile(entry: id, fd: fd, writable: true, pool: opened.pool,
+                                          sizeLimit: names.writeLimit(for: opened)))
+        if let existing = kernelWriters.add(handle, for: id) {
+            release(handle)
+            return existing
+        }
+        return handle
+    }
+
+    /// A file CREATE made: its handle becomes the inode's writer, and the kernel is given
+    /// handle 0 (it would never RELEASE another).
+    func adoptCreated(_ created: CreatedFile) {
+        if kernelWriters.add(created.handle, for: created.attributes.id) != nil { release(created.handle) }
+    }
+
+    /// An FSYNC with no handle: through the inode's writer, or a descriptor opened for it.
+    func fsync(ofFile id: EntryID, dataOnly: Bool) throws {
+        if let handle = kernelWriters.handle(of: id) { return try fsync(handle, dataOnly: dataOnly) }
+        let fd = try bytes.open(id, writable: false)
+        defer { bytes.disk.close(fd) }
+        try sync(fd, of: id, dataOnly: dataOnly)
+    }
+
+    /// A writer's last use: its handle is released as RELEASE did (the write finishes, the
+    /// pool's limits are enforced). A later write makes a new one.
+    func endKernelWriter(_ id: EntryID) {
+        if let handle = kernelWriters.remove(id) { release(handle) }
+    }
+
+    /// The kernel forgot `id`: nothing can write it any more.
+    func kernelForgot(_ id: EntryID) {
+        guard kernelWriters.count > 0, !names.isHeldByKernel(id) else { return }
+        endKernelWriter(id)
+    }
+
+    /// Writers that wrote nothing for a while end, so a close event lost to a queue overflow
+    /// (or an `mmap` write sent after the close) never leaves a file marked as being written;
+    /// a later write marks it again.
+    func endIdleKernelWriters() {
+        for handle in kernelWriters.removeIdle(for: Tunables.idleKernelWriterSeconds) { release(handle) }
+    }
+
+    /// Closes the kernel reported: a writer's ends the inode's writer; a reader's is a hit,
+    /// counted as OPEN counted one (the access, relatime's atime, the pool's hit counters and
+    /// its policy), unless the file's bytes are still coming from its origin.
+    func kernelClosed(_ batch: KernelCloseEvents.Batch) {
+        guard servesOpensInKernel else { return }
+        if batch.overflowed {
+            logger.warning("kernel_hits: the kernel's event queue overflowed: hits since the last batch were lost, and writers end at their idle time")
+        }
+        for id in batch.writers { endKernelWriter(id) }
+        let time = names.now.nanoseconds
+        for id in batch.readers {
+            let (closed, movedAccessTime) = names.noteReaderClosed(id, at: time)
+            guard let closed else { continue }
+            recordAccess(id)
+            if movedAccessTime { notifications.invalidateAttributes(of: id, waitingAtMost: 0) }
+            if !readThrough.fetches.isUnfinished(id), !readThrough.fetches.takeStoredWithLookup(id) {
+                names.countHit(of: closed)
+            }
+        }
+    }
+}

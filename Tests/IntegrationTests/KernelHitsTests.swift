@@ -1,0 +1,147 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Issue 45: with `-o kernel_hits` the kernel serves a cached file's open, read and close by
+/// itself. What the daemon must still do without those requests: count every hit, keep an
+/// evicted file's bytes for the process that has it open, and never let the kernel serve an
+/// expired file.
+@Suite struct KernelHitsTests {
+    /// The requests the daemon received, by operation, read from its metrics file at unmount.
+    private static func requestsOfARun(hits: Int, kind: StoreKind) throws -> (requests: [String: Double], hitsCounted: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-kh-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/cachefs.prom"
+        var hitsCounted = ""
+        try withMountedStore(arguments: ["-o", "kernel_hits,metrics_file=\(file),metrics_interval=60"], kind: kind) { mount in
+            _ = try mount.mustSucceed("head -c 1024 /dev/urandom > data/hit && cat data/hit > /dev/null")
+            _ = try mount.mustSucceed("for i in $(seq \(hits)); do cat data/hit > /dev/null; done")
+            // Counted from the kernel's close events, which the daemon reads a moment later.
+            _ = try Shell.waitUntil(seconds: 2) { try mount.xattr("data", "user.cache.hits") == "\(hits + 1)" }
+            hitsCounted = try mount.xattr("data", "user.cache.hits")
+            #expect(try mount.unmount() == 0)
+        }
+        var requests: [String: Double] = [:]
+        for (key, value) in MetricsTests.parse(try String(contentsOfFile: file, encoding: .utf8))
+        where key.hasPrefix("cachefs_request_duration_seconds_count{op=\"") {
+            requests[String(key.dropFirst("cachefs_request_duration_seconds_count{op=\"".count).dropLast(2))] = value
+        }
+        return (requests, hitsCounted)
+    }
+
+    /// The same run with 1 and with 41 hits: the 40 more hits cost the daemon no request at
+    /// all, and each of them is counted.
+    @Test(arguments: StoreKind.allCases)
+    func aHitSendsTheDaemonNoRequestAndIsCounted(kind: StoreKind) throws {
+        let one = try Self.requestsOfARun(hits: 1, kind: kind)
+        let many = try Self.requestsOfARun(hits: 41, kind: kind)
+        #expect(one.hitsCounted == "2" && many.hitsCounted == "42", "hits counted: \(one.hitsCounted), \(many.hitsCounted)")
+        // Requests for pool figures (getxattr) vary with how soon the events were read.
+        let fileRequests = ["lookup", "getattr", "open", "read", "flush", "release", "forget", "create", "write"]
+        for operation in fileRequests {
+            #expect(one.requests[operation, default: 0] == many.requests[operation, default: 0],
+                    "\(operation): \(one.requests[operation, default: 0]) requests for 1 hit, \(many.requests[operation, default: 0]) for 41")
+        }
+        #expect(many.requests["open", default: 0] <= 1, "the connection's one OPEN, declined: \(many.requests)")
+    }
+
+    /// The least recently read go first, as without kernel_hits: the eviction pass reads the
+    /// kernel's pending close events before it orders its victims.
+    @Test func theLeastRecentlyReadGoFirst() throws {
+        try withMountedStore(arguments: ["--pool", "data=1M", "-o", "kernel_hits"]) { mount in
+            for index in 1...8 { _ = try mount.mustSucceed("head -c 100000 /dev/urandom > data/f\(index)") }
+            _ = try mount.mustSucceed("cat data/f1 data/f2 > /dev/null")
+            for index in 9...11 { _ = try mount.mustSucceed("head -c 100000 /dev/urandom > data/f\(index)") }
+            let settled = try Shell.waitUntil(seconds: 10) {
+                try (Int(mount.xattr("data", "user.cache.usage")) ?? .max) <= (1 << 20) * 9 / 10
+            }
+            let usage = try mount.xattr("data", "user.cache.usage")
+            #expect(settled, "usage still \(usage)")
+            let left = Set(try mount.mustSucceed("ls data").split(separator: "\n").map(String.init))
+            #expect(left.isSuperset(of: ["f1", "f2", "f11"]), "\(left)")
+            #expect(!left.contains("f3") && !left.contains("f4"), "\(left)")
+            #expect(try mount.xattr("data", "user.cache.hits") == "2")
+        }
+    }
+
+    /// A file evicted while a process has it open: gone from the mount at once, its bytes
+    /// still read by that process (from the daemon, the page cache dropped), and removed from
+    /// the disk when the process closes it.
+    @Test(arguments: StoreKind.allCases)
+    func anEvictedFileKeepsItsBytesUntilItsReaderCloses(kind: StoreKind) throws {
+        try withMountedStore(arguments: ["--pool", "data=0", "-o", "kernel_hits"], kind: kind) { mount in
+            _ = try mount.mustSucceed("head -c 3000000 /dev/urandom > data/f")
+            let sum = try mount.mustSucceed("sha256sum < data/f")
+            let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
+            defer { close(quiet) }
+            let reader = try ChildProcess(["bash", "-c", "exec 3< '\(mount.path("data/f"))'; exec sleep 60"],
+                                          stdin: quiet, stdout: quiet, stderr: quiet)
+            defer {
+                reader.signal(SIGKILL)
+                reader.wait()
+            }
+            let held = "/proc/\(reader.pid)/fd/3"
+            let opened = Shell.waitUntil(seconds: 5) { FileManager.default.fileExists(atPath: held) }
+            #expect(opened)
+            _ = try mount.mustSucceed("setfattr -n user.cache.clear -v 1 data")
+            #expect(try mount.sh("ls data/f").succeeded == false, "an evicted file is still listed")
+            #expect(try mount.objectFileCount() == 1, "the open file's bytes went")
+            // The kernel's cached pages go: the read below reaches the daemon.
+            _ = try Shell.bash("echo 1 > /proc/sys/vm/drop_caches")
+            #expect(try Shell.bash("sha256sum < \(held)").output.trimmingCharacters(in: .whitespacesAndNewlines) == sum)
+            reader.signal(SIGKILL)
+            reader.wait()
+            #expect(try mount.objectFilesLeft(waitingUpTo: 5) == 0, "the closed file's bytes stayed")
+        }
+    }
+
+    /// The kernel asks again at the file's expiry (entry and attribute timeouts no longer than
+    /// its time left): an expired file is never served from the kernel's cache.
+    @Test func anExpiredFileIsNotServedFromTheKernelsCache() throws {
+        try withMountedStore(arguments: ["--pool", "data=0,2s", "-o", "kernel_hits"]) { mount in
+            // Counted from the write: reads would otherwise keep it young (age_basis access).
+            _ = try mount.mustSucceed("setfattr -n user.cache.age_basis -v modification data")
+            _ = try mount.mustSucceed("echo old > data/f && cat data/f > /dev/null")
+            let written = Date()
+            var lastServed = written
+            while Date().timeIntervalSince(written) < 4 {
+                let read = try mount.sh("cat data/f")
+                if read.succeeded { lastServed = Date() }
+                usleep(50_000)
+            }
+            // The age limit plus the kernel timeouts' rounding (Tunables.expiredEntrySeconds).
+            #expect(lastServed.timeIntervalSince(written) < 3.1, "served \(lastServed.timeIntervalSince(written)) s after its write")
+            #expect(try mount.sh("cat data/f").succeeded == false)
+        }
+    }
+
+    /// Writes, appends, O_TRUNC and truncate(1) through a kernel that opens files by itself
+    /// answer as on the store's own disk.
+    @Test(arguments: StoreKind.allCases)
+    func writesAndTruncationsAnswerAsExt4Does(kind: StoreKind) throws {
+        try withMountedStore(arguments: ["--pool", "data=0", "-o", "kernel_hits"], kind: kind) { mount in
+            let ext4 = mount.directory + "/ext4-kh"
+            try FileManager.default.createDirectory(atPath: ext4, withIntermediateDirectories: false)
+            let script = """
+                echo first > f; cat f
+                echo second >> f; cat f
+                echo third > f; cat f
+                head -c 100000 /dev/zero | tr '\\0' a > g; truncate -s 10 g; cat g; echo
+                truncate -s 20000 g; wc -c < g; sha256sum < g
+                printf 'xy' | dd of=g bs=1 seek=5 conv=notrunc status=none; head -c 12 g; echo
+                exec 4<> h; echo opened >&4; exec 4>&-; cat h
+                cp g copy; cmp g copy && echo same
+                """
+            let onExt4 = try Shell.bash("cd '\(ext4)' && \(script)")
+            let onMount = try mount.sh("cd data && \(script)")
+            #expect(onExt4.succeeded && onMount.succeeded, "\(onExt4.error) | \(onMount.error)")
+            #expect(onMount.output == onExt4.output)
+            // Closed writes are finished: a remount finds every file whole.
+            #expect(try mount.unmount() == 0)
+            try mount.mount()
+            #expect(try mount.sh("cd data && cat f h && sha256sum < g").output
+                        == Shell.bash("cd '\(ext4)' && cat f h && sha256sum < g").output)
+        }
+    }
+}
