@@ -3,8 +3,11 @@ import Glibc
 import Testing
 
 @Suite struct CrashTests {
-    @Test func killDuringAWriteDropsThePartialFileAndKeepsClosedOnes() throws {
-        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+    /// Also with the kernel serving opens (`kernel_hits`), where the write is marked at its
+    /// first WRITE and finished by the close event.
+    @Test(arguments: [[], ["-o", "kernel_hits"]])
+    func killDuringAWriteDropsThePartialFileAndKeepsClosedOnes(options: [String]) throws {
+        try withMountedStore(arguments: ["--pool", "data=0"] + options) { mount in
             for index in 1...3 {
                 _ = try mount.mustSucceed("head -c \(index * 300_000) /dev/urandom > data/closed\(index)")
             }

@@ -9,7 +9,17 @@ import Testing
 @Suite struct Ext4DifferentialTests {
     @Test(arguments: TestUser.allCases, StoreKind.allCases)
     func everySequenceAnswersAsExt4Does(user: TestUser, kind: StoreKind) throws {
-        try withMountedStore(arguments: ["--pool", "data=0", "-o", "allow_other"], kind: kind) { mount in
+        try compareWithExt4(user: user, kind: kind, options: "allow_other")
+    }
+
+    /// The same with the kernel serving opens and closes by itself (issue 45).
+    @Test(arguments: TestUser.allCases)
+    func everySequenceAnswersAsExt4DoesWithKernelHits(user: TestUser) throws {
+        try compareWithExt4(user: user, kind: .plaintext, options: "allow_other,kernel_hits")
+    }
+
+    private func compareWithExt4(user: TestUser, kind: StoreKind, options: String) throws {
+        try withMountedStore(arguments: ["--pool", "data=0", "-o", options], kind: kind) { mount in
             let ext4Root = mount.directory + "/ext4"
             try FileManager.default.createDirectory(atPath: ext4Root, withIntermediateDirectories: false)
             try user.own(ext4Root)
@@ -27,7 +37,7 @@ import Testing
             for sequence in sequences where bySequence[sequence.name] != nil {
                 let lines = Difference.collapsed(bySequence[sequence.name, default: []])
                 Issue.record("""
-                    as \(user) on a \(kind) store, sequence "\(sequence.name)" differs from ext4:
+                    as \(user) on a \(kind) store (-o \(options)), sequence "\(sequence.name)" differs from ext4:
                     steps: \(sequence.steps.joined(separator: "; "))
                     \(lines.prefix(40).joined(separator: "\n"))
                     """)

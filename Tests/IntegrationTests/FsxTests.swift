@@ -8,8 +8,9 @@ import Testing
 /// every answer, every size and, every few operations, the whole contents must agree.
 /// `CACHEFS_FSX_SEED=N` repeats a failed run.
 @Suite struct FsxTests {
-    /// With and without the kernel's writeback cache: it changes which writes the daemon sees.
-    static let mountOptions: [[String]] = [[], ["-o", "writeback_cache"]]
+    /// With and without the kernel's writeback cache, and with the kernel serving opens
+    /// (`kernel_hits`): each changes which requests the daemon sees.
+    static let mountOptions: [[String]] = [[], ["-o", "writeback_cache"], ["-o", "kernel_hits"]]
 
     @Test(arguments: StoreKind.allCases, mountOptions)
     func randomOperationsAnswerAsExt4Does(kind: StoreKind, options: [String]) throws {

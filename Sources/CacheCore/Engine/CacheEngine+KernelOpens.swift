@@ -21,13 +21,13 @@ extension CacheEngine {
 
     public func write(ofFile id: EntryID, offset: Int64, bytes: UnsafeRawBufferPointer,
                       clearingSetID: Bool = false) throws -> Int {
-        try withKernelWriter(of: id) { handle in
+        try files.withKernelWriter(of: id) { handle in
             try files.write(handle, offset: offset, bytes: bytes, clearingSetID: clearingSetID)
         }
     }
 
     public func fallocate(ofFile id: EntryID, mode: Int32, offset: Int64, length: Int64) throws {
-        try withKernelWriter(of: id) { handle in
+        try files.withKernelWriter(of: id) { handle in
             try files.fallocate(handle, mode: mode, offset: offset, length: length)
         }
     }
@@ -44,15 +44,5 @@ extension CacheEngine {
     /// Closes the kernel reported (see ``KernelCloseEvents``).
     public func kernelClosed(_ batch: KernelCloseEvents.Batch) {
         files.kernelClosed(batch)
-    }
-
-    /// A close event or the idle sweep may end the inode's writer between the moment a
-    /// request takes its handle and its use: the request then takes a new writer, once.
-    private func withKernelWriter<T>(of id: EntryID, _ body: (UInt64) throws -> T) throws -> T {
-        do {
-            return try body(try files.kernelWriter(for: id))
-        } catch CacheError.badHandle {
-            return try body(try files.kernelWriter(for: id))
-        }
     }
 }

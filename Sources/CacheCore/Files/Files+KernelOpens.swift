@@ -64,11 +64,17 @@ extension Files {
         }
     }
 
-    /// The handle writes of `id` go through: the inode's writer, made at its first write as
-    /// an OPEN for writing made one (the whole file fetched first, the writing mark committed
-    /// before any byte changes).
-    func kernelWriter(for id: EntryID) throws -> UInt64 {
-        if let handle = kernelWriters.handle(of: id) { return handle }
+    /// Runs `body` with the handle writes of `id` go through: the inode's writer, made at
+    /// its first write as an OPEN for writing made one (the whole file fetched first, the
+    /// writing mark committed before any byte changes), and held while `body` runs.
+    func withKernelWriter<T>(of id: EntryID, _ body: (UInt64) throws -> T) throws -> T {
+        let handle = try takeKernelWriter(for: id)
+        defer { if kernelWriters.done(handle, of: id) { release(handle) } }
+        return try body(handle)
+    }
+
+    private func takeKernelWriter(for id: EntryID) throws -> UInt64 {
+        if let handle = kernelWriters.take(id) { return handle }
         try readThrough.fetchWhole(id)
         let current = try names.fileToOpen(id)
         guard current.kind == .file else { throw CacheError.isDirectory }
@@ -99,12 +105,18 @@ extension Files {
     /// A file CREATE made: its handle becomes the inode's writer, and the kernel is given
     /// handle 0 (it would never RELEASE another).
     func adoptCreated(_ created: CreatedFile) {
-        if kernelWriters.add(created.handle, for: created.attributes.id) != nil { release(created.handle) }
+        let id = created.attributes.id
+        let held = kernelWriters.add(created.handle, for: id) ?? created.handle
+        if held != created.handle { release(created.handle) }
+        if kernelWriters.done(held, of: id) { release(held) }
     }
 
     /// An FSYNC with no handle: through the inode's writer, or a descriptor opened for it.
     func fsync(ofFile id: EntryID, dataOnly: Bool) throws {
-        if let handle = kernelWriters.handle(of: id) { return try fsync(handle, dataOnly: dataOnly) }
+        if kernelWriters.count > 0, let handle = kernelWriters.take(id) {
+            defer { if kernelWriters.done(handle, of: id) { release(handle) } }
+            return try fsync(handle, dataOnly: dataOnly)
+        }
         let fd = try bytes.open(id, writable: false)
         defer { bytes.disk.close(fd) }
         try sync(fd, of: id, dataOnly: dataOnly)
@@ -113,7 +125,7 @@ extension Files {
     /// A writer's last use: its handle is released as RELEASE did (the write finishes, the
     /// pool's limits are enforced). A later write makes a new one.
     func endKernelWriter(_ id: EntryID) {
-        if let handle = kernelWriters.remove(id) { release(handle) }
+        if let handle = kernelWriters.end(id) { release(handle) }
     }
 
     /// The kernel forgot `id`: nothing can write it any more.
@@ -126,7 +138,7 @@ extension Files {
     /// (or an `mmap` write sent after the close) never leaves a file marked as being written;
     /// a later write marks it again.
     func endIdleKernelWriters() {
-        for handle in kernelWriters.removeIdle(for: Tunables.idleKernelWriterSeconds) { release(handle) }
+        for handle in kernelWriters.endIdle(for: Tunables.idleKernelWriterSeconds) { release(handle) }
     }
 
     /// Closes the kernel reported: a writer's ends the inode's writer; a reader's is a hit,

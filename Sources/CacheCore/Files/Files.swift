@@ -51,7 +51,7 @@ final class Files: Sendable {
     /// Closes every descriptor still open (at unmount).
     func closeAll() {
         // No RELEASE ends them: their writes finish here, as a last close's would.
-        for handle in kernelWriters.removeAll() { release(handle) }
+        for handle in kernelWriters.endAll() { release(handle) }
         for file in handles.removeAll() {
             bytes.closeDescriptor(file.fd, of: file.entry, kept: file.keptDescriptor)
         }

@@ -4,56 +4,99 @@ import Synchronization
 /// The writers of files the kernel opened by itself (`kernel_hits`): no OPEN tells the daemon
 /// of them, so a file's first WRITE, FALLOCATE or CREATE opens one handle for the whole
 /// inode, and its writes go through it until the file's close event, the kernel's FORGET or
-/// an idle time ends it (``Files/endKernelWriter(_:)``). Guarded by its own mutex, a leaf.
+/// an idle time ends it. A request holds the handle while it uses it (``take(_:)``,
+/// ``done(_:of:)``): one ended meanwhile is released by its last user, never under a write.
+/// Guarded by its own mutex, a leaf.
 final class KernelWriters: Sendable {
     private struct Writer {
         var handle: UInt64
-        /// When it last wrote (``ContinuousClock``), for the idle sweep.
+        /// When a request last used it (``ContinuousClock``), for the idle sweep.
         var lastUse: ContinuousClock.Instant
+        /// Requests using it now.
+        var users: Int
     }
 
-    private let writers = Mutex<[EntryID: Writer]>([:])
+    private struct State {
+        var byID: [EntryID: Writer] = [:]
+        /// Writers ended while requests still used them: how many still do.
+        var ending: [UInt64: Int] = [:]
+    }
 
-    /// The handle writing `id`, if one does; the write about to go through it counts as use.
-    func handle(of id: EntryID) -> UInt64? {
-        writers.withLock { writers in
-            guard var writer = writers[id] else { return nil }
-            writer.lastUse = .now
-            writers[id] = writer
+    private let state = Mutex(State())
+
+    /// The handle writing `id`, if one does, held for the caller until ``done(_:of:)``.
+    func take(_ id: EntryID) -> UInt64? {
+        state.withLock { state in
+            guard var writer = state.byID[id] else { return nil }
+            writer.users += 1
+            state.byID[id] = writer
             return writer.handle
         }
     }
 
-    /// Adds `handle` as `id`'s writer; returns the handle that was there already (another
-    /// request made one meanwhile), which the caller uses instead of its own.
+    /// Adds `handle` as `id`'s writer, held for the caller; returns the handle that was there
+    /// already (another request made one meanwhile), held instead, and then the caller
+    /// releases its own.
     func add(_ handle: UInt64, for id: EntryID) -> UInt64? {
-        writers.withLock { writers in
-            if let existing = writers[id] { return existing.handle }
-            writers[id] = Writer(handle: handle, lastUse: .now)
+        state.withLock { state in
+            if var existing = state.byID[id] {
+                existing.users += 1
+                state.byID[id] = existing
+                return existing.handle
+            }
+            state.byID[id] = Writer(handle: handle, lastUse: .now, users: 1)
             return nil
         }
     }
 
-    func remove(_ id: EntryID) -> UInt64? {
-        writers.withLock { $0.removeValue(forKey: id)?.handle }
+    /// A request is done with `handle`; returns whether it was the last user of a writer
+    /// ended meanwhile, which the caller then releases.
+    func done(_ handle: UInt64, of id: EntryID) -> Bool {
+        state.withLock { state in
+            if var writer = state.byID[id], writer.handle == handle {
+                writer.users -= 1
+                writer.lastUse = .now
+                state.byID[id] = writer
+                return false
+            }
+            guard let users = state.ending[handle] else { return false }
+            if users > 1 {
+                state.ending[handle] = users - 1
+                return false
+            }
+            state.ending[handle] = nil
+            return true
+        }
     }
 
-    /// Takes the writers that wrote nothing for `seconds`.
-    func removeIdle(for seconds: Double) -> [UInt64] {
+    /// Ends `id`'s writer; returns its handle when no request uses it (the caller releases
+    /// it), else its last user does.
+    func end(_ id: EntryID) -> UInt64? {
+        state.withLock { state in
+            guard let writer = state.byID.removeValue(forKey: id) else { return nil }
+            if writer.users == 0 { return writer.handle }
+            state.ending[writer.handle] = writer.users
+            return nil
+        }
+    }
+
+    /// Ends the writers no request used for `seconds`; returns their handles.
+    func endIdle(for seconds: Double) -> [UInt64] {
         let cutoff = ContinuousClock.now - .milliseconds(Int64(seconds * 1000))
-        return writers.withLock { writers in
-            let idle = writers.filter { $0.value.lastUse < cutoff }
-            for id in idle.keys { writers[id] = nil }
+        return state.withLock { state in
+            let idle = state.byID.filter { $0.value.users == 0 && $0.value.lastUse < cutoff }
+            for id in idle.keys { state.byID[id] = nil }
             return idle.values.map(\.handle)
         }
     }
 
-    func removeAll() -> [UInt64] {
-        writers.withLock { writers in
-            defer { writers.removeAll() }
-            return writers.values.map(\.handle)
+    /// Every writer (at unmount, when no request runs any more).
+    func endAll() -> [UInt64] {
+        state.withLock { state in
+            defer { state = State() }
+            return state.byID.values.map(\.handle) + state.ending.keys
         }
     }
 
-    var count: Int { writers.withLock { $0.count } }
+    var count: Int { state.withLock { $0.byID.count } }
 }
