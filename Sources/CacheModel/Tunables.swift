@@ -57,10 +57,6 @@ public enum Tunables {
     /// flight at the default `max_fetches`, so a sequential reader's blocks fault in no new
     /// pages. Each holds a block's size of resident memory.
     package static let idleBlockBuffers = 4
-    /// With `kernel_hits`, an inode's writer that wrote nothing for this long ends (its write
-    /// is finished, as at a close) when no close event ended it first; a later write marks the
-    /// file again. Checked at each round of the durability worker.
-    package static let idleKernelWriterSeconds = 5.0
     /// `user.cache.preview` without parameters lists this many victims.
     package static let previewVictims = 100
     /// A value of `user.cache.preview` or `user.cache.events` holds at most this many bytes,

@@ -30,14 +30,13 @@ import Testing
         #expect(writers.end(10) == nil)
     }
 
-    @Test func onlyWritersUnusedForTheIdleTimeEnd() {
+    @Test func atUnmountEveryWriterEnds() {
         let writers = KernelWriters()
         _ = writers.add(7, for: 10)
         _ = writers.add(8, for: 11)
-        #expect(writers.done(8, of: 11) == false)
-        // 10 is still in use: never ended by the sweep.
-        #expect(writers.endIdle(for: 0) == [8])
-        #expect(writers.endAll() == [7])
+        _ = writers.end(11)
+        #expect(Set(writers.endAll()) == [7, 8])
+        #expect(writers.count == 0)
     }
 
     /// Records as the kernel writes them: a reader's close, a writer's close, an overflow

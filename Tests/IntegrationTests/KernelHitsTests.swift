@@ -38,9 +38,13 @@ import Testing
         let many = try Self.requestsOfARun(hits: 41, kind: kind)
         #expect(one.hitsCounted == "2" && many.hitsCounted == "42", "hits counted: \(one.hitsCounted), \(many.hitsCounted)")
         // Requests for pool figures (getxattr) vary with how soon the events were read.
-        let fileRequests = ["lookup", "getattr", "open", "read", "flush", "release", "forget", "create", "write"]
-        for operation in fileRequests {
-            #expect(one.requests[operation, default: 0] == many.requests[operation, default: 0],
+        // The first read moves the file's atime (relatime), and the kernel learns it when that
+        // read's close event is read: the next stat asks once, whenever that is (in either run).
+        let fileRequests = ["lookup": 0.0, "getattr": 1, "open": 0, "read": 0, "flush": 0, "release": 0, "forget": 0,
+                            "create": 0, "write": 0]
+        for (operation, slack) in fileRequests {
+            let difference = many.requests[operation, default: 0] - one.requests[operation, default: 0]
+            #expect(abs(difference) <= slack,
                     "\(operation): \(one.requests[operation, default: 0]) requests for 1 hit, \(many.requests[operation, default: 0]) for 41")
         }
         #expect(many.requests["open", default: 0] <= 1, "the connection's one OPEN, declined: \(many.requests)")
@@ -142,6 +146,43 @@ import Testing
             try mount.mount()
             #expect(try mount.sh("cd data && cat f h && sha256sum < g").output
                         == Shell.bash("cd '\(ext4)' && cat f h && sha256sum < g").output)
+        }
+    }
+
+    /// A fetched file: its first READ fetches it (no OPEN does), later reads are hits served
+    /// by the kernel, and past its pool's `revalidate` the kernel looks the name up again,
+    /// which asks the origin: a change is seen, while a reader that has the old version open
+    /// keeps reading it whole.
+    @Test(arguments: StoreKind.allCases)
+    func aFetchedFileIsFetchedAtItsFirstReadAndRevalidatedAtItsLookup(kind: StoreKind) throws {
+        try withOriginMount("file", arguments: ["-o", "kernel_hits"], kind: kind, prepare: { origin in
+            try "version one\n".write(toFile: origin.files + "/a.txt", atomically: false, encoding: .utf8)
+        }) { mount, origin in
+            _ = try mount.mustSucceed("setfattr -n user.cache.revalidate -v 1 data")
+            #expect(try mount.mustSucceed("cat data/a.txt") == "version one")
+            #expect(try mount.xattr("data", "user.cache.origin_requests") == "1")
+            #expect(try mount.mustSucceed("cat data/a.txt") == "version one")
+            // The first read was the fetch's (a miss), the second a hit.
+            let hits = try mount.xattr("data", "user.cache.hits")
+            #expect(hits == "1", "hits: \(hits)")
+            let reader = try ChildProcess(["bash", "-c", "exec 3< '\(mount.path("data/a.txt"))'; exec sleep 60"],
+                                          stdin: 0, stdout: 1, stderr: 2)
+            defer {
+                reader.signal(SIGKILL)
+                reader.wait()
+            }
+            let held = "/proc/\(reader.pid)/fd/3"
+            let opened = Shell.waitUntil(seconds: 5) { FileManager.default.fileExists(atPath: held) }
+            #expect(opened)
+            _ = try mount.mustSucceed("printf 'version two, longer\\n' > '\(origin.files)/a.txt'")
+            // Within `revalidate` the copy is trusted, by the kernel too.
+            #expect(try mount.mustSucceed("cat data/a.txt") == "version one")
+            let changed = try Shell.waitUntil(seconds: 4) {
+                try mount.mustSucceed("cat data/a.txt") == "version two, longer"
+            }
+            #expect(changed, "the change was not seen past revalidate")
+            #expect(try Shell.bash("cat \(held)").output == "version one\n")
+            #expect(try mount.xattr("data", "user.cache.revalidations") != "0")
         }
     }
 }

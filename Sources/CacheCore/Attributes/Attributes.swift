@@ -52,6 +52,9 @@ final class Attributes: Sendable {
             guard let value = try index.xattr(id, name: Data(name.utf8)) else { throw CacheError.noAttribute }
             return Array(value)
         }
+        // Hits the kernel served by itself (`kernel_hits`) are counted first, so figures read
+        // after a read show it.
+        eviction.kernelCloses.catchUp()
         let place = place(of: current)
         let key = name.dropFirst(CacheAttribute.prefix.count)
         if place == .root, key.hasPrefix(Self.eventsQuery) {

@@ -181,7 +181,7 @@ public final class CacheEngine: Sendable {
     public func getattr(_ id: EntryID) throws -> FileAttributes {
         let record = try names.record(id)
         var attributes = record.attributes
-        attributes.expiresIn = names.secondsUntilExpiry(of: record, at: names.now)
+        attributes.expiresIn = kernelCacheSeconds(of: record)
         return attributes
     }
 
@@ -231,12 +231,23 @@ public final class CacheEngine: Sendable {
         guard attributes.kind == .file else { return attributes }
         do {
             var result = attributes
-            result.expiresIn = names.secondsUntilExpiry(of: try names.record(attributes.id), at: names.now)
+            result.expiresIn = kernelCacheSeconds(of: try names.record(attributes.id))
             return result
         } catch {
             // Removed since the request read it: the removal's notification tells the kernel.
             return attributes
         }
+    }
+
+    /// How long the kernel may keep `record`'s name and attributes: until it expires, and,
+    /// when the kernel serves opens, until its copy must be revalidated (no OPEN asks then:
+    /// the kernel's next lookup does). Nil for as long as the mount's timeouts allow.
+    private func kernelCacheSeconds(of record: EntryRecord) -> Double? {
+        let expiry = names.secondsUntilExpiry(of: record, at: names.now)
+        guard files.servesOpensInKernel, let revalidation = readThrough.secondsUntilRevalidation(of: record) else {
+            return expiry
+        }
+        return min(expiry ?? .infinity, revalidation)
     }
 
     // MARK: - Files

@@ -127,7 +127,7 @@ extension Files {
             // So is the first open of a file stored with its lookup.
             // A file held in blocks counts its misses by block (origin requests), not as hits.
             if blocks == nil, fetch == nil || fetch?.snapshot.outcome == .complete,
-               !readThrough.fetches.takeStoredWithLookup(id) {
+               !readThrough.fetches.takeFirstOpenIsMiss(id) {
                 names.countHit(of: opened)
             }
         }

@@ -6,7 +6,9 @@ import Glibc
 /// daemon, so every READ, WRITE, FSYNC and FALLOCATE comes with handle 0 and names only the
 /// inode. A read borrows the file's kept descriptor; a write goes through the inode's one
 /// writer (``KernelWriters``); what OPEN and RELEASE did moves to the first request that
-/// needs it and to the kernel's close events (``kernelClosed(_:)``).
+/// needs it and to the kernel's close events (``kernelClosed(_:)``). A writer ends at the
+/// file's close event (an `mmap` writer's pages are written before it: the kernel writes them
+/// at the mapping's end, before the last reference goes), at FORGET, or at unmount.
 extension Files {
     var servesOpensInKernel: Bool { names.kernelServesOpens.load(ordering: .relaxed) }
 
@@ -134,20 +136,15 @@ extension Files {
         endKernelWriter(id)
     }
 
-    /// Writers that wrote nothing for a while end, so a close event lost to a queue overflow
-    /// (or an `mmap` write sent after the close) never leaves a file marked as being written;
-    /// a later write marks it again.
-    func endIdleKernelWriters() {
-        for handle in kernelWriters.endIdle(for: Tunables.idleKernelWriterSeconds) { release(handle) }
-    }
-
     /// Closes the kernel reported: a writer's ends the inode's writer; a reader's is a hit,
     /// counted as OPEN counted one (the access, relatime's atime, the pool's hit counters and
     /// its policy), unless the file's bytes are still coming from its origin.
     func kernelClosed(_ batch: KernelCloseEvents.Batch) {
         guard servesOpensInKernel else { return }
         if batch.overflowed {
-            logger.warning("kernel_hits: the kernel's event queue overflowed: hits since the last batch were lost, and writers end at their idle time")
+            // A writer whose close was lost stays marked until the kernel forgets its inode
+            // or the mount ends: a crash meanwhile drops it as torn, never serves it whole.
+            logger.warning("kernel_hits: the kernel's event queue overflowed: some hits were not counted")
         }
         for id in batch.writers { endKernelWriter(id) }
         let time = names.now.nanoseconds
@@ -156,7 +153,7 @@ extension Files {
             guard let closed else { continue }
             recordAccess(id)
             if movedAccessTime { notifications.invalidateAttributes(of: id, waitingAtMost: 0) }
-            if !readThrough.fetches.isUnfinished(id), !readThrough.fetches.takeStoredWithLookup(id) {
+            if !readThrough.fetches.isUnfinished(id), !readThrough.fetches.takeFirstOpenIsMiss(id) {
                 names.countHit(of: closed)
             }
         }

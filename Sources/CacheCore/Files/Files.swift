@@ -42,10 +42,7 @@ final class Files: Sendable {
     }
 
     func start() {
-        durability.start { [weak self] in
-            self?.endIdleKernelWriters()
-            self?.makeClosedFilesDurable()
-        }
+        durability.start { [weak self] in self?.makeClosedFilesDurable() }
     }
 
     /// Closes every descriptor still open (at unmount).

@@ -3,15 +3,13 @@ import Synchronization
 
 /// The writers of files the kernel opened by itself (`kernel_hits`): no OPEN tells the daemon
 /// of them, so a file's first WRITE, FALLOCATE or CREATE opens one handle for the whole
-/// inode, and its writes go through it until the file's close event, the kernel's FORGET or
-/// an idle time ends it. A request holds the handle while it uses it (``take(_:)``,
+/// inode, and its writes go through it until the file's close event or the kernel's FORGET
+/// ends it. A request holds the handle while it uses it (``take(_:)``,
 /// ``done(_:of:)``): one ended meanwhile is released by its last user, never under a write.
 /// Guarded by its own mutex, a leaf.
 final class KernelWriters: Sendable {
     private struct Writer {
         var handle: UInt64
-        /// When a request last used it (``ContinuousClock``), for the idle sweep.
-        var lastUse: ContinuousClock.Instant
         /// Requests using it now.
         var users: Int
     }
@@ -44,7 +42,7 @@ final class KernelWriters: Sendable {
                 state.byID[id] = existing
                 return existing.handle
             }
-            state.byID[id] = Writer(handle: handle, lastUse: .now, users: 1)
+            state.byID[id] = Writer(handle: handle, users: 1)
             return nil
         }
     }
@@ -55,7 +53,6 @@ final class KernelWriters: Sendable {
         state.withLock { state in
             if var writer = state.byID[id], writer.handle == handle {
                 writer.users -= 1
-                writer.lastUse = .now
                 state.byID[id] = writer
                 return false
             }
@@ -77,16 +74,6 @@ final class KernelWriters: Sendable {
             if writer.users == 0 { return writer.handle }
             state.ending[writer.handle] = writer.users
             return nil
-        }
-    }
-
-    /// Ends the writers no request used for `seconds`; returns their handles.
-    func endIdle(for seconds: Double) -> [UInt64] {
-        let cutoff = ContinuousClock.now - .milliseconds(Int64(seconds * 1000))
-        return state.withLock { state in
-            let idle = state.byID.filter { $0.value.users == 0 && $0.value.lastUse < cutoff }
-            for id in idle.keys { state.byID[id] = nil }
-            return idle.values.map(\.handle)
         }
     }
 

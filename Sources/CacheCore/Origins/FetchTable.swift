@@ -41,9 +41,10 @@ final class FetchTable: Sendable {
 
     private struct State {
         var slots: [EntryID: Slot] = [:]
-        /// Files stored with their lookup and not opened since: that first open is the
-        /// miss's, not a hit.
-        var storedWithLookup: Set<EntryID> = []
+        /// Files whose next open is the miss's, not a hit: stored with their lookup and not
+        /// opened since, or (when the kernel serves opens) fetched by a read whose close the
+        /// daemon learns of later.
+        var firstOpenIsMiss: Set<EntryID> = []
         var stopping = false
     }
 
@@ -194,17 +195,17 @@ final class FetchTable: Sendable {
                 _ = file.retire(.gone(.stale))
             default: break
             }
-            state.storedWithLookup.remove(id)
+            state.firstOpenIsMiss.remove(id)
         }
     }
 
-    func noteStoredWithLookup(_ id: EntryID) {
-        state.withLock { _ = $0.storedWithLookup.insert(id) }
+    func noteFirstOpenIsMiss(_ id: EntryID) {
+        state.withLock { _ = $0.firstOpenIsMiss.insert(id) }
     }
 
-    /// Whether this is the first open of a file stored with its lookup (and forgets it).
-    func takeStoredWithLookup(_ id: EntryID) -> Bool {
-        state.withLock { $0.storedWithLookup.remove(id) != nil }
+    /// Whether this open (or reader's close, with `kernel_hits`) is the miss's (and forgets it).
+    func takeFirstOpenIsMiss(_ id: EntryID) -> Bool {
+        state.withLock { $0.firstOpenIsMiss.remove(id) != nil }
     }
 
     /// Whether `id`'s bytes are incomplete (so it must never be marked finished).

@@ -43,6 +43,8 @@ extension ReadThrough {
         case .whole(let progress, startWith: nil)?: return .whole(progress, start: {})
         case .whole(let progress, startWith: let source?)?:
             counters.countOriginRequest(pool: source.pool)
+            // With `kernel_hits` the reader that starts it is counted at its close: a miss.
+            if names.kernelServesOpens.load(ordering: .relaxed) { fetches.noteFirstOpenIsMiss(id) }
             return .whole(progress, start: { [self] in
                 fetchLimiter.run(pool: source.pool, fetches.counted { [self] in runFetch(id, source: source, progress: progress) })
             })
@@ -54,7 +56,7 @@ extension ReadThrough {
     func storeBytesDeliveredWithLookup(_ id: EntryID) {
         guard case .whole(let progress, let source?)? = fetches.claim(id) else { return }
         counters.countOriginRequest(pool: source.pool)
-        fetches.noteStoredWithLookup(id)
+        fetches.noteFirstOpenIsMiss(id)
         runFetch(id, source: source, progress: progress)
     }
 

@@ -15,16 +15,10 @@ extension ReadThrough {
     /// `stale_if_error` does not cover the copy. Only files of an origin pool with a
     /// `revalidate`, complete, and holding a version the origin told are ever asked about.
     func isCurrent(_ record: EntryRecord) throws(CacheError) -> Bool {
-        guard let parent = record.parent, var settings = names.settings(ofPool: record.pool),
-              settings.revalidateSeconds != PoolSettings.neverRevalidate || settings.cacheControl,
-              fetches.progress(of: record.entryID) == nil, fetches.pendingSize(of: record.entryID) == nil
-        else { return true }
+        guard let parent = record.parent, fetches.progress(of: record.entryID) == nil,
+              fetches.pendingSize(of: record.entryID) == nil,
+              let (settings, known) = freshnessRule(of: record) else { return true }
         let time = names.now.nanoseconds
-        let known = validations.validation(of: record.entryID)
-        // The origin's `Cache-Control` (max-age, no-cache) stands for the pool's `revalidate`
-        // where the pool honours it.
-        if settings.cacheControl, let trust = known?.version.cachingWord.trustSeconds { settings.revalidateSeconds = trust }
-        if settings.revalidateSeconds == PoolSettings.neverRevalidate { return true }
         if let known, !settings.needsRevalidation(validatedAt: known.time, now: time) { return true }
         let stored = known == nil ? try storedVersion(of: record.entryID) : nil
         guard let version = known?.version ?? stored,
@@ -64,6 +58,34 @@ extension ReadThrough {
                                       size: record.size, reason: "the origin cannot be asked: \(error)")])
             return true
         }
+    }
+
+    /// Seconds until `record` must be asked about again, for the kernel's caches of its name
+    /// and attributes when the kernel serves opens (`kernel_hits`): its next lookup then asks
+    /// (``lookup(parent:name:)``). Nil if never; for a file not fetched yet, its pool's whole
+    /// `revalidate` (its fetch, from now on, counts as its first answer); 0 for a copy this
+    /// mount has no answer about.
+    func secondsUntilRevalidation(of record: EntryRecord) -> Double? {
+        guard record.parent != nil, let (settings, known) = freshnessRule(of: record) else { return nil }
+        if fetches.progress(of: record.entryID) != nil || fetches.pendingSize(of: record.entryID) != nil {
+            return Double(settings.revalidateSeconds)
+        }
+        guard let known else { return 0 }
+        let due = settings.revalidationDue(validatedAt: known.time)
+        guard due != .max else { return nil }
+        return max(0, Double(due - names.now.nanoseconds) / 1_000_000_000)
+    }
+
+    /// The pool's settings that decide when a fetched file is asked about (its
+    /// `revalidate`, or the origin's `Cache-Control` where the pool honours it), with the
+    /// last answer of this mount; nil when it is never asked about.
+    private func freshnessRule(of record: EntryRecord) -> (PoolSettings, Validations.Validation?)? {
+        guard var settings = names.settings(ofPool: record.pool),
+              settings.revalidateSeconds != PoolSettings.neverRevalidate || settings.cacheControl else { return nil }
+        let known = validations.validation(of: record.entryID)
+        if settings.cacheControl, let trust = known?.version.cachingWord.trustSeconds { settings.revalidateSeconds = trust }
+        if settings.revalidateSeconds == PoolSettings.neverRevalidate { return nil }
+        return (settings, known)
     }
 
     /// The version the index kept for a file fetched before this mount; nil for none.

@@ -52,7 +52,14 @@ final class ReadThrough: Sendable {
     func lookup(parent: EntryID, name: [UInt8]) throws -> FileAttributes {
         switch try names.lookup(parent: parent, name: name) {
         case .found(let attributes):
-            return attributes
+            // When the kernel serves opens (`kernel_hits`), no OPEN asks whether a fetched
+            // file is current: its lookup does, when its `revalidate` is due (the kernel's
+            // caches of the name last no longer). Changed at the origin, the copy is dropped
+            // and the origin's new version is looked up as a new file.
+            guard names.kernelServesOpens.load(ordering: .relaxed), attributes.kind == .file,
+                  let record = try? names.record(attributes.id), try !isCurrent(record) else { return attributes }
+            names.removeFiles([record], as: .changedAtOrigin, reason: "changed at the origin; found at lookup")
+            return try lookup(parent: parent, name: name)
         case .missing(let pool):
             guard let fromOrigin = try lookupInOrigin(parent: parent, name: name, pool: pool) else {
                 throw CacheError.notFound
