@@ -13,8 +13,7 @@
 #include <sys/uio.h>
 #include <sys/prctl.h>
 #include <spawn.h>
-#include <sys/fanotify.h>
-#include <sys/syscall.h>
+#include <sys/inotify.h>
 
 ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags);
 /* The kernel's values: <fcntl.h> and <linux/fs.h> would also bring names that Swift then
@@ -37,16 +36,6 @@ int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions
    the thread that started the guardian (the daemon's main thread) exits. */
 static inline int cachefs_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
-}
-
-/* The inode number behind a descriptor as the kernel has it cached, asking no filesystem:
-   statx with AT_STATX_DONT_SYNC (0x4000) and AT_EMPTY_PATH (0x1000) for STATX_INO (0x100),
-   whose answer stx_ino sits at byte 32 of the 256-byte struct statx. On a FUSE file a plain
-   fstat could send GETATTR to the daemon that asks. -1 on failure. */
-static inline long long cachefs_cached_inode_number(int fd) {
-    unsigned long long answer[32];
-    if (syscall(SYS_statx, fd, "", 0x1000 | 0x4000, 0x100U, answer) != 0) return -1;
-    return (long long)answer[4];
 }
 
 #endif

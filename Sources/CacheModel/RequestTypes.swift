@@ -57,6 +57,9 @@ public struct RenameFlags: OptionSet, Sendable {
 public struct CreatedFile: Sendable {
     public var attributes: FileAttributes
     public var handle: UInt64
+    /// Whether the create's open writes past the kernel's page cache (`direct_io`), chosen
+    /// with its handle (kept when the kernel is handed handle 0, with `kernel_hits`).
+    public var bypassesPageCache = false
 
     package init(attributes: FileAttributes, handle: UInt64) {
         self.attributes = attributes

@@ -113,6 +113,11 @@ struct InodeTable: Sendable {
 
     var values: [Inode] { byID.slots.map { inodes[Int($0)] } }
 
+    /// Every loaded inode, without copying them all into an array first.
+    func forEach(_ body: (Inode) -> Void) {
+        for slot in byID.slots { body(inodes[Int(slot)]) }
+    }
+
     /// What a freed position holds until it is reused: nothing that owns memory.
     private static let vacantInode = Inode(record: EntryRecord(
         id: 0, parent: nil, name: Data(), pool: 0, kind: .file, mode: 0, uid: 0, gid: 0, size: 0, atime: 0,

@@ -1,4 +1,5 @@
 import CacheModel
+import Foundation
 
 /// What the namespace learns when the kernel serves opens by itself (`kernel_hits`): a
 /// reader's close, seen through the kernel's file events instead of an OPEN, and whether the
@@ -26,5 +27,43 @@ extension Names {
     /// Whether the kernel holds `id`'s inode (a lookup it has not forgotten).
     package func isHeldByKernel(_ id: EntryID) -> Bool {
         namespace.withLock { ($0.inodes[id]?.lookups ?? 0) > 0 }
+    }
+
+    /// The names of `pool`'s files that the kernel holds (a lookup not forgotten), for telling
+    /// it to look them up again: a change of the pool's settings moved when they expire or
+    /// are revalidated, which their entries' timeouts carry.
+    package func namesTheKernelHolds(inPool pool: EntryID) -> [LinkName] {
+        namespace.withLock { namespace in
+            var held: [LinkName] = []
+            namespace.inodes.forEach { inode in
+                guard inode.lookups > 0, !inode.isDirectory, inode.record.pool == pool else { return }
+                held += inode.names
+            }
+            return held
+        }
+    }
+
+    /// The file called `name` in `directory`, if memory has it (a close event names it so).
+    package func fileNamed(_ name: [UInt8], in directory: EntryID) -> EntryID? {
+        namespace.withLock { namespace in
+            guard let found = try? namespace.childID(of: directory, named: Data(name)) else { return nil }
+            return found
+        }
+    }
+
+    /// The path of `directory` below the mount, as bytes ("data/photos"; empty for the root),
+    /// or nil when it is not in memory.
+    package func pathBytes(of directory: EntryID) -> [UInt8]? {
+        namespace.withLock { namespace -> [UInt8]? in
+            var components: [[UInt8]] = []
+            var current = directory
+            while current != WellKnownEntry.root {
+                guard let record = try? namespace.record(current), let parent = record.parent,
+                      components.count < 4096 else { return nil }
+                components.append([UInt8](record.name))
+                current = parent
+            }
+            return Array(components.reversed().joined(separator: [UInt8(ascii: "/")]))
+        }
     }
 }

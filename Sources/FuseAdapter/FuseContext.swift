@@ -53,6 +53,11 @@ final class FuseContext: Sendable {
         !writebackActive.load(ordering: .acquiring) && engine.bypassesPageCache(handle)
     }
 
+    /// The same for a create's open (whose handle may be 0 by now, with `kernel_hits`).
+    func bypassesPageCache(_ created: CreatedFile) -> Bool {
+        !writebackActive.load(ordering: .acquiring) && created.bypassesPageCache
+    }
+
     /// The context of a request. (Its trace line is written once, by `timed`.)
     static func from(_ request: fuse_req_t) -> FuseContext {
         Unmanaged<FuseContext>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()

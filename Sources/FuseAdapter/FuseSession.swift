@@ -195,6 +195,15 @@ public final class LibfuseNotifier: KernelNotifier, @unchecked Sendable {
         report(result, of: "notify_inval_inode (attributes)", inode: id)
     }
 
+    /// `notify_inval_entry`: the kernel drops its dentry of the name (a process that has
+    /// the file open keeps it) and looks it up at its next use.
+    public func entryChanged(parent: EntryID, name: [UInt8]) {
+        guard !ended.load(ordering: .acquiring) else { return }
+        let cName = name.map { CChar(bitPattern: $0) }
+        report(fuse_lowlevel_notify_inval_entry(session, fuse_ino_t(parent), cName, cName.count),
+               of: "notify_inval_entry", inode: parent)
+    }
+
     /// No notification after this: the mount is going away.
     func end() {
         ended.store(true, ordering: .releasing)

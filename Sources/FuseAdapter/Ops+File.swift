@@ -13,7 +13,7 @@ func cachefsCreate(_ request: fuse_req_t?, _ parent: fuse_ino_t, _ name: UnsafeP
     do {
         let created = try context.engine.create(parent: EntryID(parent), name: nameBytes(name), mode: UInt32(mode),
                                                 flags: info!.pointee.flags, caller: FuseContext.caller(request!))
-        reply.created(created, bypassingPageCache: context.bypassesPageCache(created.handle), info: info!,
+        reply.created(created, bypassingPageCache: context.bypassesPageCache(created), info: info!,
                       timeouts: context.timeouts)
     } catch {
         reply.failure(error, operation: "create", context: context)

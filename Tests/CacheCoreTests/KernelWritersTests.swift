@@ -1,11 +1,12 @@
 @testable import CacheCore
 import CacheModel
 import CLinux
+import Foundation
 import Glibc
 import Testing
 
 /// The inode writers of `kernel_hits` (``KernelWriters``) and the parsing of the kernel's
-/// close events (``KernelCloseEvents/parse(_:)``).
+/// close events (``KernelCloseEvents``).
 @Suite struct KernelWritersTests {
     @Test func aWriterEndedWhileARequestUsesItIsReleasedByThatRequest() {
         let writers = KernelWriters()
@@ -39,32 +40,31 @@ import Testing
         #expect(writers.count == 0)
     }
 
-    /// Records as the kernel writes them: a reader's close, a writer's close, an overflow
-    /// (no descriptor), each with a descriptor the parser closes.
-    @Test func closeEventsAreSortedIntoReadersAndWriters() throws {
-        var bytes: [UInt8] = []
-        var opened: [Int32] = []
-        func record(mask: UInt64, fd: Int32) {
-            var event: [UInt8] = []
-            withUnsafeBytes(of: UInt32(24)) { event += $0 }
-            event += [3, 0]
-            withUnsafeBytes(of: UInt16(24)) { event += $0 }
-            withUnsafeBytes(of: mask) { event += $0 }
-            withUnsafeBytes(of: fd) { event += $0 }
-            withUnsafeBytes(of: Int32(1234)) { event += $0 }
-            bytes += event
-        }
-        for _ in 0..<2 { opened.append(open("/", O_RDONLY)) }
-        record(mask: UInt64(FAN_CLOSE_NOWRITE), fd: opened[0])
-        record(mask: UInt64(FAN_CLOSE_WRITE), fd: opened[1])
-        record(mask: UInt64(FAN_Q_OVERFLOW), fd: -1)
-        let batch = bytes.withUnsafeBytes { KernelCloseEvents.parse($0) }
-        let rootInode = EntryID(cachefs_cached_inode_number(opened[0]))
-        #expect(rootInode == -1, "the parser closed the descriptor")
-        var info = stat()
-        #expect(stat("/", &info) == 0)
-        #expect(batch.readers == [EntryID(info.st_ino)])
-        #expect(batch.writers == [EntryID(info.st_ino)])
-        #expect(batch.overflowed)
+    /// A real inotify instance on a folder of the local disk: each read is a hit (two reads
+    /// of one file in a row are two, not merged), each write's close names its writer, and a
+    /// queue overflow is reported.
+    @Test func closeEventsNameEveryReaderAndWriterInOrder() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kh-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let events = try KernelCloseEvents(mountpoint: folder)
+        try events.watch(1, path: [])
+        try events.watch(7, path: Array("sub".utf8))
+        let watching = (events.isWatching(7), events.isWatching(8))
+        #expect(watching == (true, false))
+        try Data("a".utf8).write(to: URL(fileURLWithPath: folder + "/sub/b"))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: folder + "/a"))
+        for _ in 0..<2 { _ = try Data(contentsOf: URL(fileURLWithPath: folder + "/a")) }
+        var batches: [KernelCloseEvents.Batch] = []
+        events.drainPending { batches.append($0) }
+        let readers = batches.flatMap(\.readers), writers = batches.flatMap(\.writers)
+        let a = KernelCloseEvents.Closed(directory: 1, name: Array("a".utf8))
+        let b = KernelCloseEvents.Closed(directory: 7, name: Array("b".utf8))
+        #expect(readers == [a, a])
+        #expect(writers == [b, a])
+        let overflowed = batches.contains { $0.overflowed }
+        #expect(!overflowed)
+        let overflow = events.batch(of: [.init(watch: -1, mask: UInt32(IN_Q_OVERFLOW), name: [])])
+        #expect(overflow.overflowed && overflow.readers.isEmpty)
     }
 }

@@ -96,6 +96,8 @@ extension Attributes {
         try names.setFlag(attribute, on: id, at: time, change) { after in
             if after.kind == .file { files.handles.updateLimit(for: after.entryID, names.sizeLimit(for: after)) }
         }
+        // A pin or an expiration moves when its files expire (see `movesKernelTimeouts`).
+        if attribute == .pinned || attribute == .expiration { kernelLooksUpAgain(inPool: try names.record(id).pool) }
     }
 
     /// Commits the pool's new settings, then applies it; `poolChanges` keeps two changes of
@@ -109,7 +111,21 @@ extension Attributes {
         if attribute == .origin || attribute == .negativeTTL { readThrough.originChanged() }
         if attribute == .maxFetches { readThrough.fetchLimiter.limitsChanged() }
         if attribute == .minSize { checkFloors() }
+        if Self.movesKernelTimeouts.contains(attribute) { kernelLooksUpAgain(inPool: pool.entryID) }
         evictor.requestEnforcement(of: [pool.entryID])
+    }
+
+    /// Settings that move when a file expires or must be revalidated: what the timeouts of
+    /// its entry in the kernel carry.
+    static let movesKernelTimeouts: Set<CacheAttribute> = [.maxAge, .ageBasis, .revalidate, .cacheControl]
+
+    /// When the kernel serves opens (`kernel_hits`), no OPEN checks expiry or freshness: the
+    /// names of the pool's files it holds are dropped from its caches, so the next use of
+    /// each looks it up under the new settings.
+    func kernelLooksUpAgain(inPool pool: EntryID) {
+        guard files.servesOpensInKernel else { return }
+        let held = names.namesTheKernelHolds(inPool: pool)
+        files.notifications.enqueue(held.map { .lookUpAgain(parent: $0.parent, name: Array($0.name)) })
     }
 
     /// `current` with one attribute set from its text (already checked).

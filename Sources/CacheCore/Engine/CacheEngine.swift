@@ -170,7 +170,8 @@ public final class CacheEngine: Sendable {
     // MARK: - Names
 
     public func lookup(parent: EntryID, name: [UInt8]) throws -> FileAttributes {
-        forKernel(try readThrough.lookup(parent: parent, name: name))
+        files.watchForHits(inside: parent)
+        return forKernel(try readThrough.lookup(parent: parent, name: name))
     }
 
     public func forget(_ id: EntryID, count: UInt64) {
@@ -191,7 +192,8 @@ public final class CacheEngine: Sendable {
 
     public func readdirPlus(_ id: EntryID, offset: Int64, limit: Int,
                             fits: (DirectoryItem) -> Bool) throws -> [DirectoryItem] {
-        try readThrough.readdirPlus(id, offset: offset, limit: limit, fits: fits).map { item in
+        files.watchForHits(inside: id)
+        return try readThrough.readdirPlus(id, offset: offset, limit: limit, fits: fits).map { item in
             var item = item
             item.attributes = item.attributes.map(forKernel)
             return item
@@ -199,7 +201,8 @@ public final class CacheEngine: Sendable {
     }
 
     public func mkdir(parent: EntryID, name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
-        try names.mkdir(parent: parent, name: name, mode: mode, caller: caller)
+        files.watchForHits(inside: parent)
+        return try names.mkdir(parent: parent, name: name, mode: mode, caller: caller)
     }
 
     public func unlink(parent: EntryID, name: [UInt8]) throws { try names.unlink(parent: parent, name: name) }
@@ -208,15 +211,18 @@ public final class CacheEngine: Sendable {
 
     public func rename(parent: EntryID, name: [UInt8], newParent: EntryID, newName: [UInt8],
                        flags: RenameFlags) throws {
+        files.watchForHits(inside: newParent)
         try names.rename(parent: parent, name: name, newParent: newParent, newName: newName, flags: flags)
     }
 
     public func link(_ id: EntryID, newParent: EntryID, newName: [UInt8]) throws -> FileAttributes {
-        forKernel(try names.link(id, newParent: newParent, newName: newName))
+        files.watchForHits(inside: newParent)
+        return forKernel(try names.link(id, newParent: newParent, newName: newName))
     }
 
     public func symlink(parent: EntryID, name: [UInt8], target: [UInt8], caller: Caller) throws -> FileAttributes {
-        try names.symlink(parent: parent, name: name, target: target, caller: caller)
+        files.watchForHits(inside: parent)
+        return try names.symlink(parent: parent, name: name, target: target, caller: caller)
     }
 
     public func readlink(_ id: EntryID) throws -> [UInt8] { try names.readlink(id) }
@@ -255,8 +261,10 @@ public final class CacheEngine: Sendable {
     public func create(parent: EntryID, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws
         -> CreatedFile
     {
+        files.watchForHits(inside: parent)
         var created = try files.create(parent: parent, name: name, mode: mode, flags: flags, caller: caller)
         created.attributes = forKernel(created.attributes)
+        created.bypassesPageCache = files.bypassesPageCache(created.handle)
         // No RELEASE will come for this open: its writes go through the inode's writer.
         if files.servesOpensInKernel {
             files.adoptCreated(created)
@@ -268,7 +276,8 @@ public final class CacheEngine: Sendable {
     public func mknod(parent: EntryID, name: [UInt8], mode: UInt32, device: UInt64, caller: Caller) throws
         -> FileAttributes
     {
-        forKernel(try files.mknod(parent: parent, name: name, mode: mode, device: device, caller: caller))
+        files.watchForHits(inside: parent)
+        return forKernel(try files.mknod(parent: parent, name: name, mode: mode, device: device, caller: caller))
     }
 
     public func open(_ id: EntryID, flags: Int32) throws -> UInt64 { try files.open(id, flags: flags) }
@@ -334,4 +343,50 @@ public final class CacheEngine: Sendable {
     public func statfs(of id: EntryID) throws -> FilesystemStats { try attributes.statfs(of: id) }
 
     public func poolFigures() -> [PoolFigures] { attributes.poolFigures() }
+
+    // MARK: - Hits the kernel serves (`kernel_hits`)
+    // OPEN and FLUSH are answered ENOSYS, so READ, WRITE, FSYNC and FALLOCATE name only the
+    // inode (see docs/no-open-hits.md).
+
+    /// Whether opens are the kernel's (set at INIT, before any request).
+    public var servesOpensInKernel: Bool { files.servesOpensInKernel }
+
+    public func serveOpensInKernel() { files.serveOpensInKernel() }
+
+    /// ``readDescriptor(_:offset:size:isAccess:)`` for a READ with no handle.
+    public func readDescriptor(ofFile id: EntryID, offset: Int64, size: Int) throws -> PinnedRead {
+        try files.readDescriptor(ofFile: id, offset: offset, size: size)
+    }
+
+    /// ``read(_:offset:size:isAccess:)`` for a READ with no handle.
+    public func read(ofFile id: EntryID, offset: Int64, size: Int) throws -> [UInt8] {
+        try files.read(ofFile: id, offset: offset, size: size)
+    }
+
+    public func write(ofFile id: EntryID, offset: Int64, bytes: UnsafeRawBufferPointer,
+                      clearingSetID: Bool = false) throws -> Int {
+        try files.withKernelWriter(of: id) { handle in
+            try files.write(handle, offset: offset, bytes: bytes, clearingSetID: clearingSetID)
+        }
+    }
+
+    public func fallocate(ofFile id: EntryID, mode: Int32, offset: Int64, length: Int64) throws {
+        try files.withKernelWriter(of: id) { handle in
+            try files.fallocate(handle, mode: mode, offset: offset, length: length)
+        }
+    }
+
+    public func fsync(ofFile id: EntryID, dataOnly: Bool) throws { try files.fsync(ofFile: id, dataOnly: dataOnly) }
+
+    /// From now on the engine learns of the kernel's hits from `events`: the caller's thread
+    /// runs ``KernelCloseEvents/run(_:)`` with ``kernelClosed(_:)``, and eviction passes catch
+    /// up on them before they order victims.
+    public func listen(to events: KernelCloseEvents) {
+        eviction.kernelCloses.attach(events) { [files] batch in files.kernelClosed(batch) }
+    }
+
+    /// Closes the kernel reported (see ``KernelCloseEvents``).
+    public func kernelClosed(_ batch: KernelCloseEvents.Batch) {
+        files.kernelClosed(batch)
+    }
 }

@@ -146,15 +146,34 @@ extension Files {
             // or the mount ends: a crash meanwhile drops it as torn, never serves it whole.
             logger.warning("kernel_hits: the kernel's event queue overflowed: some hits were not counted")
         }
-        for id in batch.writers { endKernelWriter(id) }
+        for closed in batch.writers {
+            if let id = names.fileNamed(closed.name, in: closed.directory) { endKernelWriter(id) }
+        }
         let time = names.now.nanoseconds
-        for id in batch.readers {
-            let (closed, movedAccessTime) = names.noteReaderClosed(id, at: time)
-            guard let closed else { continue }
+        for closed in batch.readers {
+            guard let id = names.fileNamed(closed.name, in: closed.directory) else { continue }
+            let (record, movedAccessTime) = names.noteReaderClosed(id, at: time)
+            guard let record else { continue }
             recordAccess(id)
             if movedAccessTime { notifications.invalidateAttributes(of: id, waitingAtMost: 0) }
             if !readThrough.fetches.isUnfinished(id), !readThrough.fetches.takeFirstOpenIsMiss(id) {
-                names.countHit(of: closed)
+                names.countHit(of: record)
+            }
+        }
+    }
+
+    /// Before the daemon answers the first request made inside `directory` (a lookup, a
+    /// create, a listing), the kernel's events there are watched: every file the kernel can
+    /// open comes from such a request, so no hit is missed. A watch that cannot be placed
+    /// (past `max_user_watches`) is logged once; that directory's hits are then not counted.
+    func watchForHits(inside directory: EntryID) {
+        guard servesOpensInKernel, let events = eviction.kernelCloses.events, !events.isWatching(directory),
+              let path = names.pathBytes(of: directory) else { return }
+        do {
+            try events.watch(directory, path: path)
+        } catch {
+            if !unwatchedDirectoryReported.exchange(true, ordering: .relaxed) {
+                logger.warning("kernel_hits: cannot watch directory \(String(decoding: path, as: UTF8.self)) for hits: \(error); hits there are not counted (raise fs.inotify.max_user_watches)")
             }
         }
     }

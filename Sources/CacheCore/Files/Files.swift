@@ -2,6 +2,7 @@ import CacheModel
 import CacheNames
 import Foundation
 import Logging
+import Synchronization
 
 /// The owner of open files: the handle table, the writing mark (a file being written is
 /// marked in the index before its bytes change, so a crash mid-write is recognised at the
@@ -12,6 +13,8 @@ final class Files: Sendable {
     let handles: HandleTable
     /// Each inode's one writer when the kernel serves opens (`kernel_hits`).
     let kernelWriters = KernelWriters()
+    /// A directory could not be watched for hits (reported once).
+    let unwatchedDirectoryReported = Atomic<Bool>(false)
     /// Syncs closed files and marks them durable (see `makeClosedFilesDurable`).
     let durability: BackgroundWorker
 

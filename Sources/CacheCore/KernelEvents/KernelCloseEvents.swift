@@ -3,66 +3,93 @@ import CLinux
 import Glibc
 import Synchronization
 
-/// The kernel's close events on the mount (fanotify, one mark on the whole mount), read in
-/// batches: how the daemon learns of the hits the kernel serves by itself (`kernel_hits`),
-/// with no request per hit. A close of a descriptor opened to read is a hit; a close of one
-/// opened to write ends the inode's writer.
+/// The kernel's open and close events on the mount (inotify, one watch per directory the
+/// kernel has entered), read in batches: how the daemon learns of the hits the kernel serves
+/// by itself (`kernel_hits`), with no request per hit. A close of a descriptor opened to read
+/// is a hit; a close of one opened to write ends the inode's writer.
 ///
-/// fanotify needs CAP_SYS_ADMIN: ``init()`` fails for an unprivileged daemon, which then
-/// serves opens itself. Each event carries a descriptor of the closed file (opened by the
-/// kernel without OPEN, since the kernel serves opens; closed here without FLUSH); its
-/// inode number is the daemon's entry id, read without asking the daemon
-/// (`cachefs_cached_inode_number`). Events the kernel could not queue (more than its queue
-/// holds: 16,384) are lost: the batch says so, and those hits are not counted.
+/// Why inotify: its events carry the directory and the name, and no descriptor (fanotify's
+/// events each hold a descriptor of the file, which makes an unmount at that moment fail with
+/// EBUSY), and it needs no privilege. Opens are watched too, only so that the kernel never
+/// merges two closes of one file in a row into one event (it merges an event identical to the
+/// last one queued). A directory is watched before the daemon answers the first request made
+/// inside it (``isWatching(_:)``, ``watch(_:path:)``), so every file's close is seen. Events the
+/// kernel could not queue (past `max_queued_events`, 16,384 by default) are lost: the batch
+/// says so.
 public final class KernelCloseEvents: Sendable {
+    /// A file closed: its directory and its name there.
+    public struct Closed: Sendable, Equatable {
+        public var directory: EntryID
+        public var name: [UInt8]
+    }
+
     /// What one read of the queue brought.
     public struct Batch: Sendable, Equatable {
-        public var readers: [EntryID] = []
-        public var writers: [EntryID] = []
+        public var readers: [Closed] = []
+        public var writers: [Closed] = []
         public var overflowed = false
     }
 
-    private let group: Int32
+    private struct Watches {
+        var directories: [Int32: EntryID] = [:]
+        var watched: Set<EntryID> = []
+    }
+
+    private let instance: Int32
+    private let mountpoint: [UInt8]
     /// Written once to end ``run(_:)``.
     private let stopPipe: (read: Int32, write: Int32)
     private let stopped = Atomic<Bool>(false)
-    /// One reader at a time: the listener's thread, or an eviction pass catching up
-    /// (``drainPending(_:)``), so batches are delivered in the kernel's order.
+    /// One reader at a time: the listener's thread, or an eviction pass or a figure read
+    /// catching up (``drainPending(_:)``), so batches are delivered in the kernel's order.
     private let reading = Mutex(())
+    private let watches = Mutex(Watches())
 
-    /// A notification group; fails with EPERM without CAP_SYS_ADMIN.
-    public init() throws(CacheError) {
-        let group = fanotify_init(UInt32(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK), UInt32(O_RDONLY | O_CLOEXEC))
-        guard group >= 0 else { throw CacheError.io(errno) }
+    public init(mountpoint: String) throws(CacheError) {
+        let instance = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard instance >= 0 else { throw CacheError.io(errno) }
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else {
             let code = errno
-            close(group)
+            close(instance)
             throw CacheError.io(code)
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        self.group = group
+        self.instance = instance
+        self.mountpoint = Array(mountpoint.utf8)
         stopPipe = (ends[0], ends[1])
     }
 
     deinit {
-        close(group)
+        close(instance)
         close(stopPipe.read)
         close(stopPipe.write)
     }
 
-    /// Marks the whole mount at `mountpoint`. Its path lookup asks the daemon for the root's
-    /// attributes, so this runs once the daemon serves requests.
-    public func watch(mountpoint: String) throws(CacheError) {
-        let mask = UInt64(FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE)
-        guard fanotify_mark(group, UInt32(FAN_MARK_ADD | FAN_MARK_MOUNT), mask, AT_FDCWD, mountpoint) == 0 else {
-            throw CacheError.io(errno)
+    public func isWatching(_ directory: EntryID) -> Bool {
+        watches.withLock { $0.watched.contains(directory) }
+    }
+
+    /// Watches `directory`, at `path` below the mount (empty for its root). Its path lookup
+    /// goes through the mount: the kernel has every component in its caches while it works
+    /// inside the directory, and a lookup it must revalidate is answered by another of the
+    /// daemon's threads.
+    public func watch(_ directory: EntryID, path: [UInt8]) throws(CacheError) {
+        let full = path.isEmpty ? mountpoint : mountpoint + [UInt8(ascii: "/")] + path
+        let mask = UInt32(IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ONLYDIR)
+        let descriptor = (full + [0]).withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { inotify_add_watch(instance, $0.baseAddress!, mask) }
+        }
+        guard descriptor >= 0 else { throw CacheError.io(errno) }
+        watches.withLock { watches in
+            watches.directories[descriptor] = directory
+            watches.watched.insert(directory)
         }
     }
 
     /// Reads events until ``stop()``, handing each read's batch to `deliver`.
     public func run(_ deliver: (Batch) -> Void) {
-        var waiting = [pollfd(fd: group, events: Int16(POLLIN), revents: 0),
+        var waiting = [pollfd(fd: instance, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
         while !stopped.load(ordering: .acquiring) {
             guard poll(&waiting, 2, -1) >= 0 else {
@@ -74,20 +101,20 @@ public final class KernelCloseEvents: Sendable {
         }
     }
 
-    /// Reads every event queued so far, handing each read's batch to `deliver`: an eviction
-    /// pass calls this before it picks victims, so every close before the pass counts.
+    /// Reads every event queued so far, handing each read's batch to `deliver`.
     public func drainPending(_ deliver: (Batch) -> Void) {
         reading.withLock { _ in
             let capacity = 64 * 1024
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
             defer { buffer.deallocate() }
             while true {
-                let length = read(group, buffer, capacity)
+                let length = read(instance, buffer, capacity)
                 guard length > 0 else {
                     if length < 0 && errno == EINTR { continue }
                     return
                 }
-                deliver(Self.parse(UnsafeRawBufferPointer(start: buffer, count: length)))
+                let events = Self.parse(UnsafeRawBufferPointer(start: buffer, count: length))
+                deliver(batch(of: events))
             }
         }
     }
@@ -99,26 +126,46 @@ public final class KernelCloseEvents: Sendable {
         _ = write(stopPipe.write, &byte, 1)
     }
 
-    /// The events of one read: `struct fanotify_event_metadata` records (event_len u32, vers
-    /// u8, reserved u8, metadata_len u16, mask u64, fd s32, pid s32), each closing its fd.
-    static func parse(_ bytes: UnsafeRawBufferPointer) -> Batch {
-        var batch = Batch()
+    /// One raw `struct inotify_event`: wd s32, mask u32, cookie u32, len u32, then `len` bytes
+    /// of name, NUL-padded.
+    struct Event: Equatable {
+        var watch: Int32
+        var mask: UInt32
+        var name: [UInt8]
+    }
+
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> [Event] {
+        var events: [Event] = []
         var offset = 0
-        while offset + 24 <= bytes.count {
-            let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-            guard length >= 24, offset + length <= bytes.count else { break }
-            let mask = bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
-            let fd = bytes.loadUnaligned(fromByteOffset: offset + 16, as: Int32.self)
-            offset += length
-            if mask & UInt64(FAN_Q_OVERFLOW) != 0 { batch.overflowed = true }
-            guard fd >= 0 else { continue }
-            let inode = cachefs_cached_inode_number(fd)
-            close(fd)
-            guard inode > 0 else { continue }
-            let id = EntryID(inode)
-            if mask & UInt64(FAN_CLOSE_WRITE) != 0 { batch.writers.append(id) }
-            if mask & UInt64(FAN_CLOSE_NOWRITE) != 0 { batch.readers.append(id) }
+        while offset + 16 <= bytes.count {
+            let watch = bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+            let mask = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+            let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+            guard offset + 16 + length <= bytes.count else { break }
+            let name = bytes[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }
+            events.append(Event(watch: watch, mask: mask, name: Array(name)))
+            offset += 16 + length
         }
-        return batch
+        return events
+    }
+
+    /// The closes of files among `events`, by directory; a watch the kernel ended (its
+    /// directory removed) is forgotten.
+    func batch(of events: [Event]) -> Batch {
+        watches.withLock { watches in
+            var batch = Batch()
+            for event in events {
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { batch.overflowed = true }
+                if event.mask & UInt32(IN_IGNORED) != 0, let directory = watches.directories.removeValue(forKey: event.watch) {
+                    watches.watched.remove(directory)
+                }
+                guard event.mask & UInt32(IN_ISDIR) == 0, !event.name.isEmpty,
+                      let directory = watches.directories[event.watch] else { continue }
+                let closed = Closed(directory: directory, name: event.name)
+                if event.mask & UInt32(IN_CLOSE_WRITE) != 0 { batch.writers.append(closed) }
+                if event.mask & UInt32(IN_CLOSE_NOWRITE) != 0 { batch.readers.append(closed) }
+            }
+            return batch
+        }
     }
 }

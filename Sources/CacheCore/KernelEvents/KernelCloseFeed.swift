@@ -11,6 +11,9 @@ final class KernelCloseFeed: Sendable {
         source.withLock { $0 = (events, deliver) }
     }
 
+    /// The events, once attached.
+    var events: KernelCloseEvents? { source.withLock { $0?.events } }
+
     /// Hands over every close event the kernel has queued so far.
     func catchUp() {
         guard let (events, deliver) = source.withLock({ $0 }) else { return }

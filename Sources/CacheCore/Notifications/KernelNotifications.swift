@@ -79,8 +79,11 @@ final class KernelNotifications: Sendable {
                 queue.withLock { $0.attributesDelivered = through }
                 queue.broadcast()
             }
-            for case .deleted(let parent, let child, let name) in removals where !stopping.load(ordering: .acquiring) {
-                notifier.deleted(parent: parent, child: child, name: name)
+            for removal in removals where !stopping.load(ordering: .acquiring) {
+                switch removal {
+                case .deleted(let parent, let child, let name): notifier.deleted(parent: parent, child: child, name: name)
+                case .lookUpAgain(let parent, let name): notifier.entryChanged(parent: parent, name: name)
+                }
             }
         }
     }

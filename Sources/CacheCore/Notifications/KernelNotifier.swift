@@ -12,10 +12,13 @@ public protocol KernelNotifier: Sendable {
     func deleted(parent: EntryID, child: EntryID, name: [UInt8])
     /// The attributes of `id` the kernel holds are stale (cachefs moved its atime).
     func attributesChanged(_ id: EntryID)
+    /// The kernel must look `name` in `parent` up again (its entry's timeout is stale).
+    func entryChanged(parent: EntryID, name: [UInt8])
 }
 
 extension KernelNotifier {
     public func attributesChanged(_ id: EntryID) {}
+    public func entryChanged(parent: EntryID, name: [UInt8]) {}
 }
 
 /// A notifier that tells nobody: for tools that open a store without a mount.
@@ -41,5 +44,9 @@ public final class LateBoundNotifier: KernelNotifier {
 
     public func attributesChanged(_ id: EntryID) {
         target.withLock { $0 }?.attributesChanged(id)
+    }
+
+    public func entryChanged(parent: EntryID, name: [UInt8]) {
+        target.withLock { $0 }?.entryChanged(parent: parent, name: name)
     }
 }

@@ -23,8 +23,9 @@ struct MountCommand: ParsableCommand {
             sync_interval=SECONDS (closed files synced and marked durable, default 2), \
             writeback_cache (the kernel's writeback cache: faster small writes, but EFBIG and \
             ENOSPC reach close or fsync, not the write; see docs/design-choices.md), \
-            kernel_hits (root: the kernel serves opens and reads of cached files with no request; \
-            hits are learned from its close events; see docs/no-open-hits.md), \
+            kernel_hits=on|off (on by default: the kernel serves opens and reads of cached files with \
+            no request, and hits are learned from its close events; off with writeback_cache or \
+            single_threaded; see docs/no-open-hits.md), \
             writeback_boost (root: lift the kernel's per-mount dirty limits; see docs/design-choices.md), \
             debug (libfuse's trace of every request, on stderr or STORE/daemon.log), \
             metrics_file=PATH (Prometheus metrics, rewritten atomically for node_exporter's \
@@ -127,7 +128,7 @@ struct MountCommand: ParsableCommand {
                 DaemonMetrics(path: absolute($0), interval: settings.metricsSeconds, engine: engine, logger: logger)
             }
             let session: FuseSession
-            let closeEvents = settings.fuse.kernelHits ? KernelHitsListener.make(logger: logger) : nil
+            let closeEvents = settings.fuse.kernelHits ? KernelHitsListener.make(mountpoint: mountPath, logger: logger) : nil
             do {
                 var fuseOptions = settings.fuse
                 fuseOptions.source = storePath
@@ -159,22 +160,15 @@ struct MountCommand: ParsableCommand {
                     """)
             }
             metrics?.file.start()
-            let announceReady: @Sendable () -> Void = { [storePath, mountPath] in
-                // Recorded before the caller returns, so an unmount and mount right after it wait.
-                DaemonRecord.write(.serving(pid: getpid(), mountpoint: mountPath), layout: layout)
-                let parentTellsService = Daemonizer.reportReady(logPath: layout.logPath)
-                logger.info("mounted \(storePath) on \(mountPath)")
-                if !parentTellsService {
-                    ServiceNotification.sendOrWarn("READY=1\nSTATUS=serving \(mountPath)", logger: logger)
-                }
+            // Before the loop serves anything: the first request may need a directory watched.
+            let listener = closeEvents.map { KernelHitsListener(events: $0, engine: engine) }
+            // Recorded before the caller returns, so an unmount and mount right after it wait.
+            DaemonRecord.write(.serving(pid: getpid(), mountpoint: mountPath), layout: layout)
+            let parentTellsService = Daemonizer.reportReady(logPath: layout.logPath)
+            logger.info("mounted \(storePath) on \(mountPath)")
+            if !parentTellsService {
+                ServiceNotification.sendOrWarn("READY=1\nSTATUS=serving \(mountPath)", logger: logger)
             }
-            // The close events' mark needs the loop serving (its path lookup asks the daemon),
-            // and the mount is ready only once hits are counted.
-            let listener = closeEvents.map {
-                KernelHitsListener(events: $0, engine: engine, mountpoint: mountPath, logger: logger,
-                                   thenAnnounce: announceReady)
-            }
-            if listener == nil { announceReady() }
             let loopResult = session.run()
             listener?.stop()
             // systemd sends SIGTERM as soon as ExecStop's unmount returns; the flush must not die of it.

@@ -21,6 +21,8 @@ struct MountSettings {
     /// How long the index writer lets changes gather before a group commit.
     var commitSeconds = Tunables.commitWindowSeconds
     var writebackBoost = false
+    /// `kernel_hits[=on|off]`: nil when not given (then on where it can be; see `init`).
+    var kernelHits: Bool?
     /// Where the daemon keeps Prometheus metrics for node_exporter's textfile collector.
     var metricsFile: String?
     var metricsSeconds = Tunables.metricsSeconds
@@ -52,12 +54,14 @@ struct MountSettings {
         // request marks any more: nothing would tell when such a file is complete.
         // An eviction pass may read the close events on a request's thread; the kernel's
         // first event descriptor can then send one more request, which needs a second thread.
-        if fuse.kernelHits && fuse.singleThreaded {
+        if kernelHits == true && fuse.singleThreaded {
             throw Problem(description: "kernel_hits and single_threaded cannot be used together: reading the kernel's close events can need a second request thread")
         }
-        if fuse.kernelHits && fuse.writebackCache {
+        if kernelHits == true && fuse.writebackCache {
             throw Problem(description: "kernel_hits and writeback_cache cannot be used together: with kernel_hits no close reaches the daemon, and the writeback cache writes a file's bytes after its close (choose one; see docs/design-choices.md)")
         }
+        // On unless turned off, or unless an option it cannot go with was chosen.
+        fuse.kernelHits = kernelHits ?? !(fuse.singleThreaded || fuse.writebackCache)
     }
 
     private static func level(_ text: String, option: String) throws -> Logger.Level {
@@ -99,7 +103,12 @@ struct MountSettings {
         case "allow_other": fuse.allowOther = true
         case "writeback_boost": writebackBoost = true
         case "writeback_cache": fuse.writebackCache = true
-        case "kernel_hits": fuse.kernelHits = true
+        case "kernel_hits":
+            switch value {
+            case nil, "1", "on", "yes": kernelHits = true
+            case "0", "off", "no": kernelHits = false
+            default: throw Problem(description: "kernel_hits takes on or off (kernel_hits=off), not '\(value ?? "")'")
+            }
         case "debug": fuse.debug = true
         case "default_permissions": break
         case "single_threaded": fuse.singleThreaded = true

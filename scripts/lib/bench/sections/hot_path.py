@@ -39,7 +39,10 @@ from ..mounts import Mount, ReferenceMount
 NOT_GIVEN = "not given"
 # side: what it is called in the rows and the log
 SIDES = (("reference", "passthrough_hp"), ("cachefs", "cachefs"), ("encrypted", "encrypted"),
-         ("disk", "disk (ext4)"))
+         ("opens", "cachefs kernel_hits=off"), ("disk", "disk (ext4)"))
+# The sides that are FUSE mounts, and the section prefix of each cachefs side.
+FUSE_SIDES = SIDES[:4]
+PREFIXES = {"cachefs": "hot", "encrypted": "hot_enc", "opens": "hot_off"}
 OPS = ("hit", "create", "unlink")
 # Targets from issue 30, for the plaintext store against the reference.
 RATE_TARGETS = {"hit": "1.5", "create": "1.0"}
@@ -66,7 +69,8 @@ def define(b):
     n, r = b.opts.nfiles, b.results
     d = r.define
     for prefix, col1, title in (("hot", "cachefs", "hot path: cachefs"),
-                                ("hot_enc", "encrypted", "hot path: encrypted store")):
+                                ("hot_enc", "encrypted", "hot path: encrypted store"),
+                                ("hot_off", "kernel_hits=off", "hot path: cachefs with kernel_hits=off (every open a request)")):
         r.define_section(title, col1, "passthrough_hp")
         targets = prefix == "hot"    # the issue's targets are for the plaintext store
         for op in OPS:
@@ -81,7 +85,7 @@ def define(b):
                 d(f"{prefix}_req_{op}", f"  FUSE requests per {op}", "requests", "abs")
     r.define_section("hot path against the disk", "FUSE", "disk (ext4)")
     for op in OPS:
-        for side, name in SIDES[:3]:
+        for side, name in FUSE_SIDES:
             d(f"hot_{op}_disk_{side}", f"{op}: {name}", "files/s", "rate", columns=(name, "disk (ext4)"))
 
 
@@ -89,13 +93,15 @@ def routes(kind, op, side):
     """The (key, column) pairs a figure of SIDE is recorded into. kind: rate, cpu (op
     "deferred": the create's deferred CPU) or req (FUSE requests per op)."""
     if kind in ("cpu", "req"):
-        return {"cachefs": [(f"hot_{kind}_{op}", "mount")],
-                "encrypted": [(f"hot_enc_{kind}_{op}", "mount")],
-                "reference": [(f"hot_{kind}_{op}", "direct"), (f"hot_enc_{kind}_{op}", "direct")]}.get(side, [])
-    pairs = {"cachefs": [(f"hot_{op}", "mount")],
-             "encrypted": [(f"hot_enc_{op}", "mount")],
-             "reference": [(f"hot_{op}", "direct"), (f"hot_enc_{op}", "direct")],
-             "disk": [(f"hot_{op}_disk_{s}", "direct") for s, _ in SIDES[:3]]}[side]
+        if side == "reference":
+            return [(f"{prefix}_{kind}_{op}", "direct") for prefix in PREFIXES.values()]
+        return [(f"{PREFIXES[side]}_{kind}_{op}", "mount")] if side in PREFIXES else []
+    if side == "reference":
+        pairs = [(f"{prefix}_{op}", "direct") for prefix in PREFIXES.values()]
+    elif side == "disk":
+        pairs = [(f"hot_{op}_disk_{s}", "direct") for s, _ in FUSE_SIDES]
+    else:
+        pairs = [(f"{PREFIXES[side]}_{op}", "mount")]
     if side != "disk":
         pairs.append((f"hot_{op}_disk_{side}", "mount"))
     return pairs
@@ -118,6 +124,7 @@ def run_hot_path(b):
     mounts = {
         "cachefs": Mount(b, *b.main_paths),
         "encrypted": Mount(b, f"{b.work}/encrypted-store", f"{b.work}/encrypted-mnt"),
+        "opens": Mount(b, f"{b.work}/opens-store", f"{b.work}/opens-mnt"),
     }
     if binary:
         mounts["reference"] = ReferenceMount(b, binary, f"{b.work}/reference-source", f"{b.work}/reference-mnt")
@@ -125,6 +132,7 @@ def run_hot_path(b):
     try:
         mounts["cachefs"].mount(["--pool", "data=0"])
         mounts["encrypted"].mount(["--pool", "data=0", "--encrypt", "--key-file", key])
+        mounts["opens"].mount(["--pool", "data=0", "-o", "kernel_hits=off"])
         if binary:
             mounts["reference"].mount()
         sides = [s for s, _ in SIDES if s in mounts or s == "disk"]
@@ -145,11 +153,11 @@ def run_hot_path(b):
                         record(b, "req", op, "reference", NOT_GIVEN)
     finally:
         b.use_main_store()
-        for side in ("reference", "encrypted", "cachefs"):
+        for side in ("reference", "opens", "encrypted", "cachefs"):
             if side in mounts:
                 mounts[side].unmount()
         b.reference = None
-        b.remove(mounts["encrypted"].store, f"{b.work}/reference-source")
+        b.remove(mounts["encrypted"].store, mounts["opens"].store, f"{b.work}/reference-source")
 
 
 def swap_pairs(sides):
@@ -255,7 +263,7 @@ def run_hits_and_unlinks(b, mounts, rounds):
             timed(b, mounts, side, "hit", ["read", dirs[side], n, 1024], n)
         for side in order:
             wait = []
-            if side in ("cachefs", "encrypted"):
+            if side in PREFIXES:
                 wait = ["-o", f"{mounts[side].store}/objects"]
             timed(b, mounts, side, "unlink", ["unlink", dirs[side], n, 0], n, wait)
         for directory in dirs.values():
