@@ -20,6 +20,16 @@ public struct FileAttributes: Sendable, Equatable {
     /// and learns it is gone; nil for a file that does not expire. Set for the kernel's replies
     /// only (``CacheEngine``), never stored.
     public var expiresIn: Double? = nil
+    /// How long the kernel may keep the attributes alone, when shorter: 0 while a read the
+    /// kernel serves by itself (`kernel_hits`) would move the file's atime (it was written
+    /// since it was last read), so a `stat` asks the daemon, which counts the reader's close
+    /// first and answers with the moved atime, as on ext4.
+    public var attributesExpireIn: Double? = nil
+
+    /// The attribute timeout for the kernel, within the mount's `limit`.
+    public func attributeSeconds(within limit: Double) -> Double {
+        min(limit, expiresIn ?? .infinity, attributesExpireIn ?? .infinity)
+    }
 }
 
 /// Nanoseconds since the Unix epoch: times keep nanoseconds, as on ext4.

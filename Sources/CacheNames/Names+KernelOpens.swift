@@ -29,18 +29,28 @@ extension Names {
         namespace.withLock { ($0.inodes[id]?.lookups ?? 0) > 0 }
     }
 
-    /// The names of `pool`'s files that the kernel holds (a lookup not forgotten), for telling
-    /// it to look them up again: a change of the pool's settings moved when they expire or
-    /// are revalidated, which their entries' timeouts carry.
-    package func namesTheKernelHolds(inPool pool: EntryID) -> [LinkName] {
-        namespace.withLock { namespace in
-            var held: [LinkName] = []
+    /// Has the kernel drop the names of `pool`'s files it holds (a lookup not forgotten), so
+    /// their next use looks them up again: a change of the pool's settings moved when they
+    /// expire or are revalidated, which their entries' timeouts carry.
+    package func kernelLooksUpAgain(inPool pool: EntryID) {
+        changeInMemory { namespace, effects in
             namespace.inodes.forEach { inode in
                 guard inode.lookups > 0, !inode.isDirectory, inode.record.pool == pool else { return }
-                held += inode.names
+                effects.notifications += Self.lookUpAgain(inode.names)
             }
-            return held
         }
+    }
+
+    /// The same for one file (a fetch told its origin's caching word).
+    package func kernelLooksUpAgain(file id: EntryID) {
+        changeInMemory { namespace, effects in
+            guard let inode = namespace.inodes[id], inode.lookups > 0 else { return }
+            effects.notifications += Self.lookUpAgain(inode.names)
+        }
+    }
+
+    private static func lookUpAgain(_ names: [LinkName]) -> [PendingNotification] {
+        names.map { .lookUpAgain(parent: $0.parent, name: Array($0.name)) }
     }
 
     /// The file called `name` in `directory`, if memory has it (a close event names it so).

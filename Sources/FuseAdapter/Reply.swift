@@ -53,7 +53,7 @@ struct Reply: ~Copyable {
 
     consuming func attributes(_ attributes: FileAttributes, timeouts: CacheTimeouts) {
         var info = StatConversion.stat(attributes)
-        fuse_reply_attr(request, &info, min(timeouts.attributes, attributes.expiresIn ?? .infinity))
+        fuse_reply_attr(request, &info, attributes.attributeSeconds(within: timeouts.attributes))
         discard self
     }
 
@@ -153,7 +153,7 @@ struct Reply: ~Copyable {
         entry.attr = StatConversion.stat(attributes)
         // A file that expires is kept by the kernel no longer than it has left: the kernel
         // then looks it up again and learns that it is gone.
-        entry.attr_timeout = min(timeouts.attributes, attributes.expiresIn ?? .infinity)
+        entry.attr_timeout = attributes.attributeSeconds(within: timeouts.attributes)
         entry.entry_timeout = min(timeouts.entries, attributes.expiresIn ?? .infinity)
         return entry
     }

@@ -12,7 +12,7 @@ import Testing
             #expect(!missing.succeeded && missing.error.contains("No such file"))
             // Exit 1 is retried (3 tries), then the reader gets EIO and nothing is kept.
             let broken = try mount.sh("cat data/broken.txt")
-            #expect(!broken.succeeded && broken.error.contains("Input/output error"))
+            #expect(!broken.succeeded && broken.error.contains("Input/output error"), "\(broken) \(mount.daemonLog)")
             #expect(origin.fetchCalls() == 1 + 3)
             #expect(try mount.xattr("data", "user.cache.fetch_errors") == "1")
             #expect(mount.daemonLog.contains("origin.sh: broken on purpose"))

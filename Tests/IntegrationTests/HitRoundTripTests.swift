@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// A hit is an OPEN, the READs the page cache cannot serve, and a RELEASE the kernel does not
-/// wait for: a close of a file opened only to read sends no FLUSH. Counted by the daemon's
-/// own request metrics, written to its metrics file at unmount.
+/// With `kernel_hits=off`, a hit is an OPEN, the READs the page cache cannot serve, and a
+/// RELEASE the kernel does not wait for: a close of a file opened only to read sends no FLUSH.
+/// Counted by the daemon's own request metrics, written to its metrics file at unmount. (With
+/// `kernel_hits`, the default, a hit sends no request: `KernelHitsTests`.)
 @Suite struct HitRoundTripTests {
     @Test func aCloseOfAFileOpenedToReadSendsNoFlush() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-hit-\(UUID().uuidString)").path
@@ -11,7 +12,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/cachefs.prom"
         let reads = 20
-        try withMountedStore(arguments: ["-o", "metrics_file=\(file),metrics_interval=60"]) { mount in
+        try withMountedStore(arguments: ["-o", "kernel_hits=off,metrics_file=\(file),metrics_interval=60"]) { mount in
             _ = try mount.mustSucceed("echo cached > data/hit")
             _ = try mount.mustSucceed("for i in $(seq \(reads)); do cat data/hit > /dev/null; done")
             // A writer's close still flushes: its write is finished there.

@@ -124,8 +124,7 @@ extension Attributes {
     /// each looks it up under the new settings.
     func kernelLooksUpAgain(inPool pool: EntryID) {
         guard files.servesOpensInKernel else { return }
-        let held = names.namesTheKernelHolds(inPool: pool)
-        files.notifications.enqueue(held.map { .lookUpAgain(parent: $0.parent, name: Array($0.name)) })
+        names.kernelLooksUpAgain(inPool: pool)
     }
 
     /// `current` with one attribute set from its text (already checked).

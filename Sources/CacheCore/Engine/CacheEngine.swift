@@ -180,10 +180,13 @@ public final class CacheEngine: Sendable {
     }
 
     public func getattr(_ id: EntryID) throws -> FileAttributes {
-        let record = try names.record(id)
-        var attributes = record.attributes
-        attributes.expiresIn = kernelCacheSeconds(of: record)
-        return attributes
+        var record = try names.record(id)
+        // A read the kernel served may have moved atime: its close is counted first.
+        if Self.kernelReadWouldMoveAtime(record) && files.servesOpensInKernel {
+            eviction.kernelCloses.catchUp()
+            record = try names.record(id)
+        }
+        return withKernelTimeouts(record.attributes, of: record)
     }
 
     public func readdir(_ id: EntryID, offset: Int64, limit: Int) throws -> [DirectoryItem] {
@@ -236,24 +239,33 @@ public final class CacheEngine: Sendable {
     private func forKernel(_ attributes: FileAttributes) -> FileAttributes {
         guard attributes.kind == .file else { return attributes }
         do {
-            var result = attributes
-            result.expiresIn = kernelCacheSeconds(of: try names.record(attributes.id))
-            return result
+            return withKernelTimeouts(attributes, of: try names.record(attributes.id))
         } catch {
             // Removed since the request read it: the removal's notification tells the kernel.
             return attributes
         }
     }
 
-    /// How long the kernel may keep `record`'s name and attributes: until it expires, and,
-    /// when the kernel serves opens, until its copy must be revalidated (no OPEN asks then:
-    /// the kernel's next lookup does). Nil for as long as the mount's timeouts allow.
-    private func kernelCacheSeconds(of record: EntryRecord) -> Double? {
-        let expiry = names.secondsUntilExpiry(of: record, at: names.now)
-        guard files.servesOpensInKernel, let revalidation = readThrough.secondsUntilRevalidation(of: record) else {
-            return expiry
+    /// `attributes` with how long the kernel may keep them and the name: until the file
+    /// expires, and, when the kernel serves opens, until its copy must be revalidated (no OPEN
+    /// asks then: the kernel's next lookup does), and the attributes alone not at all while a
+    /// read would move atime (``FileAttributes/attributesExpireIn``).
+    private func withKernelTimeouts(_ attributes: FileAttributes, of record: EntryRecord) -> FileAttributes {
+        var result = attributes
+        result.expiresIn = names.secondsUntilExpiry(of: record, at: names.now)
+        guard files.servesOpensInKernel else { return result }
+        if let revalidation = readThrough.secondsUntilRevalidation(of: record) {
+            result.expiresIn = min(result.expiresIn ?? .infinity, revalidation)
         }
-        return min(expiry ?? .infinity, revalidation)
+        if Self.kernelReadWouldMoveAtime(record) { result.attributesExpireIn = 0 }
+        return result
+    }
+
+    /// Whether a read would move `record`'s atime because the file changed since it was last
+    /// read (relatime's day-old rule left aside: a `stat` of every file unread for a day
+    /// would then ask the daemon, and there atime moves microseconds after the close).
+    private static func kernelReadWouldMoveAtime(_ record: EntryRecord) -> Bool {
+        record.kind == .file && (record.atime <= record.mtime || record.atime <= record.ctime)
     }
 
     // MARK: - Files
@@ -382,7 +394,8 @@ public final class CacheEngine: Sendable {
     /// runs ``KernelCloseEvents/run(_:)`` with ``kernelClosed(_:)``, and eviction passes catch
     /// up on them before they order victims.
     public func listen(to events: KernelCloseEvents) {
-        eviction.kernelCloses.attach(events) { [files] batch in files.kernelClosed(batch) }
+        // Weakly: the feed belongs to the eviction host, which `files` holds.
+        eviction.kernelCloses.attach(events) { [weak files] batch in files?.kernelClosed(batch) }
     }
 
     /// Closes the kernel reported (see ``KernelCloseEvents``).

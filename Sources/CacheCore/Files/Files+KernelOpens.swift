@@ -156,9 +156,10 @@ extension Files {
             guard let record else { continue }
             recordAccess(id)
             if movedAccessTime { notifications.invalidateAttributes(of: id, waitingAtMost: 0) }
-            if !readThrough.fetches.isUnfinished(id), !readThrough.fetches.takeFirstOpenIsMiss(id) {
-                names.countHit(of: record)
-            }
+            // The mark is taken either way: the close of the read that started a fetch may be
+            // read while the fetch is still finishing.
+            let wasTheMiss = readThrough.fetches.takeFirstOpenIsMiss(id)
+            if !wasTheMiss, !readThrough.fetches.isUnfinished(id) { names.countHit(of: record) }
         }
     }
 

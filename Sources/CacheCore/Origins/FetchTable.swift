@@ -184,12 +184,15 @@ final class FetchTable: Sendable {
         }
     }
 
-    /// Forgets `id` if nobody ever opened it, or it is held in blocks (its entry is leaving;
-    /// its held blocks were uncounted in the same hold: ``heldBlockBytes(_:)``).
+    /// Forgets `id` if nobody ever opened it, it is held in blocks (its entry is leaving;
+    /// its held blocks were uncounted in the same hold: ``heldBlockBytes(_:)``), or its fetch
+    /// ended.
     func dropIfPending(_ id: EntryID) {
         state.withLock { state in
             switch state.slots[id] {
             case .pending?: state.slots[id] = nil
+            // A failed fetch kept for the kernel's reads (see `ReadThrough.runFetch`).
+            case .running(let progress, _, _)? where progress.snapshot.outcome != nil: state.slots[id] = nil
             case .blocks(let file)?:
                 state.slots[id] = nil
                 _ = file.retire(.gone(.stale))

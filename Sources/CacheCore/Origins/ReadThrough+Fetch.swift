@@ -79,6 +79,11 @@ extension ReadThrough {
             do {
                 try finishFetchedFile(id, source: source, version: delivery, took: ContinuousClock.now - started)
                 validations.record(id, at: names.now.nanoseconds, version: delivery)
+                // The kernel's caches of the name were given the pool's `revalidate` at the
+                // lookup; the origin's own word (`cache_control`) may be shorter.
+                if names.kernelServesOpens.load(ordering: .relaxed), names.settings(ofPool: source.pool)?.cacheControl == true {
+                    names.kernelLooksUpAgain(file: id)
+                }
                 fetches.remove(id)
                 progress.finish(.complete)
                 names.enforceLimitsIfOver(in: source.pool)
@@ -107,6 +112,10 @@ extension ReadThrough {
                 return
             }
         }
+        // When the kernel serves opens, a reader that opened the file before it was removed
+        // sends READs with no handle: the failed fetch stays in the table for them (EIO,
+        // never the partial bytes) until the kernel forgets the inode (`dropIfPending`).
+        if names.kernelServesOpens.load(ordering: .relaxed) && names.isHeldByKernel(id) { return }
         fetches.remove(id)
     }
 

@@ -129,7 +129,8 @@ final class NginxOrigin {
 extension NginxOrigin: OriginServer {}
 
 /// ``withOriginServerMount`` with nginx.
-func withNginxOriginMount(kind: StoreKind = .plaintext, prepare: (NginxOrigin) throws -> Void = { _ in },
+func withNginxOriginMount(arguments: [String] = [], kind: StoreKind = .plaintext,
+                          prepare: (NginxOrigin) throws -> Void = { _ in },
                           _ body: (MountedStore, NginxOrigin) throws -> Void) throws {
-    try withOriginServerMount(NginxOrigin.self, kind: kind, prepare: prepare, body)
+    try withOriginServerMount(NginxOrigin.self, arguments: arguments, kind: kind, prepare: prepare, body)
 }
