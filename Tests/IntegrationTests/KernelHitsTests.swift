@@ -77,25 +77,16 @@ import Testing
         try withMountedStore(arguments: ["--pool", "data=0", "-o", "kernel_hits"], kind: kind) { mount in
             _ = try mount.mustSucceed("head -c 3000000 /dev/urandom > data/f")
             let sum = try mount.mustSucceed("sha256sum < data/f")
-            let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
-            defer { close(quiet) }
-            let reader = try ChildProcess(["bash", "-c", "exec 3< '\(mount.path("data/f"))'; exec sleep 60"],
-                                          stdin: quiet, stdout: quiet, stderr: quiet)
-            defer {
-                reader.signal(SIGKILL)
-                reader.wait()
-            }
-            let held = "/proc/\(reader.pid)/fd/3"
-            let opened = Shell.waitUntil(seconds: 5) { FileManager.default.fileExists(atPath: held) }
-            #expect(opened)
+            let reader = try OpenReader(of: mount.path("data/f"))
+            defer { reader.close() }
+            let held = reader.descriptorPath
             _ = try mount.mustSucceed("setfattr -n user.cache.clear -v 1 data")
             #expect(try mount.sh("ls data/f").succeeded == false, "an evicted file is still listed")
             #expect(try mount.objectFileCount() == 1, "the open file's bytes went")
             // The kernel's cached pages go: the read below reaches the daemon.
             _ = try Shell.bash("echo 1 > /proc/sys/vm/drop_caches")
             #expect(try Shell.bash("sha256sum < \(held)").output.trimmingCharacters(in: .whitespacesAndNewlines) == sum)
-            reader.signal(SIGKILL)
-            reader.wait()
+            reader.close()
             #expect(try mount.objectFilesLeft(waitingUpTo: 5) == 0, "the closed file's bytes stayed")
         }
     }
@@ -165,15 +156,9 @@ import Testing
             // The first read was the fetch's (a miss), the second a hit.
             let hits = try mount.xattr("data", "user.cache.hits")
             #expect(hits == "1", "hits: \(hits)")
-            let reader = try ChildProcess(["bash", "-c", "exec 3< '\(mount.path("data/a.txt"))'; exec sleep 60"],
-                                          stdin: 0, stdout: 1, stderr: 2)
-            defer {
-                reader.signal(SIGKILL)
-                reader.wait()
-            }
-            let held = "/proc/\(reader.pid)/fd/3"
-            let opened = Shell.waitUntil(seconds: 5) { FileManager.default.fileExists(atPath: held) }
-            #expect(opened)
+            let reader = try OpenReader(of: mount.path("data/a.txt"))
+            defer { reader.close() }
+            let held = reader.descriptorPath
             _ = try mount.mustSucceed("printf 'version two, longer\\n' > '\(origin.files)/a.txt'")
             // Within `revalidate` the copy is trusted, by the kernel too.
             #expect(try mount.mustSucceed("cat data/a.txt") == "version one")
@@ -184,5 +169,28 @@ import Testing
             #expect(try Shell.bash("cat \(held)").output == "version one\n")
             #expect(try mount.xattr("data", "user.cache.revalidations") != "0")
         }
+    }
+}
+
+/// Another process that holds a file open for reading until ``close()`` (or the end of the
+/// test): its descriptor is readable at ``descriptorPath``.
+private final class OpenReader {
+    private let process: ChildProcess
+    let descriptorPath: String
+
+    init(of path: String) throws {
+        let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
+        defer { Glibc.close(quiet) }
+        process = try ChildProcess(["bash", "-c", "exec 3< '\(path)'; exec sleep 60"], stdin: quiet, stdout: quiet, stderr: quiet)
+        descriptorPath = "/proc/\(process.pid)/fd/3"
+        let opened = Shell.waitUntil(seconds: 5) { [descriptorPath] in FileManager.default.fileExists(atPath: descriptorPath) }
+        if !opened { close() }
+        try #require(opened, "\(path) was not opened")
+    }
+
+    /// Kills the process, which closes the file (again: harmless).
+    func close() {
+        process.signal(SIGKILL)
+        process.wait()
     }
 }

@@ -83,6 +83,11 @@ import Testing
             (["mount", base + "/store", base + "/full", "--pool", "data"], "bad --pool"),
             (["mount", base + "/store", base + "/full", "-o", "s3_endpoint=ftp://x"], "bad mount option s3_endpoint"),
             (["mount", base + "/store", base + "/full", "--origin", "data=http://"], "is not a URL with a host"),
+            (["mount", base + "/store", base + "/full", "-o", "kernel_hits=maybe"], "kernel_hits takes on or off"),
+            (["mount", base + "/store", base + "/full", "-o", "kernel_hits,writeback_cache"],
+             "kernel_hits and writeback_cache cannot be used together"),
+            (["mount", base + "/store", base + "/full", "-o", "single_threaded,kernel_hits=on"],
+             "kernel_hits and single_threaded cannot be used together"),
         ]
         for (arguments, message) in cases {
             let result = try Shell.run([MountedStore.executable] + arguments)

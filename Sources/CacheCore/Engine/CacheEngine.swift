@@ -394,8 +394,7 @@ public final class CacheEngine: Sendable {
     /// runs ``KernelCloseEvents/run(_:)`` with ``kernelClosed(_:)``, and eviction passes catch
     /// up on them before they order victims.
     public func listen(to events: KernelCloseEvents) {
-        // Weakly: the feed belongs to the eviction host, which `files` holds.
-        eviction.kernelCloses.attach(events) { [weak files] batch in files?.kernelClosed(batch) }
+        eviction.kernelCloses.attach(events, to: files)
     }
 
     /// Closes the kernel reported (see ``KernelCloseEvents``).

@@ -1,14 +1,20 @@
 import CacheModel
 import Synchronization
 
-/// Where the engine's kernel close events come from (`kernel_hits`), for an eviction pass to
-/// catch up on them before it orders victims: a read whose close was queued before the pass
-/// started counts in that pass's order, however busy the listener's thread is.
+/// Where the engine's kernel close events come from (`kernel_hits`), for an eviction pass or a
+/// figure read to catch up on them first: a read whose close was queued before counts, however
+/// busy the listener's thread is.
 final class KernelCloseFeed: Sendable {
-    private let source = Mutex<(events: KernelCloseEvents, deliver: @Sendable (KernelCloseEvents.Batch) -> Void)?>(nil)
+    private struct Source {
+        let events: KernelCloseEvents
+        /// Weakly: the feed belongs to the eviction host, which `files` holds.
+        weak var files: Files?
+    }
 
-    func attach(_ events: KernelCloseEvents, deliver: @escaping @Sendable (KernelCloseEvents.Batch) -> Void) {
-        source.withLock { $0 = (events, deliver) }
+    private let source = Mutex<Source?>(nil)
+
+    func attach(_ events: KernelCloseEvents, to files: Files) {
+        source.withLock { $0 = Source(events: events, files: files) }
     }
 
     /// The events, once attached.
@@ -16,7 +22,8 @@ final class KernelCloseFeed: Sendable {
 
     /// Hands over every close event the kernel has queued so far.
     func catchUp() {
-        guard let (events, deliver) = source.withLock({ $0 }) else { return }
-        events.drainPending(deliver)
+        guard let (events, files) = source.withLock({ source in source.map { ($0.events, $0.files) } }),
+              let files else { return }
+        events.drainPending { files.kernelClosed($0) }
     }
 }

@@ -197,9 +197,10 @@ class ReferenceMount:
     own soft limit of descriptors to the hard one; the bench raises the hard limit for it
     (to fs.nr_open, as root): this machine's 20,000 ran out in the second run's creates."""
 
-    def __init__(self, bench, binary, source, mnt):
+    def __init__(self, bench, binary, source, mnt, options=()):
         self.bench = bench
         self.binary = binary
+        self.options = list(options)   # e.g. --nosplice, its lean form
         self.store = source
         self.mnt = mnt
         self.proc = None
@@ -212,7 +213,7 @@ class ReferenceMount:
         b = self.bench
         out = open(f"{b.work}/reference.out", "ab")
         try:
-            self.proc = subprocess.Popen([self.binary, "--foreground", self.store, self.mnt], stdout=out,
+            self.proc = subprocess.Popen([self.binary, "--foreground", *self.options, self.store, self.mnt], stdout=out,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                                          preexec_fn=raise_fd_limit)
         except OSError as error:
