@@ -6,21 +6,25 @@ import Foundation
 /// kernel still holds an inode.
 extension Names {
     /// A reader closed `id`: its atime moves when it is due (relatime), as an OPEN's would.
-    /// Returns the record (nil for an entry gone from memory or not a named file) and
-    /// whether the atime moved.
-    package func noteReaderClosed(_ id: EntryID, at time: Int64) -> (closed: EntryRecord?, movedAccessTime: Bool) {
+    /// Returns the record (nil for an entry gone from memory or not a named file) and whether
+    /// the kernel must be told: the atime moved by relatime's day-old rule (moved because the
+    /// file changed since its last read, it moved where the kernel holds no attributes: they
+    /// were given it with no time to live, see `FileAttributes.attributesExpireIn`).
+    package func noteReaderClosed(_ id: EntryID, at time: Int64) -> (closed: EntryRecord?, kernelHoldsOldAtime: Bool) {
         changeInMemory { namespace, _ in
-            var movedAccessTime = false
+            var moved = false, changedSinceRead = false
             let closed = namespace.modify(id) { inode -> EntryRecord? in
                 guard inode.hasName, inode.record.kind == .file else { return nil }
                 if inode.atimeIsDue(at: time) {
+                    let record = inode.record
+                    changedSinceRead = record.atime <= record.mtime || record.atime <= record.ctime
                     inode.setAccessTime(time)
-                    movedAccessTime = true
+                    moved = true
                 }
                 return inode.record
             } ?? nil
-            if movedAccessTime, let closed, closed.parent != nil { namespace.log(.content(closed)) }
-            return (closed, movedAccessTime)
+            if moved, let closed, closed.parent != nil { namespace.log(.content(closed)) }
+            return (closed, moved && !changedSinceRead)
         }
     }
 

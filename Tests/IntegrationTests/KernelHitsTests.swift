@@ -170,6 +170,62 @@ import Testing
             #expect(try mount.xattr("data", "user.cache.revalidations") != "0")
         }
     }
+
+    /// Past the kernel's queue of events (`max_queued_events`): hits made while the daemon
+    /// could not read them (stopped) are counted up to the queue's size, the overflow is
+    /// logged, and hits after it count again.
+    @Test func aQueueOverflowLosesSomeHitsAndIsLoggedAndCountingGoesOn() throws {
+        let queued = Int(try String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 16384
+        try withMountedStore(arguments: ["-o", "kernel_hits"]) { mount in
+            _ = try mount.mustSucceed("echo x > data/f && cat data/f > /dev/null")
+            // Until the kernel holds the file's attributes after its read moved atime, so the
+            // opens below need no GETATTR of the stopped daemon.
+            let settled = try Shell.waitUntil(seconds: 5) {
+                let times = try mount.mustSucceed("stat -c '%x|%y' data/f").split(separator: "|")
+                return times.count == 2 && times[0] > times[1]
+            }
+            #expect(settled, "the read did not move atime")
+            let pid = try #require(mount.daemon?.pid)
+            // An open and a close each are an event: twice the queue's size is lost in part.
+            // They need no request, so they run while the daemon is stopped. (Plain open(2):
+            // Python's open() asks isatty(), an ioctl, which is a request.)
+            kill(pid, SIGSTOP)
+            let opened: CommandResult
+            do {
+                defer { kill(pid, SIGCONT) }
+                opened = try Shell.run(["timeout", "60", "python3", "-c", """
+                    import os, sys
+                    for _ in range(\(queued)): os.close(os.open(sys.argv[1], os.O_RDONLY))
+                    """, mount.path("data/f")])
+            }
+            #expect(opened.succeeded, "\(opened.error)")
+            let warned = Shell.waitUntil(seconds: 5) { mount.daemonLog.contains("event queue overflowed") }
+            #expect(warned, "no overflow logged: \(mount.daemonLog)")
+            let afterOverflow = Int(try mount.xattr("data", "user.cache.hits")) ?? -1
+            #expect(afterOverflow > 1 && afterOverflow < queued + 1, "hits \(afterOverflow) of \(queued + 1)")
+            _ = try mount.mustSucceed("cat data/f > /dev/null")
+            #expect(Int(try mount.xattr("data", "user.cache.hits")) == afterOverflow + 1)
+        }
+    }
+
+    /// A close event names the file by its name: a file written and at once renamed (a
+    /// download's temporary name), or removed and made again under its name, must still be
+    /// finished by its own close, so a crash after the rename keeps it whole.
+    @Test func aFileWrittenThenRenamedIsWholeAfterACrash() throws {
+        try withMountedStore(arguments: ["--pool", "data=0", "-o", "kernel_hits"]) { mount in
+            _ = try mount.mustSucceed("""
+                head -c 300000 /dev/urandom > data/part && mv data/part data/whole
+                echo one > data/g && rm data/g && echo two > data/g
+                """)
+            let sums = try mount.mustSucceed("sha256sum data/whole data/g")
+            // A pool setting commits after every change queued before it.
+            _ = try mount.mustSucceed("setfattr -n user.cache.max_fetches -v 4 data")
+            try mount.crash()
+            try mount.mount()
+            #expect(try mount.mustSucceed("sha256sum data/whole data/g") == sums)
+        }
+    }
 }
 
 /// Another process that holds a file open for reading until ``close()`` (or the end of the

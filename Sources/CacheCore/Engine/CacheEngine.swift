@@ -204,27 +204,33 @@ public final class CacheEngine: Sendable {
     }
 
     public func mkdir(parent: EntryID, name: [UInt8], mode: UInt32, caller: Caller) throws -> FileAttributes {
-        files.watchForHits(inside: parent)
+        beforeNameChange(in: parent)
         return try names.mkdir(parent: parent, name: name, mode: mode, caller: caller)
     }
 
-    public func unlink(parent: EntryID, name: [UInt8]) throws { try names.unlink(parent: parent, name: name) }
+    public func unlink(parent: EntryID, name: [UInt8]) throws {
+        beforeNameChange(in: parent)
+        try names.unlink(parent: parent, name: name)
+    }
 
-    public func rmdir(parent: EntryID, name: [UInt8]) throws { try names.rmdir(parent: parent, name: name) }
+    public func rmdir(parent: EntryID, name: [UInt8]) throws {
+        beforeNameChange(in: parent)
+        try names.rmdir(parent: parent, name: name)
+    }
 
     public func rename(parent: EntryID, name: [UInt8], newParent: EntryID, newName: [UInt8],
                        flags: RenameFlags) throws {
-        files.watchForHits(inside: newParent)
+        beforeNameChange(in: newParent)
         try names.rename(parent: parent, name: name, newParent: newParent, newName: newName, flags: flags)
     }
 
     public func link(_ id: EntryID, newParent: EntryID, newName: [UInt8]) throws -> FileAttributes {
-        files.watchForHits(inside: newParent)
+        beforeNameChange(in: newParent)
         return forKernel(try names.link(id, newParent: newParent, newName: newName))
     }
 
     public func symlink(parent: EntryID, name: [UInt8], target: [UInt8], caller: Caller) throws -> FileAttributes {
-        files.watchForHits(inside: parent)
+        beforeNameChange(in: parent)
         return try names.symlink(parent: parent, name: name, target: target, caller: caller)
     }
 
@@ -244,6 +250,16 @@ public final class CacheEngine: Sendable {
             // Removed since the request read it: the removal's notification tells the kernel.
             return attributes
         }
+    }
+
+    /// Before a request changes names in `directory` (the kernel serving opens): the
+    /// directory is watched, and the close events queued so far are read while the names they
+    /// carry still mean the files they were made for (a writer closed, then its file renamed
+    /// or removed, is ended; a new file of the same name never takes an old file's close).
+    private func beforeNameChange(in directory: EntryID) {
+        guard files.servesOpensInKernel else { return }
+        files.watchForHits(inside: directory)
+        eviction.kernelCloses.catchUp()
     }
 
     /// `attributes` with how long the kernel may keep them and the name: until the file
@@ -273,7 +289,7 @@ public final class CacheEngine: Sendable {
     public func create(parent: EntryID, name: [UInt8], mode: UInt32, flags: Int32, caller: Caller) throws
         -> CreatedFile
     {
-        files.watchForHits(inside: parent)
+        beforeNameChange(in: parent)
         var created = try files.create(parent: parent, name: name, mode: mode, flags: flags, caller: caller)
         created.attributes = forKernel(created.attributes)
         created.bypassesPageCache = files.bypassesPageCache(created.handle)
@@ -288,7 +304,7 @@ public final class CacheEngine: Sendable {
     public func mknod(parent: EntryID, name: [UInt8], mode: UInt32, device: UInt64, caller: Caller) throws
         -> FileAttributes
     {
-        files.watchForHits(inside: parent)
+        beforeNameChange(in: parent)
         return forKernel(try files.mknod(parent: parent, name: name, mode: mode, device: device, caller: caller))
     }
 

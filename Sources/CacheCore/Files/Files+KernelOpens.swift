@@ -152,10 +152,10 @@ extension Files {
         let time = names.now.nanoseconds
         for closed in batch.readers {
             guard let id = names.fileNamed(closed.name, in: closed.directory) else { continue }
-            let (record, movedAccessTime) = names.noteReaderClosed(id, at: time)
+            let (record, kernelHoldsOldAtime) = names.noteReaderClosed(id, at: time)
             guard let record else { continue }
             recordAccess(id)
-            if movedAccessTime { notifications.invalidateAttributes(of: id, waitingAtMost: 0) }
+            if kernelHoldsOldAtime { notifications.invalidateAttributes(of: id, waitingAtMost: 0) }
             // The mark is taken either way: the close of the read that started a fetch may be
             // read while the fetch is still finishing.
             let wasTheMiss = readThrough.fetches.takeFirstOpenIsMiss(id)
