@@ -646,6 +646,12 @@ class CrashLoop:
                         continue
                     read_errors.append(f"ERROR read {rel} after remount: {ename(e)} ({e.strerror})")
                     continue
+                if state == "pending" and rel not in must:
+                    # Evicted (disk pressure) between the scan's lookup and its getxattr: the
+                    # kernel still holds the inode, so it reads the kept bytes (kernel_hits)
+                    # of a file that is gone, as the GONE case above.
+                    log(f"cycle {c}: {rel} was evicted while the check read it (state pending)")
+                    continue
                 ok, reason, dg = S.check_content(data, size)
                 observed[rel] = (state, len(data), ok, reason, dg)
         self.last_checked = len(observed)
