@@ -180,6 +180,13 @@ public enum Tunables {
     /// `stat` right after a read shows the new atime, and an invalidation stuck behind a
     /// directory lock never holds an open up for longer.
     package static let attributeInvalidationWaitSeconds = 0.1
+    /// How long the listener of the kernel's open and close events (`kernel_hits`) lets them
+    /// gather after it wakes: one read then takes many hits' events, not one wakeup each.
+    /// Nothing waits on it (a request or an eviction pass that needs the events reads the
+    /// queue itself), and the kernel queues 16,384 events by default, far more than gather.
+    public static let kernelEventGatherMicroseconds: UInt32 = 1_000
+    /// The buffer one read of those events fills (they are 16 bytes and a name each).
+    public static let kernelEventBufferBytes = 64 * 1024
     /// Removals told to the kernel between two looks at the attribute queue, so an open's
     /// invalidation never waits behind an eviction's thousands of removals.
     package static let notificationChunk = 64

@@ -57,11 +57,12 @@ extension Names {
         names.map { .lookUpAgain(parent: $0.parent, name: Array($0.name)) }
     }
 
-    /// The file called `name` in `directory`, if memory has it (a close event names it so).
-    package func fileNamed(_ name: [UInt8], in directory: EntryID) -> EntryID? {
-        namespace.withLock { namespace in
-            guard let found = try? namespace.childID(of: directory, named: Data(name)) else { return nil }
-            return found
+    /// The entries called so, each nil when memory does not have it (the kernel's events
+    /// name files by directory and name), in one hold of the namespace.
+    package func entriesNamed(_ files: [(directory: EntryID, name: [UInt8])]) -> [EntryID?] {
+        guard !files.isEmpty else { return [] }
+        return namespace.withLock { namespace in
+            files.map { file in try? namespace.childID(of: file.directory, named: Data(file.name)) }
         }
     }
 

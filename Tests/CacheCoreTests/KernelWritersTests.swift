@@ -41,8 +41,8 @@ import Testing
     }
 
     /// A real inotify instance on a folder of the local disk: each read is a hit (two reads
-    /// of one file in a row are two, not merged), each write's close names its writer, and a
-    /// queue overflow is reported.
+    /// of one file in a row are two, not merged), each write's close names its writer, each
+    /// open is listed, and a queue overflow is reported.
     @Test func closeEventsNameEveryReaderAndWriterInOrder() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kh-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
@@ -58,13 +58,33 @@ import Testing
         var batches: [KernelCloseEvents.Batch] = []
         events.drainPending { batches.append($0) }
         let readers = batches.flatMap(\.readers), writers = batches.flatMap(\.writers)
-        let a = KernelCloseEvents.Closed(directory: 1, name: Array("a".utf8))
-        let b = KernelCloseEvents.Closed(directory: 7, name: Array("b".utf8))
+        let a = KernelCloseEvents.NamedFile(directory: 1, name: Array("a".utf8))
+        let b = KernelCloseEvents.NamedFile(directory: 7, name: Array("b".utf8))
         #expect(readers == [a, a])
         #expect(writers == [b, a])
+        #expect(batches.flatMap(\.opened) == [b, a, a, a])
         let overflowed = batches.contains { $0.overflowed }
         #expect(!overflowed)
         let overflow = events.batch(of: [.init(watch: -1, mask: UInt32(IN_Q_OVERFLOW), name: [])])
         #expect(overflow.overflowed && overflow.readers.isEmpty)
+    }
+
+    /// Opens and closes read in one batch net out in any order; a file left with no open
+    /// descriptor is reported once; FORGET and an overflow drop what is left.
+    @Test func openCountsNetEachBatchAndReportFilesLeftClosed() {
+        let counts = KernelOpenCounts()
+        #expect(counts.apply(opened: [], closed: [4]) == [4])
+        #expect(!counts.isOpen(4))
+        #expect(counts.apply(opened: [5, 6, 5], closed: [5]).isEmpty)
+        #expect(counts.isOpen(5) && counts.isOpen(6))
+        #expect(counts.apply(opened: [], closed: [5]) == [5])
+        #expect(!counts.isOpen(5) && counts.isOpen(6))
+        #expect(counts.apply(opened: [7], closed: [7]).isEmpty)
+        #expect(!counts.isOpen(7))
+        counts.forget(6)
+        #expect(counts.isEmpty)
+        _ = counts.apply(opened: [8], closed: [])
+        counts.removeAll()
+        #expect(!counts.isOpen(8))
     }
 }

@@ -33,6 +33,39 @@ import Testing
         }
     }
 
+    /// An overwrite killed after its `open(O_TRUNC)` and before its first write: the emptied
+    /// cached file is dropped at the next mount, never kept as a whole (empty) one, while a
+    /// `truncate` with no descriptor open is a finished change that stays. With `kernel_hits`
+    /// (the default) the kernel opens by itself and sends the truncation afterwards, with no handle: the
+    /// truncation of a file it has open starts the write.
+    @Test(arguments: [["-o", "kernel_hits=off"], []])
+    func killBetweenAnOverwritesTruncationAndItsFirstWriteDropsTheEmptiedFile(options: [String]) throws {
+        try withMountedStore(arguments: ["--pool", "data=0"] + options) { mount in
+            _ = try mount.mustSucceed("head -c 300000 /dev/urandom > data/overwritten")
+            _ = try mount.mustSucceed("head -c 1000 /dev/urandom > data/truncated && truncate -s 100 data/truncated")
+            let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
+            defer { close(quiet) }
+            // The shell's `>` opens with O_TRUNC; it then holds the descriptor, writing nothing.
+            let holder = try ChildProcess(["sh", "-c", "exec 3>'\(mount.path("data/overwritten"))'; exec sleep 600"],
+                                          stdin: quiet, stdout: quiet, stderr: quiet)
+            defer {
+                holder.signal(SIGKILL)
+                _ = holder.wait()
+            }
+            #expect(try Shell.waitUntil(seconds: 20) {
+                try mount.mustSucceed("stat -c %s data/overwritten") == "0"
+            })
+            // An fsync commits the index: without the write's mark, the emptied file would now
+            // be recorded as finished.
+            _ = try mount.mustSucceed("sync data/overwritten")
+            try mount.crash()
+            try mount.mount()
+            #expect(try mount.mustSucceed("ls data | tr '\\n' ' '") == "truncated")
+            #expect(try mount.mustSucceed("stat -c %s data/truncated") == "100")
+            #expect(try mount.objectFileCount() == 1)
+        }
+    }
+
     /// The usage rows commit with the entries (see UsageTotals): killed in the middle of creates
     /// and unlinks, the next mount reads them and they equal the bytes present.
     @Test func killDuringCreatesAndUnlinksLeavesUsageEqualToTheBytesPresent() throws {

@@ -116,10 +116,21 @@ extension Files {
     /// A truncation changes the bytes first, outside the namespace hold (the kernel holds
     /// the inode's lock across SETATTR, so no write to the file runs meanwhile), then the
     /// record and the pool's usage in one hold.
+    ///
+    /// With the kernel serving opens, a truncation of a file it has open (an `open(O_TRUNC)`'s:
+    /// the kernel sends it after its open, with no handle) starts that open's write, as OPEN
+    /// did: the writing mark stays until its close, so a crash before the first write drops
+    /// the emptied file instead of keeping it as a whole one.
     func setattr(_ id: EntryID, changes: AttributeChanges, handle: UInt64?) throws -> FileAttributes {
         if let size = changes.size {
             // A truncation changes a complete file: one still being fetched completes first.
             try readThrough.fetchWhole(id)
+            if servesOpensInKernel, isOpenInKernel(id) {
+                return try withKernelWriter(of: id) { writer in
+                    try truncate(id, to: size, handle: writer)
+                    return try names.setAttributes(id, changes)
+                }
+            }
             try markWriting(id)
             defer { finishWriting(id) }
             try truncate(id, to: size, handle: handle)

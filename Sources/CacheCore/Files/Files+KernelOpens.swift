@@ -130,28 +130,36 @@ extension Files {
         if let handle = kernelWriters.end(id) { release(handle) }
     }
 
-    /// The kernel forgot `id`: nothing can write it any more.
+    /// The kernel forgot `id`: nothing has it open or can write it any more.
     func kernelForgot(_ id: EntryID) {
-        guard kernelWriters.count > 0, !names.isHeldByKernel(id) else { return }
+        guard kernelWriters.count > 0 || !kernelOpens.isEmpty, !names.isHeldByKernel(id) else { return }
+        kernelOpens.forget(id)
         endKernelWriter(id)
     }
 
-    /// Closes the kernel reported: a writer's ends the inode's writer; a reader's is a hit,
-    /// counted as OPEN counted one (the access, relatime's atime, the pool's hit counters and
-    /// its policy), unless the file's bytes are still coming from its origin.
+    /// Opens and closes the kernel reported: a writer's close ends the inode's writer, and so
+    /// does the last close of a file a truncation started writing (``setattr``); a reader's is
+    /// a hit, counted as OPEN counted one (the access, relatime's atime, the pool's hit
+    /// counters and its policy), unless the file's bytes are still coming from its origin.
     func kernelClosed(_ batch: KernelCloseEvents.Batch) {
         guard servesOpensInKernel else { return }
         if batch.overflowed {
             // A writer whose close was lost stays marked until the kernel forgets its inode
             // or the mount ends: a crash meanwhile drops it as torn, never serves it whole.
             logger.warning("kernel_hits: the kernel's event queue overflowed: some hits were not counted")
+            kernelOpens.removeAll()
         }
-        for closed in batch.writers {
-            if let id = names.fileNamed(closed.name, in: closed.directory) { endKernelWriter(id) }
+        let named = batch.opened + batch.writers + batch.readers
+        let ids = names.entriesNamed(named.map { ($0.directory, $0.name) })
+        let opened = ids[..<batch.opened.count].compactMap { $0 }
+        let writers = ids[batch.opened.count..<(batch.opened.count + batch.writers.count)].compactMap { $0 }
+        let readers = ids[(batch.opened.count + batch.writers.count)...].compactMap { $0 }
+        for id in writers { endKernelWriter(id) }
+        for id in kernelOpens.apply(opened: opened, closed: writers + readers) where kernelWriters.count > 0 {
+            endKernelWriter(id)
         }
         let time = names.now.nanoseconds
-        for closed in batch.readers {
-            guard let id = names.fileNamed(closed.name, in: closed.directory) else { continue }
+        for id in readers {
             let (record, kernelHoldsOldAtime) = names.noteReaderClosed(id, at: time)
             guard let record else { continue }
             recordAccess(id)
@@ -161,6 +169,12 @@ extension Files {
             let wasTheMiss = readThrough.fetches.takeFirstOpenIsMiss(id)
             if !wasTheMiss, !readThrough.fetches.isUnfinished(id) { names.countHit(of: record) }
         }
+    }
+
+    /// Whether the kernel has `id` open, its events read up to now.
+    func isOpenInKernel(_ id: EntryID) -> Bool {
+        eviction.kernelCloses.catchUp()
+        return kernelOpens.isOpen(id)
     }
 
     /// Before the daemon answers the first request made inside `directory` (a lookup, a

@@ -13,6 +13,8 @@ final class Files: Sendable {
     let handles: HandleTable
     /// Each inode's one writer when the kernel serves opens (`kernel_hits`).
     let kernelWriters = KernelWriters()
+    /// The files the kernel has open when it serves opens, from its events.
+    let kernelOpens = KernelOpenCounts()
     /// A directory could not be watched for hits (reported once).
     let unwatchedDirectoryReported = Atomic<Bool>(false)
     /// Syncs closed files and marks them durable (see `makeClosedFilesDurable`).

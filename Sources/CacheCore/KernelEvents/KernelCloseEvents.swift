@@ -6,27 +6,30 @@ import Synchronization
 /// The kernel's open and close events on the mount (inotify, one watch per directory the
 /// kernel has entered), read in batches: how the daemon learns of the hits the kernel serves
 /// by itself (`kernel_hits`), with no request per hit. A close of a descriptor opened to read
-/// is a hit; a close of one opened to write ends the inode's writer.
+/// is a hit; a close of one opened to write ends the inode's writer; opens and closes together
+/// tell which files the kernel has open (``KernelOpenCounts``).
 ///
 /// Why inotify: its events carry the directory and the name, and no descriptor (fanotify's
 /// events each hold a descriptor of the file, which makes an unmount at that moment fail with
-/// EBUSY), and it needs no privilege. Opens are watched too, only so that the kernel never
-/// merges two closes of one file in a row into one event (it merges an event identical to the
-/// last one queued). A directory is watched before the daemon answers the first request made
+/// EBUSY), and it needs no privilege. Opens are watched too: they tell an `open(O_TRUNC)`'s
+/// truncation from a `truncate(2)`'s, and they keep the kernel from merging two closes of one
+/// file in a row into one event (it merges an event identical to the last one queued). A directory is watched before the daemon answers the first request made
 /// inside it (``isWatching(_:)``, ``watch(_:path:)``), so every file's close is seen. Events the
 /// kernel could not queue (past `max_queued_events`, 16,384 by default) are lost: the batch
 /// says so.
 public final class KernelCloseEvents: Sendable {
-    /// A file closed: its directory and its name there.
-    public struct Closed: Sendable, Equatable {
+    /// A file opened or closed: its directory and its name there.
+    public struct NamedFile: Sendable, Equatable {
         public var directory: EntryID
         public var name: [UInt8]
     }
 
     /// What one read of the queue brought.
     public struct Batch: Sendable, Equatable {
-        public var readers: [Closed] = []
-        public var writers: [Closed] = []
+        public var opened: [NamedFile] = []
+        /// Closes of descriptors opened to read only, and of those opened to write.
+        public var readers: [NamedFile] = []
+        public var writers: [NamedFile] = []
         public var overflowed = false
     }
 
@@ -87,7 +90,8 @@ public final class KernelCloseEvents: Sendable {
         }
     }
 
-    /// Reads events until ``stop()``, handing each read's batch to `deliver`.
+    /// Reads events until ``stop()``, handing each read's batch to `deliver`; after each
+    /// wakeup, lets events gather for a moment first (``Tunables/kernelEventGatherMicroseconds``).
     public func run(_ deliver: (Batch) -> Void) {
         var waiting = [pollfd(fd: instance, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
@@ -97,6 +101,7 @@ public final class KernelCloseEvents: Sendable {
                 return
             }
             if waiting[1].revents != 0 { return }
+            usleep(Tunables.kernelEventGatherMicroseconds)
             drainPending(deliver)
         }
     }
@@ -104,7 +109,7 @@ public final class KernelCloseEvents: Sendable {
     /// Reads every event queued so far, handing each read's batch to `deliver`.
     public func drainPending(_ deliver: (Batch) -> Void) {
         reading.withLock { _ in
-            let capacity = 64 * 1024
+            let capacity = Tunables.kernelEventBufferBytes
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
             defer { buffer.deallocate() }
             while true {
@@ -149,8 +154,8 @@ public final class KernelCloseEvents: Sendable {
         return events
     }
 
-    /// The closes of files among `events`, by directory; a watch the kernel ended (its
-    /// directory removed) is forgotten.
+    /// The opens and closes of files among `events`, by directory; a watch the kernel ended
+    /// (its directory removed) is forgotten.
     func batch(of events: [Event]) -> Batch {
         watches.withLock { watches in
             var batch = Batch()
@@ -161,9 +166,10 @@ public final class KernelCloseEvents: Sendable {
                 }
                 guard event.mask & UInt32(IN_ISDIR) == 0, !event.name.isEmpty,
                       let directory = watches.directories[event.watch] else { continue }
-                let closed = Closed(directory: directory, name: event.name)
-                if event.mask & UInt32(IN_CLOSE_WRITE) != 0 { batch.writers.append(closed) }
-                if event.mask & UInt32(IN_CLOSE_NOWRITE) != 0 { batch.readers.append(closed) }
+                let file = NamedFile(directory: directory, name: event.name)
+                if event.mask & UInt32(IN_OPEN) != 0 { batch.opened.append(file) }
+                if event.mask & UInt32(IN_CLOSE_WRITE) != 0 { batch.writers.append(file) }
+                if event.mask & UInt32(IN_CLOSE_NOWRITE) != 0 { batch.readers.append(file) }
             }
             return batch
         }
