@@ -1,4 +1,5 @@
 import struct Foundation.Data
+import func Glibc.memcmp
 
 /// An entry's name as its ``Inode`` keeps it, in 16 bytes: up to 14 bytes inline (as `Data`
 /// keeps them), a longer name in one allocation holding its bytes.
@@ -54,7 +55,10 @@ struct StoredName: Sendable {
     /// Whether `name` is this name, byte for byte.
     func equals(_ name: Data) -> Bool {
         guard name.count == count else { return false }
-        return withBytes { stored in name.withUnsafeBytes { stored.elementsEqual($0) } }
+        guard count > 0 else { return true }
+        // memcmp: every lookup compares candidates, and with kernel_hits every open and close
+        // event does; the generic byte-by-byte comparison showed in the profile of a hit.
+        return withBytes { stored in name.withUnsafeBytes { memcmp(stored.baseAddress!, $0.baseAddress!, count) == 0 } }
     }
 
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {

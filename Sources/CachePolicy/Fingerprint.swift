@@ -3,9 +3,7 @@
 /// traces mean the same across mounts.
 public enum Fingerprint {
     public static func of<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return mix(hash)
+        mix(fold(bytes, into: 0xcbf2_9ce4_8422_2325))
     }
 
     /// A file's name in its directory.
@@ -16,8 +14,16 @@ public enum Fingerprint {
             hash = (hash ^ (parentBits & 0xff)) &* 0x100_0000_01b3
             parentBits >>= 8
         }
-        for byte in name { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return mix(hash)
+        // Through the bytes' buffer when they have one (a `Data` does): iterating a `Data`
+        // byte by byte showed in the profile of a hit, which fingerprints the file's name.
+        if let folded = name.withContiguousStorageIfAvailable({ fold($0, into: hash) }) { return mix(folded) }
+        return mix(fold(name, into: hash))
+    }
+
+    private static func fold(_ bytes: some Sequence<UInt8>, into start: UInt64) -> UInt64 {
+        var hash = start
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
     }
 
     static func mix(_ value: UInt64) -> UInt64 {
