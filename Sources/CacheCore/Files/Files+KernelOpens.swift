@@ -188,7 +188,8 @@ extension Files {
             try events.watch(directory, path: path)
         } catch {
             if !unwatchedDirectoryReported.exchange(true, ordering: .relaxed) {
-                logger.warning("kernel_hits: cannot watch directory \(String(decoding: path, as: UTF8.self)) for hits: \(error); hits there are not counted (raise fs.inotify.max_user_watches)")
+                let reason = String(cString: strerror(CacheError.errno(for: error)))
+                logger.warning("kernel_hits: cannot watch directory \(String(decoding: path, as: UTF8.self)) for hits (\(reason); the limit is fs.inotify.max_user_watches): reads there are served but not counted as hits or accesses; this is said once")
             }
         }
     }

@@ -14,7 +14,8 @@ final class KernelHitsListener: Sendable {
         do {
             return try KernelCloseEvents(mountpoint: mountpoint)
         } catch {
-            logger.warning("kernel_hits: no inotify instance (\(error)); every open goes through the daemon")
+            let reason = String(cString: strerror(error.errno))
+            logger.warning("kernel_hits: the kernel refused an inotify instance (\(reason); the limit is fs.inotify.max_user_instances); every open goes through the daemon, as with kernel_hits=off")
             return nil
         }
     }
