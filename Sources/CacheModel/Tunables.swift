@@ -152,6 +152,10 @@ public enum Tunables {
     /// How many children of a directory one hold of an unload checks or forgets, as an
     /// install's holds do (``installNamesPerHold``).
     package static let unloadNamesPerHold = 1_024
+    /// Inode positions one hold of a settings change's scan looks at (the kernel's names of
+    /// a pool's files dropped, ``Names/kernelLooksUpAgain(inPool:)``): a check of a counter
+    /// each, so about as long a hold as an install's.
+    package static let inodesScannedPerHold = 16_384
     /// The inode table is packed (its array copied without freed positions, so their memory
     /// goes back) once unloads have freed at least this many positions and more than it holds.
     package static let compactAfterVacantInodes = 16_384

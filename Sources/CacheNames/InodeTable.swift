@@ -107,11 +107,23 @@ struct InodeTable: Sendable {
         }
         inodes = packed
         vacant = []
+        compactions += 1
         byID.remapSlots(newSlot)
         return newSlot
     }
 
     var values: [Inode] { byID.slots.map { inodes[Int($0)] } }
+
+    /// Positions in use or vacant: the end of the range ``forEach(inPositions:_:)`` takes.
+    var positions: Int { inodes.count }
+    /// How many times ``compact()`` moved the inodes: a scan in several holds starts again
+    /// when it changed between two of them.
+    private(set) var compactions = 0
+
+    /// The loaded inodes at `range`'s positions (vacant ones skipped).
+    func forEach(inPositions range: Range<Int>, _ body: (Inode) -> Void) {
+        for position in range.clamped(to: inodes.indices) where inodes[position].id != 0 { body(inodes[position]) }
+    }
 
     /// Every loaded inode, without copying them all into an array first.
     func forEach(_ body: (Inode) -> Void) {

@@ -36,12 +36,28 @@ extension Names {
     /// Has the kernel drop the names of `pool`'s files it holds (a lookup not forgotten), so
     /// their next use looks them up again: a change of the pool's settings moved when they
     /// expire or are revalidated, which their entries' timeouts carry.
+    ///
+    /// The scan goes through every inode in memory, in bounded holds (a million inodes would
+    /// hold the namespace for milliseconds at once); a compaction between two holds moves the
+    /// inodes, and the scan then starts again (a name told twice costs nothing).
     package func kernelLooksUpAgain(inPool pool: EntryID) {
-        changeInMemory { namespace, effects in
-            namespace.inodes.forEach { inode in
-                guard inode.lookups > 0, !inode.isDirectory, inode.record.pool == pool else { return }
-                effects.notifications += Self.lookUpAgain(inode.names)
+        var position = 0
+        var compactions: Int?
+        while true {
+            let finished = changeInMemory { namespace, effects -> Bool in
+                if compactions != namespace.inodes.compactions {
+                    (position, compactions) = (0, namespace.inodes.compactions)
+                }
+                let end = position + Tunables.inodesScannedPerHold
+                namespace.inodes.forEach(inPositions: position..<end) { inode in
+                    guard inode.lookups > 0, !inode.isDirectory, inode.record.pool == pool else { return }
+                    effects.notifications += Self.lookUpAgain(inode.names)
+                }
+                position = end
+                return end >= namespace.inodes.positions
             }
+            if finished { return }
+            yieldBetweenHolds()
         }
     }
 

@@ -112,6 +112,23 @@ import Testing
         #expect(table[2_001]?.record == Self.record(2_001))
     }
 
+    /// A scan in ranges of positions (a settings change's, in bounded holds) sees every
+    /// loaded inode once and no vacant one; a compaction between two ranges is counted, so
+    /// the scan knows to start again.
+    @Test func aScanInRangesOfPositionsSeesEveryInodeOnceAndNoticesACompaction() {
+        var table = InodeTable()
+        for id in EntryID(1)...2_000 { table[id] = Inode(record: Self.record(id)) }
+        for id in EntryID(1)...2_000 where id % 3 == 0 { table[id] = nil }
+        var seen: [EntryID] = []
+        for start in stride(from: 0, to: table.positions, by: 300) {
+            table.forEach(inPositions: start..<(start + 300)) { seen.append($0.id) }
+        }
+        #expect(seen.sorted() == (EntryID(1)...2_000).filter { $0 % 3 != 0 })
+        let before = table.compactions
+        _ = table.compact()
+        #expect(table.compactions == before + 1 && table.positions == table.count)
+    }
+
     @Test func aChildOrderPastThirtyTwoBitIDsKeepsEveryIDInOrder() {
         var order = ChildOrder()
         for id in EntryID(1)...10 { order.append(id * 10) }
