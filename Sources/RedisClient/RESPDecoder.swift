@@ -36,10 +36,52 @@ struct RESPDecoder: ByteToMessageDecoder {
     /// One whole value from the buffer's front, consuming it; `nil` (consuming nothing) when
     /// the value has not fully arrived.
     static func parse(_ buffer: inout ByteBuffer) throws -> RESPValue? {
+        // Walk the frame first without copying anything out: a large array arriving in many
+        // reads is then copied once, when whole, not once per read.
+        var probe = buffer
+        guard try skipValue(&probe, depth: 0) else { return nil }
         var cursor = buffer
         guard let value = try parseValue(&cursor, depth: 0) else { return nil }
         buffer.moveReaderIndex(to: cursor.readerIndex)
         return value
+    }
+
+    /// Moves past one whole value, checking it as `parseValue` does; false if it has not fully arrived.
+    private static func skipValue(_ buffer: inout ByteBuffer, depth: Int) throws -> Bool {
+        guard let type = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) else { return false }
+        switch type {
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            return try readLine(&buffer) != nil
+        case UInt8(ascii: ":"):
+            guard let line = try readLine(&buffer) else { return false }
+            _ = try parseInteger(line, what: "integer")
+            return true
+        case UInt8(ascii: "$"):
+            guard let line = try readLine(&buffer) else { return false }
+            guard let length = try parseLength(line, what: "bulk string", maximum: maximumBulkLength) else { return true }
+            guard buffer.readableBytes >= length + 2 else { return false }
+            buffer.moveReaderIndex(forwardBy: length)
+            return try readCRLF(&buffer, after: length)
+        case UInt8(ascii: "*"):
+            guard depth < maximumDepth else {
+                throw RESPDecodingError("arrays nested deeper than \(maximumDepth) levels")
+            }
+            guard let line = try readLine(&buffer) else { return false }
+            guard let count = try parseLength(line, what: "array", maximum: maximumArrayCount) else { return true }
+            for _ in 0..<count {
+                guard try skipValue(&buffer, depth: depth + 1) else { return false }
+            }
+            return true
+        default:
+            throw RESPDecodingError("unknown RESP type byte 0x\(String(type, radix: 16))")
+        }
+    }
+
+    private static func readCRLF(_ buffer: inout ByteBuffer, after length: Int) throws -> Bool {
+        guard buffer.readBytes(length: 2) == [UInt8(ascii: "\r"), UInt8(ascii: "\n")] else {
+            throw RESPDecodingError("bulk string of \(length) bytes is not followed by CRLF")
+        }
+        return true
     }
 
     private static func parseValue(_ buffer: inout ByteBuffer, depth: Int) throws -> RESPValue? {
@@ -69,9 +111,7 @@ struct RESPDecoder: ByteToMessageDecoder {
         guard let length else { return .bulkString(nil) }
         guard buffer.readableBytes >= length + 2 else { return nil }
         let bytes = buffer.readBytes(length: length)!
-        guard buffer.readBytes(length: 2) == [UInt8(ascii: "\r"), UInt8(ascii: "\n")] else {
-            throw RESPDecodingError("bulk string of \(length) bytes is not followed by CRLF")
-        }
+        _ = try readCRLF(&buffer, after: length)
         return .bulkString(bytes)
     }
 
