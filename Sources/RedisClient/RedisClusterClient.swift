@@ -134,6 +134,11 @@ public final class RedisClusterClient: RedisCommandSending {
             reply = client.send(arguments, deadline: deadline)
         }
         return reply.flatMapError { error in
+            if Self.mayMeanTheMapChanged(error) {
+                // A node gone or stalled may have been failed over: learn the map again for
+                // the next command (this one fails: it may not be safe to send twice).
+                _ = self.refreshSlotMap(deadline: .now() + self.nodeOptions.commandTimeout)
+            }
             guard case RedisError.server(let message) = error,
                 let redirection = ClusterRedirection(errorMessage: message, answeringHost: target.host)
             else { return reply.eventLoop.makeFailedFuture(error) }
@@ -158,6 +163,13 @@ public final class RedisClusterClient: RedisCommandSending {
                     arguments, slot: slot, redirectedTo: address, asking: true,
                     redirectsLeft: redirectsLeft - 1, deadline: deadline)
             }
+        }
+    }
+
+    private static func mayMeanTheMapChanged(_ error: Error) -> Bool {
+        switch error {
+        case RedisError.connectionFailed, RedisError.connectionClosed, RedisError.timeout: return true
+        default: return false
         }
     }
 
