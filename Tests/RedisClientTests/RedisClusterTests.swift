@@ -7,7 +7,7 @@ import Testing
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 /// Against a real three-node Redis Cluster each.
-@Suite struct RedisClusterTests {
+@Suite(.timeLimit(.minutes(1))) struct RedisClusterTests {
     @Test func keysOnEveryNodeThroughOneSeed() throws {
         let cluster = try RedisClusterServers()
         defer { cluster.stop() }

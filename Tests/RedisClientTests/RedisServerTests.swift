@@ -11,7 +11,7 @@ private func options(_ server: RedisServer, commandTimeout: TimeAmount = .second
 }
 
 /// Against a real redis-server each (started and killed by the test).
-@Suite struct RedisServerTests {
+@Suite(.timeLimit(.minutes(1))) struct RedisServerTests {
     @Test func getSetAndExpire() throws {
         let server = try RedisServer()
         defer { server.stop() }
@@ -109,7 +109,7 @@ private func options(_ server: RedisServer, commandTimeout: TimeAmount = .second
     }
 }
 
-@Suite struct RedisAuthenticationTests {
+@Suite(.timeLimit(.minutes(1))) struct RedisAuthenticationTests {
     private static func startServer() throws -> RedisServer {
         try RedisServer(
             arguments: ["--requirepass", "right-password", "--user", "alice", "on", ">alice-password", "~*", "+@all"],
@@ -171,7 +171,7 @@ private func options(_ server: RedisServer, commandTimeout: TimeAmount = .second
 }
 
 /// Failures: nothing listening, a stalled server, a server killed and started again.
-@Suite struct RedisFailureTests {
+@Suite(.timeLimit(.minutes(1))) struct RedisFailureTests {
     @Test func aServerDownFailsFast() throws {
         let port = try FreePorts.next()
         let client = try RedisClient(
