@@ -48,6 +48,8 @@ public final class RedisClient: RedisCommandSending {
         self.link = Mutex(ClientLink(nextDelay: reconnectPolicy.initialDelay))
     }
 
+    public var commandTimeout: TimeAmount { options.commandTimeout }
+
     public func send(_ arguments: [[UInt8]], deadline: NIODeadline?) -> EventLoopFuture<RESPValue> {
         let deadline = deadline ?? .now() + options.commandTimeout
         return connection(deadline: deadline).flatMap { $0.send(arguments, deadline: deadline) }

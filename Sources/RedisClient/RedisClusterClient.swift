@@ -40,6 +40,8 @@ public final class RedisClusterClient: RedisCommandSending {
         self.eventLoopGroup = eventLoopGroup
     }
 
+    public var commandTimeout: TimeAmount { nodeOptions.commandTimeout }
+
     public func send(_ arguments: [[UInt8]], deadline: NIODeadline?) -> EventLoopFuture<RESPValue> {
         let deadline = deadline ?? .now() + nodeOptions.commandTimeout
         let slot = arguments.count > 1 ? KeySlot.slot(of: arguments[1]) : nil

@@ -1,5 +1,7 @@
+import Dispatch
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// What can send a Redis command: a connection, a reconnecting client, a cluster client.
 /// The typed and blocking helpers are built on `send`.
@@ -8,6 +10,9 @@ public protocol RedisCommandSending: Sendable {
     /// fails with `RedisError.server` for an error reply, `RedisError.timeout` once `deadline`
     /// (the options' command timeout from now when `nil`) has passed.
     func send(_ arguments: [[UInt8]], deadline: NIODeadline?) -> EventLoopFuture<RESPValue>
+
+    /// A command's deadline when the caller gives none: this long from when it is sent.
+    var commandTimeout: TimeAmount { get }
 }
 
 extension RedisCommandSending {
@@ -63,38 +68,64 @@ extension RedisCommandSending {
 /// wait on an event-loop thread, where waiting would deadlock.
 extension RedisCommandSending {
     public func sendBlocking(_ arguments: [[UInt8]], deadline: NIODeadline? = nil) throws -> RESPValue {
-        try waitOffEventLoop(send(arguments, deadline: deadline))
+        let deadline = deadline ?? .now() + commandTimeout
+        return try waitOffEventLoop(until: deadline, send(arguments, deadline: deadline))
     }
 
     public func getBlocking(_ key: [UInt8], deadline: NIODeadline? = nil) throws -> [UInt8]? {
-        try waitOffEventLoop(get(key, deadline: deadline))
+        let deadline = deadline ?? .now() + commandTimeout
+        return try waitOffEventLoop(until: deadline, get(key, deadline: deadline))
     }
 
     public func setBlocking(
         _ key: [UInt8], _ value: [UInt8], expireSeconds: Int? = nil, deadline: NIODeadline? = nil
     ) throws {
-        try waitOffEventLoop(set(key, value, expireSeconds: expireSeconds, deadline: deadline))
+        let deadline = deadline ?? .now() + commandTimeout
+        try waitOffEventLoop(until: deadline, set(key, value, expireSeconds: expireSeconds, deadline: deadline))
     }
 
     public func existsBlocking(_ key: [UInt8], deadline: NIODeadline? = nil) throws -> Bool {
-        try waitOffEventLoop(exists(key, deadline: deadline))
+        let deadline = deadline ?? .now() + commandTimeout
+        return try waitOffEventLoop(until: deadline, exists(key, deadline: deadline))
     }
 
     @discardableResult
     public func delBlocking(_ keys: [[UInt8]], deadline: NIODeadline? = nil) throws -> Int {
-        try waitOffEventLoop(del(keys, deadline: deadline))
+        let deadline = deadline ?? .now() + commandTimeout
+        return try waitOffEventLoop(until: deadline, del(keys, deadline: deadline))
     }
 
     public func pingBlocking(deadline: NIODeadline? = nil) throws {
-        try waitOffEventLoop(ping(deadline: deadline))
+        let deadline = deadline ?? .now() + commandTimeout
+        try waitOffEventLoop(until: deadline, ping(deadline: deadline))
     }
 }
 
+/// Waits for `future` on a plain thread. The future fails by `deadline` by itself (the
+/// command's timer); the wait still ends a second past it, so a bug there can never leave a
+/// caller stuck.
 private func waitOffEventLoop<Value: Sendable>(
-    _ future: @autoclosure () -> EventLoopFuture<Value>
+    until deadline: NIODeadline, _ future: @autoclosure () -> EventLoopFuture<Value>
 ) throws -> Value {
     guard MultiThreadedEventLoopGroup.currentEventLoop == nil else {
         throw RedisError.blockingCallOnEventLoop
     }
-    return try future().wait()
+    let outcome = Outcome<Value>()
+    future().whenComplete { result in outcome.complete(result) }
+    let backstop = max(0, (deadline - .now()).nanoseconds) + TimeAmount.seconds(1).nanoseconds
+    guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(backstop))) == .success else {
+        throw RedisError.timeout("no answer even a second past the deadline")
+    }
+    return try outcome.result.withLock { $0! }.get()
+}
+
+/// A result handed from an event loop to the thread waiting for it.
+private final class Outcome<Value: Sendable>: Sendable {
+    let result = Mutex<Result<Value, Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+
+    func complete(_ value: Result<Value, Error>) {
+        result.withLock { $0 = value }
+        done.signal()
+    }
 }

@@ -74,6 +74,8 @@ public final class RedisConnection: RedisCommandSending {
             }
     }
 
+    public var commandTimeout: TimeAmount { options.commandTimeout }
+
     public func send(_ arguments: [[UInt8]], deadline: NIODeadline?) -> EventLoopFuture<RESPValue> {
         sendRaw(arguments, deadline: deadline ?? .now() + options.commandTimeout)
             .flatMapThrowing { value in
