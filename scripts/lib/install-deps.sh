@@ -14,8 +14,8 @@ packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools st
 [ "${CACHEFS_DEPS:-test}" = run ] || packages+=(nginx)
 # redis-server and redis-tools (redis-cli): the RedisClient tests start their own servers and
 # a three-node cluster on loopback (redis-cli --cluster create), never the system's service;
-# they fail, not skip, without them.
-[ "${CACHEFS_DEPS:-test}" = run ] || packages+=(redis-server redis-tools)
+# they fail, not skip, without them. openssl: their TLS tests make a throwaway CA with it.
+[ "${CACHEFS_DEPS:-test}" = run ] || packages+=(redis-server redis-tools openssl)
 missing=()
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)

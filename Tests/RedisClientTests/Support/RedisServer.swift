@@ -7,11 +7,14 @@ final class RedisServer: @unchecked Sendable {
     let directory: URL
     private let arguments: [String]
     private let password: String?
+    private let cliArguments: [String]
     private var process: Process
 
-    /// Starts a server and waits until it answers PING. `password` is only for that check.
-    init(arguments: [String] = [], password: String? = nil, port: Int? = nil) throws {
+    /// Starts a server and waits until it answers PING. `password` and `cliArguments` (TLS
+    /// options, say) are for `redis-cli`, which makes that check.
+    init(arguments: [String] = [], password: String? = nil, port: Int? = nil, cliArguments: [String] = []) throws {
         self.port = try port ?? FreePorts.next()
+        self.cliArguments = cliArguments
         self.directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("cachefs-redis-\(self.port)-\(UUID().uuidString.prefix(8))")
         self.arguments = arguments
@@ -51,6 +54,7 @@ final class RedisServer: @unchecked Sendable {
     func cli(_ command: [String]) throws -> String {
         var arguments = ["-h", "127.0.0.1", "-p", String(port), "--no-auth-warning"]
         if let password { arguments += ["-a", password] }
+        arguments += cliArguments
         return try Self.run(Self.executable("redis-cli"), arguments + command)
     }
 
