@@ -89,19 +89,16 @@ public final class RedisClient: RedisCommandSending {
                     let keep = self.link.withLock { link in
                         link.connectEnded(result, now: .now(), policy: self.reconnectPolicy)
                     }
-                    if !keep, case .success(let connection) = result {
-                        connection.close(promise: nil)
+                    guard keep else {
+                        // The client was closed while connecting.
+                        if case .success(let connection) = result { _ = connection.close() }
+                        promise.fail(RedisError.connectionClosed("the client was closed"))
+                        return
                     }
                     promise.completeWith(result)
                 }
             return promise.futureResult.failing(at: deadline)
         }
-    }
-}
-
-extension RedisConnection {
-    fileprivate func close(promise: EventLoopPromise<Void>?) {
-        close().cascade(to: promise)
     }
 }
 

@@ -5,7 +5,7 @@ import Synchronization
 
 /// A client of a Redis Cluster. It learns which node serves which slot from `CLUSTER SLOTS`
 /// (asking the seeds first), sends each command to the node of its key's slot (the key is the
-/// command's first argument; a command without one goes to any node), and follows `MOVED`
+/// command's first argument; a command without one goes to the first seed), and follows `MOVED`
 /// (updating the map, and refreshing it) and `ASK` (`ASKING`, then the command, on the node
 /// named) up to `maximumRedirects` times.
 public final class RedisClusterClient: RedisCommandSending {

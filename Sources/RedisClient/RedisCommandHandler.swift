@@ -41,6 +41,12 @@ final class RedisCommandHandler: ChannelDuplexHandler {
             promise?.fail(brokenBy)
             return
         }
+        guard request.deadline > .now() else {
+            // Not sent at all, so the connection stays good.
+            request.reply.fail(RedisError.timeout("the deadline had passed before the command was sent"))
+            promise?.succeed()
+            return
+        }
         let id = nextID
         nextID += 1
         let timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: request.deadline) {
