@@ -237,6 +237,19 @@ private func options(_ server: RedisServer, commandTimeout: TimeAmount = .second
         #expect(throws: RedisError.self) { try connection.pingBlocking() }
     }
 
+    @Test func aCommandPastItsDeadlineBeforeSendingFailsAlone() throws {
+        let server = try RedisServer()
+        defer { server.stop() }
+        let connection = try RedisConnection.connect(options: options(server)).waitAtMost()
+        defer { _ = connection.close() }
+        let error = #expect(throws: RedisError.self) {
+            try connection.pingBlocking(deadline: .now() - .seconds(1))
+        }
+        #expect(error == .timeout("the deadline had passed before the command was sent"))
+        #expect(connection.isConnected)
+        try connection.pingBlocking()
+    }
+
     @Test func aRestartedServerIsReconnectedTo() throws {
         let server = try RedisServer()
         defer { server.stop() }
@@ -267,6 +280,13 @@ private func options(_ server: RedisServer, commandTimeout: TimeAmount = .second
         #expect(answered, "no reconnect within 5 s of the restart; last error: \(String(describing: lastError))")
         try client.setBlocking(bytes("after"), bytes("2"))
         #expect(try client.getBlocking(bytes("after")) == bytes("2"))
+    }
+
+    /// Without redis-server the tests that need it fail with this, never skip.
+    @Test func aMissingServerProgramIsAClearFailure() {
+        let error = #expect(throws: TestSetupError.self) { try RedisServer.executable("redis-server-not-installed") }
+        #expect(error?.description.contains("is not installed") == true)
+        #expect(error?.description.contains("install-deps.sh") == true)
     }
 
     @Test func blockingOnAnEventLoopIsRefused() throws {
