@@ -3,7 +3,7 @@ import RedisClient
 
 /// Three real `redis-server` cluster nodes on loopback, made into one cluster by
 /// `redis-cli --cluster create` (no replicas). `stop()` kills them all.
-final class RedisClusterServers: @unchecked Sendable {
+final class RedisClusterServers {
     let nodes: [RedisServer]
 
     var addresses: [RedisNodeAddress] { nodes.map { RedisNodeAddress(host: "127.0.0.1", port: $0.port) } }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A real `redis-server` on loopback, in a temporary directory, for one test. `stop()` kills
 /// it; call it in a `defer` so a failing test never leaves one running.
-final class RedisServer: @unchecked Sendable {
+final class RedisServer {
     let port: Int
     let directory: URL
     private let arguments: [String]
