@@ -3,14 +3,19 @@
 # Needs root (or sudo): FUSE tools and headers, xattr tools, SQLite headers for GRDB,
 # and the tools the tests and benchmark drive the mount with (util-linux and mount: unshare,
 # setpriv, flock and bind mounts for the tests of users who are not root; procps: pgrep),
-# and moto, the S3 server the S3 origin tests run, from PyPI into its own venv, and nginx
-# (both skipped when CACHEFS_DEPS=run: the demo and the installer need no test tools).
+# and moto, the S3 server the S3 origin tests run, from PyPI into its own venv, nginx and
+# redis-server with redis-tools (all skipped when CACHEFS_DEPS=run: the demo and the
+# installer need no test tools).
 set -euo pipefail
 
 packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools strace util-linux bsdutils mount procps systemd coreutils python3 python3-venv rsync tar diffutils git)
 # nginx: the HTTP origin of the freshness tests (conditional requests as users' servers answer
 # them); the tests start their own on loopback, never the system's service.
 [ "${CACHEFS_DEPS:-test}" = run ] || packages+=(nginx)
+# redis-server and redis-tools (redis-cli): the RedisClient tests start their own servers and
+# a three-node cluster on loopback (redis-cli --cluster create), never the system's service;
+# they fail, not skip, without them. openssl: their TLS tests make a throwaway CA with it.
+[ "${CACHEFS_DEPS:-test}" = run ] || packages+=(redis-server redis-tools openssl)
 missing=()
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
