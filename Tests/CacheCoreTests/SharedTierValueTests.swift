@@ -1,4 +1,5 @@
 @testable import CacheCore
+import CacheModel
 import Testing
 
 /// The shared tier's value format and key names, without a server: what another machine's
@@ -83,5 +84,30 @@ import Testing
         // What the log shows of a refused value.
         #expect(SharedTierURL.withoutCredentials("redis://user:secret@h:1/0") == "redis://***@h:1/0")
         #expect(SharedTierURL.withoutCredentials("redis://h:1/0") == "redis://h:1/0")
+    }
+}
+
+/// The write-behind queue: bounded (the newest is refused when full), a file counts as
+/// waiting until its write ends, and a stopped queue takes nothing.
+@Suite struct SharedTierQueueTests {
+    @Test func aFullQueueRefusesTheNewestAndCountsUntilWritten() {
+        let queue = SharedTierQueue(limit: 2)
+        let pool = EntryID(7)
+        #expect(queue.add(.init(pool: pool, id: 1)) == .added)
+        #expect(queue.add(.init(pool: pool, id: 2)) == .added)
+        #expect(queue.add(.init(pool: pool, id: 3)) == .full)
+        #expect(queue.waiting(inPool: pool) == 2)
+        let first = queue.next()
+        #expect(first == .init(pool: pool, id: 1))
+        // Taken but not written yet: still waiting; room for one more.
+        #expect(queue.waiting(inPool: pool) == 2)
+        #expect(queue.add(.init(pool: pool, id: 3)) == .added)
+        if let first { queue.finished(first) }
+        #expect(queue.waiting(inPool: pool) == 2)
+        #expect(queue.waiting(inPool: EntryID(8)) == 0)
+        queue.stop()
+        #expect(queue.next() == nil)
+        #expect(queue.add(.init(pool: pool, id: 4)) == .stopped)
+        #expect(queue.waiting(inPool: pool) == 0)
     }
 }

@@ -72,6 +72,30 @@ import Testing
         }
     }
 
+    /// A tier that stalls (SIGSTOP: connections open, no answers): a miss waits for the
+    /// lookup's deadline only, then ENOENT; a write is not held up; answers resume after.
+    @Test func aStalledTierCostsALookupItsDeadlineOnly() throws {
+        let redis = try SharedTierRedis()
+        try withSharedMounts(redis) { a, b in
+            // Connected first, so the stall meets an open connection, not a refused connect.
+            #expect(try b.sh("cat thumbnails/first.jpg").error.contains("No such file"))
+            redis.suspend()
+            defer { redis.resume() }
+            let timed = try b.sh("""
+                start=$(date +%s%N); cat thumbnails/stalled.jpg; status=$?; end=$(date +%s%N)
+                echo "$status $(( (end - start) / 1000000 ))"
+                """)
+            let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            #expect(fields.count == 2 && fields[0] != 0 && timed.error.contains("No such file"), "\(timed)")
+            #expect((fields.last ?? .max) < 1000, "the stalled miss took \(fields.last ?? -1) ms")
+            #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0)
+            #expect(b.daemonLog.contains("timeout") || b.daemonLog.contains("deadline"), "\(b.daemonLog)")
+            // A write on A is not held up by the stalled tier, and stays local.
+            _ = try a.mustSucceed("timeout 5 sh -c 'printf stalled > thumbnails/written-while-stalled.jpg'")
+            #expect(try a.mustSucceed("cat thumbnails/written-while-stalled.jpg") == "stalled")
+        }
+    }
+
     /// Values that are not a whole file of this format (garbage someone SET, a value cut
     /// short) are never served: ENOENT, an error counted, a log line.
     @Test func aCorruptOrTruncatedValueIsNotServed() throws {

@@ -49,6 +49,10 @@ final class SharedTierRedis {
         self.server = nil
     }
 
+    /// SIGSTOP: the server keeps its connections and port but answers nothing (a stalled tier).
+    func suspend() { server?.signal(SIGSTOP) }
+    func resume() { server?.signal(SIGCONT) }
+
     /// `redis-cli` against this server; `stdinFile` is given as the last argument (`-x`).
     func cli(_ command: [String], stdinFile: String? = nil) throws -> CommandResult {
         var arguments = ["redis-cli", "-h", "127.0.0.1", "-p", String(port), "--no-auth-warning"]
