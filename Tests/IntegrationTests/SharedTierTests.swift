@@ -148,6 +148,17 @@ import Testing
         }
     }
 
+    /// A password file that cannot be read stops the mount with one line that names it.
+    @Test func anUnreadablePasswordFileFailsTheMount() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-tier-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/mnt", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try Shell.run(["timeout", "20", MountedStore.executable, "mount", directory + "/store",
+                                    directory + "/mnt", "--foreground", "-o", "shared_password_file=\(directory)/absent"])
+        #expect(result.status != 0 && result.status != 124, "\(result)")
+        #expect(result.error.contains("cannot read the shared tier's password file \(directory)/absent"), "\(result)")
+    }
+
     /// The setting is persisted as the origin is: shown by getfattr, there after a remount.
     @Test func theSettingIsShownAndPersists() throws {
         let redis = try SharedTierRedis()
