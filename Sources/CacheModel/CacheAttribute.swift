@@ -16,6 +16,11 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
     case admitMaxSize = "admit_max_size", admitMinSize = "admit_min_size", admitAfter = "admit_after"
     case admitWindow = "admit_window", blockSize = "block_size", cacheControl = "cache_control"
     case eviction, trace, minSize = "min_size", goal
+    // Pool directories: the shared tier (docs/shared-tier.md) and its figures (read-only).
+    case shared, sharedMaxFileSize = "shared_max_file_size"
+    case sharedHits = "shared_hits", sharedMisses = "shared_misses", sharedBytesRead = "shared_bytes_read"
+    case sharedBytesWritten = "shared_bytes_written", sharedErrors = "shared_errors", sharedQueue = "shared_queue"
+    case sharedDropped = "shared_dropped"
     // Read-only on pool directories: the policy `auto` runs now, the pool's hit ratio over
     // its recent requests (by requests and by bytes), and the estimated hit ratio at other sizes.
     case evictionActive = "eviction_active", hitRatio = "hit_ratio", hitRatioCurve = "hit_ratio_curve"
@@ -68,8 +73,8 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
                     .maxFetches, .revalidate, .staleIfError, .admitMaxSize, .admitMinSize, .admitAfter, .admitWindow,
-                    .blockSize, .cacheControl, .eviction, .evictionActive, .goal, .trace]
-                + figures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .policyMemoryBytes,
+                    .blockSize, .cacheControl, .shared, .sharedMaxFileSize, .eviction, .evictionActive, .goal, .trace]
+                + figures + sharedTierFigures + [.oldestAccess, .hitRatio, .byteHitRatio, .hitRatioCurve, .policyMemoryBytes,
                              .simulationMemoryBytes, .preview]
         case .root: return figures + [.minFree, .store, .warnings, .loadedEntries, .loadedEntriesBudget, .loadedBytes,
                                       .loadedBytesBudget]
@@ -84,11 +89,16 @@ public enum CacheAttribute: String, CaseIterable, Sendable {
         case .pool:
             return [.maxSize, .minSize, .maxAge, .ageBasis, .maxFiles, .lowWatermark, .origin, .negativeTTL,
                     .maxFetches, .revalidate, .staleIfError, .admitMaxSize, .admitMinSize, .admitAfter, .admitWindow,
-                    .blockSize, .cacheControl, .eviction, .goal, .trace, .purge, .clear]
+                    .blockSize, .cacheControl, .shared, .sharedMaxFileSize, .eviction, .goal, .trace, .purge, .clear]
         case .root: return [.minFree, .purge, .clear, .removePool]
         case .nameOnly: return []
         }
     }
+
+    /// A pool's shared tier figures, counted since the mount (the root has none).
+    package static let sharedTierFigures: [CacheAttribute] = [
+        .sharedHits, .sharedMisses, .sharedBytesRead, .sharedBytesWritten, .sharedErrors, .sharedDropped, .sharedQueue,
+    ]
 
     package static let figures: [CacheAttribute] = [
         .usage, .persistentUsage, .pendingUsage, .files, .pinnedFiles, .evictedFiles, .evictedBytes, .hits, .misses,

@@ -42,6 +42,11 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     /// `user.cache.cache_control`: the pool honours the origin's HTTP `Cache-Control`
     /// (off by default).
     public var cacheControl: Bool
+    /// `user.cache.shared`: the `redis://` URL of the shared tier the pool reads misses from
+    /// and writes its finished files to (docs/shared-tier.md); empty for none. Never a password.
+    public var shared: String
+    /// `user.cache.shared_max_file_size`: larger files are not written to the shared tier.
+    public var sharedMaxFileSize: Int64
 
     /// `user.cache.eviction`: which files go first.
     public var eviction: EvictionChoice
@@ -69,6 +74,7 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     public static let neverRevalidate: Int64 = -1
     public static let defaultAdmitWindowSeconds = Tunables.admitWindowSeconds
     public static let defaultBlockSize: Int64 = 4 * 1024 * 1024
+    public static let defaultSharedMaxFileSize = Tunables.sharedMaxFileSize
 
     /// Whether a file of the origin of `size` bytes may be kept, by the pool's size bounds.
     public func admits(size: Int64) -> Bool { admission.admits(size: size) }
@@ -113,7 +119,10 @@ public struct PoolSettings: Sendable, Equatable, Codable {
                 minSize: Int64 = 0, goal: CacheGoal = .files, revalidateSeconds: Int64 = neverRevalidate,
                 staleIfErrorSeconds: Int64 = 0, admitMaxSize: Int64 = 0, admitMinSize: Int64 = 0,
                 admitAfter: Int64 = 1, admitWindowSeconds: Int64 = defaultAdmitWindowSeconds,
-                blockSize: Int64 = defaultBlockSize, cacheControl: Bool = false) {
+                blockSize: Int64 = defaultBlockSize, cacheControl: Bool = false, shared: String = "",
+                sharedMaxFileSize: Int64 = defaultSharedMaxFileSize) {
+        self.shared = shared
+        self.sharedMaxFileSize = sharedMaxFileSize
         self.admitMaxSize = admitMaxSize
         self.admitMinSize = admitMinSize
         self.blockSize = blockSize
@@ -145,7 +154,7 @@ public struct PoolSettings: Sendable, Equatable, Codable {
 }
 
 /// Decoded by hand only so that settings sealed before `goal`, the freshness, the admission
-/// settings, `block_size` and `cache_control` existed (an encrypted store's `pool.sealed`) still
+/// settings, `block_size`, `cache_control` and `shared` existed (an encrypted store's `pool.sealed`) still
 /// open: a missing one takes its default.
 extension PoolSettings {
     public init(from decoder: any Decoder) throws {
@@ -173,7 +182,10 @@ extension PoolSettings {
             admitWindowSeconds: try container.decodeIfPresent(Int64.self, forKey: .admitWindowSeconds)
                 ?? Self.defaultAdmitWindowSeconds,
             blockSize: try container.decodeIfPresent(Int64.self, forKey: .blockSize) ?? Self.defaultBlockSize,
-            cacheControl: try container.decodeIfPresent(Bool.self, forKey: .cacheControl) ?? false)
+            cacheControl: try container.decodeIfPresent(Bool.self, forKey: .cacheControl) ?? false,
+            shared: try container.decodeIfPresent(String.self, forKey: .shared) ?? "",
+            sharedMaxFileSize: try container.decodeIfPresent(Int64.self, forKey: .sharedMaxFileSize)
+                ?? Self.defaultSharedMaxFileSize)
     }
 }
 

@@ -43,6 +43,24 @@ public enum Tunables {
     public static let validationsKept = 1_000_000
     /// `admit_window`: misses of a file further apart than this do not add up to `admit_after`.
     public static let admitWindowSeconds: Int64 = 3600
+
+    // MARK: The shared tier (docs/shared-tier.md)
+
+    /// `shared_max_file_size`: thumbnails and avatars go to Redis; a 2 GiB file does not
+    /// (Redis holds values in memory, and one value is at most 512 MiB).
+    public static let sharedMaxFileSize: Int64 = 1 << 20
+    /// The largest `shared_max_file_size`: Redis's own limit of one value (`proto-max-bulk-len`).
+    public static let sharedMaxFileSizeLimit: Int64 = 512 << 20
+    /// A LOOKUP waits this long for the tier's GET, then answers as a miss: a lookup that
+    /// missed locally and in the tier costs at most this much more than without the tier.
+    public static let sharedLookupMilliseconds: Int64 = 200
+    /// A write-behind SET: off every request's path, so it may wait longer.
+    public static let sharedWriteMilliseconds: Int64 = 2000
+    /// Files waiting to be written to the tier; past it the newest are dropped (and counted):
+    /// a burst of writes never holds memory without bound.
+    public static let sharedQueueLimit = 1024
+    /// The tier's failures are logged at most once per this long (they are all counted).
+    public static let sharedLogIntervalSeconds: Double = 10
     /// Names whose misses are counted for `admit_after`; when more are, all are forgotten
     /// (their next miss counts from one again).
     public static let admissionNamesKept = 100_000

@@ -38,8 +38,10 @@ extension Names {
     }
 
     /// Counts a handle's close (RELEASE); the last writer's close finishes the write, and a
-    /// nameless file nothing holds any more goes (its bytes and row, as effects).
-    package func countClose(_ id: EntryID, writable: Bool) {
+    /// nameless file nothing holds any more goes (its bytes and row, as effects). Returns the
+    /// file when this close finished its write.
+    @discardableResult
+    package func countClose(_ id: EntryID, writable: Bool) -> EntryRecord? {
         changeInMemory { namespace, effects in
             // The record is built only for a close that finishes a write: a reader's close is
             // the RELEASE of every hit.
@@ -51,21 +53,33 @@ extension Names {
                 inode.isWriting = false
                 return inode.record
             }
-            guard let closed else { return }
-            if let finished = closed, finished.parent != nil { namespace.log(.content(finished)) }
+            guard let closed else { return nil }
+            var finishedWrite: EntryRecord?
+            if let finished = closed, finished.parent != nil {
+                namespace.log(.content(finished))
+                finishedWrite = finished
+            }
             finishIfUnreferenced(id, in: &namespace, effects: &effects)
+            return finishedWrite
         }
     }
 
     /// A FLUSH: the size and times written so far go to the writer; with `finishesWrite`,
-    /// the only writer's flush also ends the write.
-    package func flushWritten(_ id: EntryID, finishesWrite: Bool) {
+    /// the only writer's flush also ends the write. Returns the file when this flush ended it.
+    @discardableResult
+    package func flushWritten(_ id: EntryID, finishesWrite: Bool) -> EntryRecord? {
         changeInMemory { namespace, _ in
+            var ended = false
             let current = namespace.modify(id) { inode -> EntryRecord in
-                if finishesWrite && inode.writers <= 1 { inode.isWriting = false }
+                if finishesWrite && inode.writers <= 1 {
+                    ended = inode.isWriting
+                    inode.isWriting = false
+                }
                 return inode.record
             }
-            if let current, current.parent != nil { namespace.log(.content(current)) }
+            guard let current, current.parent != nil else { return nil }
+            namespace.log(.content(current))
+            return ended ? current : nil
         }
     }
 
@@ -122,14 +136,18 @@ extension Names {
     }
 
     /// Clears the write mark when no handle writes the file any more.
-    package func finishWriting(_ id: EntryID) {
+    /// The file as it is once finished, or nil when it was not (writers left, or removed).
+    @discardableResult
+    package func finishWriting(_ id: EntryID) -> EntryRecord? {
         changeInMemory { namespace, _ in
             let finished = namespace.modify(id) { inode -> EntryRecord? in
                 guard inode.writers == 0, inode.isWriting else { return nil }
                 inode.record.writing = false
                 return inode.record
             } ?? nil
-            if let finished, finished.parent != nil { namespace.log(.content(finished)) }
+            guard let finished, finished.parent != nil else { return nil }
+            namespace.log(.content(finished))
+            return finished
         }
     }
 

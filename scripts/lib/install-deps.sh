@@ -12,8 +12,9 @@ packages=(fuse3 libfuse3-dev pkg-config attr libsqlite3-dev fio inotify-tools st
 # nginx: the HTTP origin of the freshness tests (conditional requests as users' servers answer
 # them); the tests start their own on loopback, never the system's service.
 [ "${CACHEFS_DEPS:-test}" = run ] || packages+=(nginx)
-# redis-server and redis-tools (redis-cli): the RedisClient tests start their own servers and
-# a three-node cluster on loopback (redis-cli --cluster create), never the system's service;
+# redis-server and redis-tools (redis-cli): the RedisClient tests and the shared tier's
+# (SharedTierTests) start their own servers and a three-node cluster on loopback
+# (redis-cli --cluster create), never the system's service;
 # they fail, not skip, without them. openssl: their TLS tests make a throwaway CA with it.
 [ "${CACHEFS_DEPS:-test}" = run ] || packages+=(redis-server redis-tools openssl)
 missing=()

@@ -104,11 +104,12 @@ extension Attributes {
     /// one pool from losing each other's value, and no namespace hold waits for the commit.
     func setPoolSettings(_ attribute: CacheAttribute, text: String, on pool: EntryRecord) throws {
         // What a value may be is one rule, shared with the CLI, which checks before it writes.
-        if let problem = AttributeValueCheck.problem(with: text, for: attribute, now: names.now) {
+        if let problem = AttributeValueCheck.problem(with: text, for: attribute, now: names.now)
+            ?? (attribute == .shared ? readThrough.sharedTier.refusal(ofSetting: text) : nil) {
             throw CacheError.invalidXattrValue(name: attribute.fullName, reason: problem)
         }
         try names.changeSettings(of: pool) { current in try Self.settings(current, changing: attribute, to: text) }
-        if attribute == .origin || attribute == .negativeTTL { readThrough.originChanged() }
+        if attribute == .origin || attribute == .negativeTTL || attribute == .shared { readThrough.originChanged() }
         if attribute == .maxFetches { readThrough.fetchLimiter.limitsChanged() }
         if attribute == .minSize { checkFloors() }
         if Self.movesKernelTimeouts.contains(attribute) { kernelLooksUpAgain(inPool: pool.entryID) }
@@ -157,6 +158,8 @@ extension Attributes {
         case .admitWindow: updated.admitWindowSeconds = ValueParsing.durationSeconds(text) ?? updated.admitWindowSeconds
         case .trace: updated.recordsTrace = ValueParsing.flag(text) ?? updated.recordsTrace
         case .cacheControl: updated.cacheControl = ValueParsing.flag(text) ?? updated.cacheControl
+        case .shared: updated.shared = trimmed
+        case .sharedMaxFileSize: updated.sharedMaxFileSize = ValueParsing.byteSize(text) ?? updated.sharedMaxFileSize
         case .goal: updated.goal = CacheGoal(rawValue: trimmed) ?? updated.goal
         case .eviction:
             updated.eviction = EvictionChoice(rawValue: trimmed) ?? updated.eviction
@@ -185,6 +188,7 @@ extension Attributes {
             .admitMaxSize: String(defaults.admitMaxSize), .admitMinSize: String(defaults.admitMinSize),
             .admitAfter: String(defaults.admitAfter), .admitWindow: String(defaults.admitWindowSeconds),
             .blockSize: String(defaults.blockSize), .cacheControl: defaults.cacheControl ? "1" : "0",
+            .shared: "", .sharedMaxFileSize: String(defaults.sharedMaxFileSize),
         ]
         guard let text = values[attribute] else { throw CacheError.readOnlyAttribute(attribute.fullName) }
         try setPoolSettings(attribute, text: text, on: pool)

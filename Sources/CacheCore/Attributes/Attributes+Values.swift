@@ -50,6 +50,11 @@ extension Attributes {
         case .goal: return names.settings(of: record).goal.rawValue
         case .trace: return names.settings(of: record).recordsTrace ? "1" : "0"
         case .cacheControl: return names.settings(of: record).cacheControl ? "1" : "0"
+        case .shared: return names.settings(of: record).shared
+        case .sharedMaxFileSize: return String(names.settings(of: record).sharedMaxFileSize)
+        case .sharedHits, .sharedMisses, .sharedBytesRead, .sharedBytesWritten, .sharedErrors, .sharedDropped,
+             .sharedQueue:
+            return String(readThrough.sharedTier.figure(attribute, ofPool: record.entryID))
         case .evictionActive: return (evictor.replacement.report(of: record.entryID)?.active ?? .lru).rawValue
         case .hitRatio: return counters.recentHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""
         case .byteHitRatio: return counters.recentByteHitRatio(of: record.entryID).map(HitRatioText.format) ?? ""

@@ -97,8 +97,11 @@ final class Attributes: Sendable {
         } catch let error as CacheError {
             switch error {
             case .invalidXattrValue(let attribute, let reason):
-                // The value (an origin's URL, say) is sealed in an encrypted store's log.
-                logger.warning("refused \(attribute)=\(events.shown(String(decoding: value.prefix(64), as: UTF8.self))): \(events.shown(reason))")
+                // The value (an origin's URL, say) is sealed in an encrypted store's log; a
+                // shared tier's URL refused for holding a password never shows it.
+                var shown = String(decoding: value.prefix(64), as: UTF8.self)
+                if attribute == CacheAttribute.shared.fullName { shown = SharedTierURL.withoutCredentials(shown) }
+                logger.warning("refused \(attribute)=\(events.shown(shown)): \(events.shown(reason))")
             case .unknownCacheAttribute(let attribute):
                 logger.warning("refused unknown attribute \(attribute)")
             case .readOnlyAttribute(let attribute):

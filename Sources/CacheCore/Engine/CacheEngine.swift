@@ -83,8 +83,11 @@ public final class CacheEngine: Sendable {
         eviction = EngineEvictionHost(names: names, bytes: bytes, handles: handles, writer: writer, events: events,
                                      counters: counters, traces: TraceFiles(layout: layout, disk: disk, logger: logger),
                                      evictor: evictor, blockEviction: blockEviction, logger: logger)
+        let sharedTier = SharedTier(configuration: configuration.sharedTier, storeIsEncrypted: encrypting != nil,
+                                    names: names, bytes: bytes, logger: logger)
         readThrough = ReadThrough(fetches: fetches, threads: threads, originContext: opened.originContext,
-                                  originSettings: configuration.originSettings, originVersions: index,
+                                  originSettings: configuration.originSettings, sharedTier: sharedTier,
+                                  originVersions: index,
                                   names: names, bytes: bytes,
                                   eviction: eviction, blockEviction: blockEviction, counters: counters, events: events,
                                   logger: logger)
@@ -101,6 +104,7 @@ public final class CacheEngine: Sendable {
         notifications.start()
         files.start()
         bytes.start()
+        sharedTier.start()
         unloader.start { [names] in
             names.unloadIdleDirectories()
             names.returnMemoryFreedByListings()

@@ -27,6 +27,8 @@ public struct EngineConfiguration: Sendable {
     /// `--origin POOL=URL` options; persisted with the pool's policy.
     public var origins: [OriginOverride] = []
     public var originSettings = OriginSettings()
+    /// The shared tier's password and deadlines (docs/shared-tier.md).
+    public var sharedTier = SharedTierConfiguration()
     /// `-o memory_budget`, `memory_idle`: when idle directories leave memory.
     public var memoryBudget = MemoryBudget()
     /// The unlocked keys of an encrypted store (`cachefs mount --encrypt`, see

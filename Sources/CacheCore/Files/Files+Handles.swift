@@ -158,8 +158,9 @@ extension Files {
     func flush(_ handle: UInt64, finishesWrite: Bool = true) throws {
         let file = try handles.get(handle)
         guard file.writable else { return }
-        names.flushWritten(file.entry, finishesWrite: finishesWrite)
+        let finished = names.flushWritten(file.entry, finishesWrite: finishesWrite)
         if finishesWrite { names.enforceLimitsIfOver(in: file.pool) }
+        if let finished { readThrough.sharedTier.fileWritten(finished) }
     }
 
     /// The corresponding FUSE operation is `FSYNC`: returns once the bytes and every index
@@ -185,7 +186,8 @@ extension Files {
         guard let file = handles.remove(handle) else { return }
         bytes.closeDescriptor(file.fd, of: file.entry, kept: file.keptDescriptor)
         // Under the namespace lock: a removal sees the file open or closed, never half-way.
-        names.countClose(file.entry, writable: file.writable)
+        let finished = names.countClose(file.entry, writable: file.writable)
         if file.writable { names.enforceLimitsIfOver(in: file.pool) }
+        if let finished { readThrough.sharedTier.fileWritten(finished) }
     }
 }

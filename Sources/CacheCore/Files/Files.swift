@@ -94,8 +94,10 @@ final class Files: Sendable {
         if names.isFinished(id) { try markWriting(id) }
     }
 
-    /// Clears the mark set by `markWriting` when no handle writes the file any more.
+    /// Clears the mark set by `markWriting` when no handle writes the file any more. A file
+    /// whose write ends (here, at a FLUSH or at the last writer's RELEASE) is offered to its
+    /// pool's shared tier, which writes it behind if the pool has one.
     func finishWriting(_ id: EntryID) {
-        names.finishWriting(id)
+        if let finished = names.finishWriting(id) { readThrough.sharedTier.fileWritten(finished) }
     }
 }

@@ -26,7 +26,8 @@ extension IndexDatabase {
                 revalidateSeconds: row["revalidate"], staleIfErrorSeconds: row["stale_if_error"],
                 admitMaxSize: row["admit_max_size"], admitMinSize: row["admit_min_size"],
                 admitAfter: row["admit_after"], admitWindowSeconds: row["admit_window"],
-                blockSize: row["block_size"], cacheControl: row["cache_control"])
+                blockSize: row["block_size"], cacheControl: row["cache_control"], shared: row["shared"],
+                sharedMaxFileSize: row["shared_max_file_size"])
         }
         return settings
     }
@@ -43,14 +44,15 @@ extension IndexDatabase {
             INSERT OR REPLACE INTO pool(id, max_size, max_age, age_basis, max_files, low_watermark, origin,
                 negative_ttl, max_fetches, eviction, eviction_active, trace, min_size, goal, revalidate,
                 stale_if_error, admit_max_size, admit_min_size, admit_after, admit_window, block_size,
-                cache_control, sealed)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                cache_control, shared, shared_max_file_size, sealed)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [poolID, shown.maxSize, shown.maxAgeSeconds, shown.ageBasis.rawValue,
                              shown.maxFiles, shown.lowWatermarkPercent, shown.origin, shown.negativeTTLSeconds,
                              shown.maxFetches, shown.eviction.rawValue, shown.autoActive.rawValue,
                              shown.recordsTrace, shown.minSize, shown.goal.rawValue, shown.revalidateSeconds,
                              shown.staleIfErrorSeconds, shown.admitMaxSize, shown.admitMinSize, shown.admitAfter,
-                             shown.admitWindowSeconds, shown.blockSize, shown.cacheControl, sealed])
+                             shown.admitWindowSeconds, shown.blockSize, shown.cacheControl, shown.shared,
+                             shown.sharedMaxFileSize, sealed])
     }
 
     /// Inserts a pool directory whose id is already chosen, with its settings.

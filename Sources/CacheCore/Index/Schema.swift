@@ -220,6 +220,13 @@ enum Schema {
         migrator.registerMigration("v15-cache-control") { db in
             try db.execute(sql: "ALTER TABLE pool ADD COLUMN cache_control INTEGER NOT NULL DEFAULT 0;")
         }
+        // Pools' shared tier (docs/shared-tier.md): its URL (never a password) and largest file.
+        migrator.registerMigration("v16-shared-tier") { db in
+            try db.execute(sql: """
+                ALTER TABLE pool ADD COLUMN shared TEXT NOT NULL DEFAULT '';
+                ALTER TABLE pool ADD COLUMN shared_max_file_size INTEGER NOT NULL DEFAULT \(PoolSettings.defaultSharedMaxFileSize);
+                """)
+        }
         return migrator
     }
 }

@@ -8,9 +8,11 @@ import Glibc
 /// ``FetchTable``, counted in no usage figure; its first open starts the one fetch, which
 /// stores the bytes as they arrive while readers wait for their range.
 extension ReadThrough {
-    /// The origin of `pool`, if it has one.
+    /// The origin of `pool`, if it has one; else its shared tier, if it has one.
     func origin(ofPool pool: EntryID) -> (any Origin)? {
-        guard let url = names.settings(ofPool: pool)?.origin, !url.isEmpty else { return nil }
+        guard let settings = names.settings(ofPool: pool) else { return nil }
+        let url = settings.origin
+        guard !url.isEmpty else { return sharedTier.origin(ofPool: pool, settings: settings) }
         switch OriginURL.origin(for: url, context: originContext) {
         case .success(let origin): return origin
         case .failure(let reason):

@@ -20,6 +20,8 @@ final class ReadThrough: Sendable {
     /// endpoint and keys of s3 origins.
     let originContext: OriginContext
     let originSettings: OriginSettings
+    /// Pools' shared tiers: the origin of a pool that has one and no origin of its own.
+    let sharedTier: SharedTier
 
     let names: Names
     let bytes: ObjectFiles
@@ -30,7 +32,7 @@ final class ReadThrough: Sendable {
     let logger: Logger
 
     init(fetches: FetchTable, threads: BlockingPool, originContext: OriginContext, originSettings: OriginSettings,
-         originVersions: IndexDatabase, names: Names, bytes: ObjectFiles, eviction: EngineEvictionHost, blockEviction: BlockEviction, counters: CounterBook, events: EventLog,
+         sharedTier: SharedTier, originVersions: IndexDatabase, names: Names, bytes: ObjectFiles, eviction: EngineEvictionHost, blockEviction: BlockEviction, counters: CounterBook, events: EventLog,
          logger: Logger) {
         self.fetches = fetches
         fetchLimiter = FetchLimiter(threads: threads) { [names] pool in
@@ -38,6 +40,7 @@ final class ReadThrough: Sendable {
         }
         self.originContext = originContext
         self.originSettings = originSettings
+        self.sharedTier = sharedTier
         self.originVersions = originVersions
         self.names = names
         self.bytes = bytes
@@ -81,6 +84,7 @@ final class ReadThrough: Sendable {
     }
 
     func stop() {
+        sharedTier.stop()
         fetches.stopAll(interrupting: originContext.transport.shutdown)
     }
 

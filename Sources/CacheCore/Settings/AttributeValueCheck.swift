@@ -75,6 +75,12 @@ public enum AttributeValueCheck {
         case .origin:
             guard !trimmed.isEmpty, case .failure(let reason) = OriginURL.check(trimmed) else { return nil }
             return reason.description
+        case .shared:
+            guard !trimmed.isEmpty, case .failure(let reason) = SharedTierURL.parse(trimmed) else { return nil }
+            return reason.description
+        case .sharedMaxFileSize:
+            return ValueParsing.byteSize(value).map { (0...Tunables.sharedMaxFileSizeLimit).contains($0) } == true
+                ? nil : "expected a size from 0 (share nothing) to 512M, such as 1M or 256K"
         default:
             return "read-only"
         }

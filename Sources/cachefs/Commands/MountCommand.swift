@@ -36,7 +36,9 @@ struct MountCommand: ParsableCommand {
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
             encrypt (as --encrypt), key_file=PATH (as --key-file), \
             origin=POOL=URL (as --origin), s3_endpoint=URL (the S3 server of s3:// origins, \
-            path-style; default AWS's endpoint of AWS_REGION). \
+            path-style; default AWS's endpoint of AWS_REGION), \
+            shared_password_file=PATH (the password of the pools' shared tier, user.cache.shared; \
+            see docs/shared-tier.md). \
             Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
             mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
             mount(8): `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, or an /etc/fstab line such as
@@ -121,6 +123,9 @@ struct MountCommand: ParsableCommand {
             configuration.memoryBudget = settings.memoryBudget
             configuration.origins = settings.origins
             configuration.originSettings.s3Endpoint = settings.s3Endpoint
+            if let path = settings.sharedPasswordFile {
+                configuration.sharedTier.password = try SharedTierConfiguration.password(fromFile: path)
+            }
             configuration.encryption = encryption
             let engine = try CacheEngine(configuration)
             DaemonRecord.write(.starting(pid: getpid()), layout: layout)

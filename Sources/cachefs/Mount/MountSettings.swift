@@ -36,6 +36,8 @@ struct MountSettings {
     var encrypt = false
     /// `--key-file PATH` (`-o key_file=PATH`): the key, or a passphrase, of an encrypted store.
     var keyFile: String?
+    /// `-o shared_password_file=PATH`: the password of the pools' shared tier (never in their settings).
+    var sharedPasswordFile: String?
 
     init(pools: [String], options: [String], logLevel: String, foreground: Bool = false, origins: [String] = []) throws {
         for text in origins { try addOrigin(text) }
@@ -156,6 +158,11 @@ struct MountSettings {
                 throw Problem(description: "mount option key_file needs a path, as in key_file=/etc/cachefs/store.key")
             }
             keyFile = value
+        case "shared_password_file":
+            guard let value, !value.isEmpty else {
+                throw Problem(description: "mount option shared_password_file needs a path, as in shared_password_file=/etc/cachefs/redis.password")
+            }
+            sharedPasswordFile = value
         case "memory_budget":
             guard let value, let bytes = ValueParsing.byteSize(value), bytes >= 0 else {
                 throw Problem(description: "mount option memory_budget needs a size, as in memory_budget=128M")

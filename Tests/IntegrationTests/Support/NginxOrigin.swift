@@ -29,7 +29,7 @@ final class NginxOrigin {
     /// nginx's bind: nginx then exits at once, and another port is tried.
     func start() throws {
         for _ in 0..<5 {
-            let candidate = try Self.freePort()
+            let candidate = try LoopbackPort.free()
             try writeConfiguration(port: candidate)
             let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
             defer { close(quiet) }
@@ -102,21 +102,6 @@ final class NginxOrigin {
             }
             """
         try configuration.write(toFile: root + "/nginx.conf", atomically: true, encoding: .utf8)
-    }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MountError(message: "socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw MountError(message: "cannot find a free port: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     private static func accepts(port: Int) -> Bool {

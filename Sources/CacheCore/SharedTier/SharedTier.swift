@@ -1,0 +1,182 @@
+import CacheModel
+import CacheNames
+import Foundation
+import Logging
+import NIOCore
+import RedisClient
+
+/// The owner of the shared tier (docs/shared-tier.md): pools whose `user.cache.shared` names
+/// a Redis server read what they miss from it (``SharedTierOrigin``, through read-through)
+/// and write the files their users finish to it, in the background (``SharedTierQueue``, one
+/// thread). Every call has a deadline; the tier down, slow, refusing or corrupt is a miss,
+/// counted (``SharedTierCounters``) and logged (``SharedTierFailureLog``), never an error of
+/// the request. This slice serves pools without an origin only.
+final class SharedTier: Sendable {
+    let names: Names
+    let bytes: ObjectFiles
+    let configuration: SharedTierConfiguration
+    /// An encrypted store shares nothing yet: its files would reach the tier as plaintext.
+    let storeIsEncrypted: Bool
+    let counters = SharedTierCounters()
+    let queue: SharedTierQueue
+    private let clients: SharedTierClients
+    private let failures: SharedTierFailureLog
+    /// The one writer thread: its round drains the queue until it stops.
+    private let writer = BackgroundWorker(tick: 3600, name: "cachefs-shared")
+    let logger: Logger
+
+    init(configuration: SharedTierConfiguration, storeIsEncrypted: Bool, names: Names, bytes: ObjectFiles,
+         logger: Logger) {
+        self.configuration = configuration
+        self.storeIsEncrypted = storeIsEncrypted
+        self.names = names
+        self.bytes = bytes
+        self.logger = logger
+        queue = SharedTierQueue(limit: configuration.queueLimit)
+        clients = SharedTierClients(password: configuration.password)
+        failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds)
+    }
+
+    func start() {
+        writer.start { [self] in
+            while let item = queue.next() {
+                writeBehind(item)
+                queue.finished(item)
+            }
+        }
+    }
+
+    /// Stops the writer after the file it writes (at most its deadline); what waits is dropped.
+    func stop() {
+        queue.stop()
+        writer.stop()
+        clients.closeAll()
+    }
+
+    /// Why `text` cannot be this store's `user.cache.shared`, or nil.
+    func refusal(ofSetting text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return nil }
+        if case .failure(let reason) = SharedTierURL.parse(trimmed) { return reason.description }
+        if storeIsEncrypted {
+            return "an encrypted store cannot use a shared tier yet (its files would leave it unencrypted)"
+        }
+        return nil
+    }
+
+    /// The tier a pool reads from and writes to: set, valid, and the pool has no origin
+    /// (origin pools need the origin's version in the key: a later slice).
+    func url(of settings: PoolSettings) -> RedisURL? {
+        guard !settings.shared.isEmpty, settings.origin.isEmpty, !storeIsEncrypted else { return nil }
+        return try? SharedTierURL.parse(settings.shared).get()
+    }
+
+    /// The read side of `pool`, if it has a tier.
+    func origin(ofPool pool: EntryID, settings: PoolSettings) -> SharedTierOrigin? {
+        url(of: settings).map { SharedTierOrigin(tier: self, pool: pool, url: $0) }
+    }
+
+    // MARK: Reading
+
+    /// The file at `path` of `pool` from the tier at `url`, or nil: not there, or the tier
+    /// failed within the lookup's deadline (counted, logged), or its value is corrupt.
+    func read(pool: EntryID, path: [[UInt8]], url: RedisURL) -> [UInt8]? {
+        let value: [UInt8]?
+        do {
+            let key = try key(pool: pool, path: path)
+            value = try clients.client(for: url)
+                .getBlocking(key, deadline: NIODeadline.now() + .milliseconds(configuration.lookupMilliseconds))
+        } catch {
+            counters.count(pool) { $0.errors += 1 }
+            failures.failed("reading from \(url) failed: \(error)")
+            return nil
+        }
+        guard let value else {
+            counters.count(pool) { $0.misses += 1 }
+            return nil
+        }
+        switch SharedTierValue.decode(value) {
+        case .success(let content):
+            counters.count(pool) { counts in
+                counts.hits += 1
+                counts.bytesRead += Int64(content.count)
+            }
+            return content
+        case .failure(let reason):
+            counters.count(pool) { $0.errors += 1 }
+            failures.failed("a corrupt value in \(url) was not served (\(reason))")
+            return nil
+        }
+    }
+
+    private func key(pool: EntryID, path: [[UInt8]]) throws -> [UInt8] {
+        SharedTierKey.key(pool: Array(try names.record(pool).name), path: path)
+    }
+
+    // MARK: Writing behind
+
+    /// A user's write of `file` finished: queued for the tier if its pool has one and it is
+    /// small enough. Never waits; a full queue drops it (counted in `shared_dropped`).
+    func fileWritten(_ file: EntryRecord) {
+        guard file.kind == .file, let settings = names.settings(ofPool: file.pool), url(of: settings) != nil,
+              settings.sharedMaxFileSize > 0, file.size <= settings.sharedMaxFileSize else { return }
+        guard queue.add(.init(pool: file.pool, id: file.entryID)) == .full else { return }
+        counters.count(file.pool) { $0.dropped += 1 }
+        failures.failed("the write-behind queue is full (\(queue.limit) files): a file was not shared")
+    }
+
+    /// On the writer's thread: the file's bytes as they are now, if it is still complete,
+    /// within the pool's limit and unchanged while read.
+    private func writeBehind(_ item: SharedTierQueue.Item) {
+        guard let record = try? names.record(item.id), let parent = record.parent, !record.writing,
+              let settings = names.settings(ofPool: item.pool), let url = url(of: settings),
+              record.size <= settings.sharedMaxFileSize else { return }
+        do {
+            let content = try readBytes(of: record)
+            // Written again meanwhile: that write's end queues it again.
+            let after = try names.record(item.id)
+            guard after.size == record.size, after.mtime == record.mtime, !after.writing else { return }
+            let key = try key(pool: item.pool, path: names.originPath(of: parent).path + [Array(record.name)])
+            try clients.client(for: url).setBlocking(
+                key, SharedTierValue.encode(content),
+                deadline: NIODeadline.now() + .milliseconds(configuration.writeMilliseconds))
+            counters.count(item.pool) { $0.bytesWritten += Int64(content.count) }
+        } catch CacheError.notFound {
+            // Removed meanwhile: nothing to share.
+        } catch {
+            counters.count(item.pool) { $0.errors += 1 }
+            failures.failed("writing to \(url) failed: \(error)")
+        }
+    }
+
+    private func readBytes(of record: EntryRecord) throws -> [UInt8] {
+        let (fd, kept) = try bytes.openToRead(record.entryID)
+        defer { bytes.closeDescriptor(fd, of: record.entryID, kept: kept) }
+        var content = [UInt8](repeating: 0, count: Int(record.size))
+        var done = 0
+        while done < content.count {
+            let read = try content.withUnsafeMutableBytes { buffer in
+                try bytes.disk.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: Int64(done))
+            }
+            guard read > 0 else { throw CacheError.io(EIO) }
+            done += read
+        }
+        return content
+    }
+
+    // MARK: Figures
+
+    func figure(_ attribute: CacheAttribute, ofPool pool: EntryID) -> Int64 {
+        let counts = counters.counts(of: pool)
+        switch attribute {
+        case .sharedHits: return counts.hits
+        case .sharedMisses: return counts.misses
+        case .sharedBytesRead: return counts.bytesRead
+        case .sharedBytesWritten: return counts.bytesWritten
+        case .sharedErrors: return counts.errors
+        case .sharedDropped: return counts.dropped
+        case .sharedQueue: return Int64(queue.waiting(inPool: pool))
+        default: return 0
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import RedisClient
+
+/// A pool's `user.cache.shared` value: `redis://[USER@]HOST:PORT/DB`. Checked when it is set
+/// (a bad one answers EINVAL with this reason in the log), again when a pool first uses it.
+enum SharedTierURL {
+    static func parse(_ text: String) -> Result<RedisURL, SharedTierURLError> {
+        let url = text.trimmingCharacters(in: .whitespaces)
+        for (scheme, what) in [("rediss://", "TLS (rediss://)"), ("redis+cluster://", "a Redis Cluster (redis+cluster://)"),
+                               ("s3://", "S3 (s3://)")] where url.hasPrefix(scheme) {
+            return .failure(.init("\(what) is not supported by the shared tier yet; use redis://HOST:PORT/DB"))
+        }
+        guard url.hasPrefix("redis://") else {
+            return .failure(.init("expected a URL such as redis://HOST:PORT/DB or redis://USER@HOST:PORT/DB"))
+        }
+        let parsed: RedisURL
+        do {
+            parsed = try RedisURL(parsing: url)
+        } catch {
+            return .failure(.init("\(error)"))
+        }
+        guard parsed.password == nil else {
+            // The setting is stored in the index and shown by getfattr: no place for a secret.
+            return .failure(.init("a password cannot be part of user.cache.shared (it is stored and shown); "
+                                  + "give it at mount with -o shared_password_file=PATH"))
+        }
+        return .success(parsed)
+    }
+
+    /// `text` with whatever stands between `://` and the last `@` hidden, for the log.
+    static func withoutCredentials(_ text: String) -> String {
+        guard let scheme = text.range(of: "://"), let at = text.lastIndex(of: "@"), scheme.upperBound <= at else {
+            return text
+        }
+        return text[..<scheme.upperBound] + "***" + text[at...]
+    }
+}
+
+struct SharedTierURLError: Error, Equatable, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

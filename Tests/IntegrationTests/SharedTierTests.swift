@@ -1,0 +1,230 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Pools sharing a tier on a real `redis-server` (docs/shared-tier.md): two mounts of two
+/// stores stand for two machines. Serialized: each test starts its own server and mounts.
+@Suite(.serialized) struct SharedTierTests {
+    /// A file copied in on A reaches the tier behind A's back; B's miss reads it from there,
+    /// stores it, and reads it locally from then on.
+    @Test func aFileWrittenOnOneMountIsReadOnTheOther() throws {
+        let redis = try SharedTierRedis()
+        try withSharedMounts(redis) { a, b in
+            _ = try a.mustSucceed("head -c 20000 /dev/urandom > ../photo.jpg && cp ../photo.jpg thumbnails/")
+            try waitUntilWritten(a, bytes: 20000)
+            #expect(try b.mustSucceed("cmp thumbnails/photo.jpg '\(a.directory)/photo.jpg' && echo same") == "same")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "1")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_bytes_read") == "20000")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_errors") == "0")
+            // Stored on B: a local file from now on, read again without the tier.
+            #expect(try b.xattr("thumbnails/photo.jpg", "user.cache.state") == "cached")
+            #expect(try b.mustSucceed("stat -c %s thumbnails/photo.jpg") == "20000")
+            _ = try b.mustSucceed("cat thumbnails/photo.jpg > /dev/null")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "1")
+            #expect(try b.objectFileCount() == 1)
+            // A name nobody wrote: a miss of the tier, ENOENT.
+            #expect(try b.xattr("thumbnails", "user.cache.shared_misses") == "0")
+            #expect(try b.sh("cat thumbnails/nobody.jpg").error.contains("No such file"))
+            #expect(try b.xattr("thumbnails", "user.cache.shared_misses") == "1")
+            // A name in a directory: the key is the whole path (directories are made locally).
+            _ = try a.mustSucceed("mkdir -p thumbnails/2026/11 && printf 'deep' > thumbnails/2026/11/x.jpg")
+            try waitUntilWritten(a, bytes: 20004)
+            #expect(try b.mustSucceed("mkdir -p thumbnails/2026/11 && cat thumbnails/2026/11/x.jpg") == "deep")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "2")
+        }
+    }
+
+    /// Redis killed: B's miss answers ENOENT at once and counts an error; A's write stays
+    /// local. Redis back on its port: A's client connects again by itself.
+    @Test func aTierDownIsAMissAndItsReturnIsNoticed() throws {
+        let redis = try SharedTierRedis()
+        try withSharedMounts(redis) { a, b in
+            redis.kill()
+            let timed = try b.sh("""
+                start=$(date +%s%N); cat thumbnails/absent.jpg; status=$?; end=$(date +%s%N)
+                echo "$status $(( (end - start) / 1000000 ))"
+                """)
+            let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            #expect(fields.count == 2 && fields[0] != 0, "\(timed)")
+            #expect(timed.error.contains("No such file"), "\(timed)")
+            #expect((fields.last ?? .max) < 1000, "the miss took \(fields.last ?? -1) ms")
+            #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0)
+            #expect(b.daemonLog.contains("shared tier: reading from redis://127.0.0.1:\(redis.port)/0 failed"))
+
+            _ = try a.mustSucceed("printf 'still local' > thumbnails/local.jpg")
+            #expect(try Shell.waitUntil(seconds: 10) { try Int(a.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0 })
+            #expect(try a.mustSucceed("cat thumbnails/local.jpg") == "still local")
+            #expect(try a.xattr("thumbnails", "user.cache.shared_bytes_written") == "0")
+
+            try redis.start()
+            // The client backs off after failed connects (at most 5 s): a write meanwhile is
+            // counted as failed and not retried, so new files are written until one arrives.
+            var attempt = 0
+            let reached = try Shell.waitUntil(seconds: 20) {
+                attempt += 1
+                _ = try a.mustSucceed("printf 'back %d' \(attempt) > thumbnails/back-\(attempt).jpg")
+                return try Shell.waitUntil(seconds: 1) {
+                    try Int(a.xattr("thumbnails", "user.cache.shared_bytes_written")) ?? 0 > 0
+                }
+            }
+            #expect(reached, "no write reached the restarted tier; log:\n\(a.daemonLog)")
+            #expect(try redis.cli(["EXISTS", "cachefs:1:thumbnails/back-\(attempt).jpg"]).output.contains("1"))
+        }
+    }
+
+    /// A tier that stalls (SIGSTOP: connections open, no answers): a miss waits for the
+    /// lookup's deadline only, then ENOENT; a write is not held up; answers resume after.
+    @Test func aStalledTierCostsALookupItsDeadlineOnly() throws {
+        let redis = try SharedTierRedis()
+        try withSharedMounts(redis) { a, b in
+            // Connected first, so the stall meets an open connection, not a refused connect.
+            #expect(try b.sh("cat thumbnails/first.jpg").error.contains("No such file"))
+            redis.suspend()
+            defer { redis.resume() }
+            let timed = try b.sh("""
+                start=$(date +%s%N); cat thumbnails/stalled.jpg; status=$?; end=$(date +%s%N)
+                echo "$status $(( (end - start) / 1000000 ))"
+                """)
+            let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            #expect(fields.count == 2 && fields[0] != 0 && timed.error.contains("No such file"), "\(timed)")
+            #expect((fields.last ?? .max) < 1000, "the stalled miss took \(fields.last ?? -1) ms")
+            #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0)
+            #expect(b.daemonLog.contains("timeout") || b.daemonLog.contains("deadline"), "\(b.daemonLog)")
+            // A write on A is not held up by the stalled tier, and stays local.
+            _ = try a.mustSucceed("timeout 5 sh -c 'printf stalled > thumbnails/written-while-stalled.jpg'")
+            #expect(try a.mustSucceed("cat thumbnails/written-while-stalled.jpg") == "stalled")
+        }
+    }
+
+    /// Values that are not a whole file of this format (garbage someone SET, a value cut
+    /// short) are never served: ENOENT, an error counted, a log line.
+    @Test func aCorruptOrTruncatedValueIsNotServed() throws {
+        let redis = try SharedTierRedis()
+        try withSharedMounts(redis) { a, b in
+            #expect(try redis.cli(["SET", "cachefs:1:thumbnails/garbage.jpg", "not a cachefs value"]).succeeded)
+            _ = try a.mustSucceed("head -c 5000 /dev/urandom > thumbnails/whole.jpg")
+            try waitUntilWritten(a, bytes: 5000)
+            let saved = redis.directory + "/value"
+            _ = try Shell.bash("redis-cli -p \(redis.port) --raw GET cachefs:1:thumbnails/whole.jpg | head -c 3000 > '\(saved)'")
+            #expect(try redis.cli(["SET", "cachefs:1:thumbnails/cut.jpg"], stdinFile: saved).succeeded)
+            for name in ["garbage.jpg", "cut.jpg"] {
+                let read = try b.sh("cat thumbnails/\(name)")
+                #expect(!read.succeeded && read.error.contains("No such file"), "\(name): \(read)")
+            }
+            #expect(try b.xattr("thumbnails", "user.cache.shared_errors") == "2")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "0")
+            #expect(b.daemonLog.contains("a corrupt value in redis://127.0.0.1:\(redis.port)/0 was not served"))
+            #expect(try b.objectFileCount() == 0)
+        }
+    }
+
+    /// A server with a password: the mount's password file works, a wrong one is an error
+    /// and a miss; a password in the setting itself is refused.
+    @Test func aPasswordComesFromAFileNeverFromTheSetting() throws {
+        let redis = try SharedTierRedis(password: "tier-s3cret")
+        let files = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-tier-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: files) }
+        try "tier-s3cret\n".write(toFile: files + "/right", atomically: true, encoding: .utf8)
+        try "wrong-one\n".write(toFile: files + "/wrong", atomically: true, encoding: .utf8)
+        try withSharedMounts(redis, a: ["-o", "shared_password_file=\(files)/right"],
+                             b: ["-o", "shared_password_file=\(files)/wrong"]) { a, b in
+            _ = try a.mustSucceed("printf 'with a password' > thumbnails/p.jpg")
+            try waitUntilWritten(a, bytes: 15)
+            #expect(try redis.cli(["EXISTS", "cachefs:1:thumbnails/p.jpg"]).output.contains("1"))
+            // Read through the tier with the password: a name A never had (the value moved to it).
+            #expect(try redis.cli(["RENAME", "cachefs:1:thumbnails/p.jpg", "cachefs:1:thumbnails/q.jpg"]).succeeded)
+            #expect(try a.mustSucceed("cat thumbnails/q.jpg") == "with a password")
+            #expect(try a.xattr("thumbnails", "user.cache.shared_hits") == "1")
+            // The wrong password: refused by Redis, a miss for the reader.
+            #expect(try b.sh("cat thumbnails/q.jpg").error.contains("No such file"))
+            #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0)
+            // A password in the URL is refused, and not written to the log.
+            let refused = try a.sh("setfattr -n user.cache.shared -v 'redis://:hunter2word@127.0.0.1:\(redis.port)/0' thumbnails")
+            #expect(!refused.succeeded && refused.error.contains("Invalid argument"), "\(refused)")
+            #expect(a.daemonLog.contains("shared_password_file"))
+            #expect(!a.daemonLog.contains("hunter2word"))
+            #expect(try a.xattr("thumbnails", "user.cache.shared") == redis.url)
+        }
+    }
+
+    /// A password file that cannot be read stops the mount with one line that names it.
+    @Test func anUnreadablePasswordFileFailsTheMount() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-tier-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/mnt", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try Shell.run(["timeout", "20", MountedStore.executable, "mount", directory + "/store",
+                                    directory + "/mnt", "--foreground", "-o", "shared_password_file=\(directory)/absent"])
+        #expect(result.status != 0 && result.status != 124, "\(result)")
+        #expect(result.error.contains("cannot read the shared tier's password file \(directory)/absent"), "\(result)")
+    }
+
+    /// The setting is persisted as the origin is: shown by getfattr, there after a remount.
+    @Test func theSettingIsShownAndPersists() throws {
+        let redis = try SharedTierRedis()
+        try withSharedMounts(redis) { a, _ in
+            #expect(try a.mustSucceed("getfattr -n user.cache.shared thumbnails").contains("user.cache.shared=\"\(redis.url)\""))
+            _ = try a.mustSucceed("setfattr -n user.cache.shared_max_file_size -v 256K thumbnails")
+            try a.remount()
+            #expect(try a.xattr("thumbnails", "user.cache.shared") == redis.url)
+            #expect(try a.xattr("thumbnails", "user.cache.shared_max_file_size") == "262144")
+            #expect(try a.xattr("data", "user.cache.shared") == "")
+            // Other schemes are later slices: refused with a reason.
+            for url in ["rediss://127.0.0.1:\(redis.port)/0", "s3://bucket/prefix/", "redis+cluster://127.0.0.1:7000"] {
+                #expect(!(try a.sh("setfattr -n user.cache.shared -v '\(url)' thumbnails").succeeded), "\(url)")
+            }
+            #expect(a.daemonLog.contains("is not supported by the shared tier yet"))
+            #expect(try a.xattr("thumbnails", "user.cache.shared") == redis.url)
+        }
+    }
+
+    /// A file over `shared_max_file_size` stays local; the smaller one after it is shared.
+    @Test func aFileOverTheLimitIsNotSent() throws {
+        let redis = try SharedTierRedis()
+        try withSharedMounts(redis) { a, _ in
+            _ = try a.mustSucceed("setfattr -n user.cache.shared_max_file_size -v 64K thumbnails")
+            _ = try a.mustSucceed("head -c 100000 /dev/zero > thumbnails/big.jpg && printf 'small' > thumbnails/small.jpg")
+            try waitUntilWritten(a, bytes: 5)
+            #expect(try a.xattr("thumbnails", "user.cache.shared_bytes_written") == "5")
+            #expect(try redis.cli(["EXISTS", "cachefs:1:thumbnails/big.jpg"]).output.contains("0"))
+        }
+    }
+
+    /// An encrypted store would send plaintext: refused until the tier shares ciphertext.
+    @Test func anEncryptedStoreRefusesATier() throws {
+        try withMountedStore(kind: .encrypted) { mount in
+            let refused = try mount.sh("setfattr -n user.cache.shared -v redis://127.0.0.1:6379/0 thumbnails")
+            #expect(!refused.succeeded && refused.error.contains("Invalid argument"), "\(refused)")
+            // (The log's reason is sealed on an encrypted store.)
+            #expect(try mount.xattr("thumbnails", "user.cache.shared") == "")
+        }
+    }
+}
+
+/// Two mounts (two stores) whose `thumbnails` pools share `redis`.
+private func withSharedMounts(_ redis: SharedTierRedis, a argumentsA: [String] = [], b argumentsB: [String] = [],
+                              _ body: (MountedStore, MountedStore) throws -> Void) throws {
+    try withMountedStore(arguments: argumentsA) { a in
+        let b = try MountedStore(arguments: argumentsB, mountName: "mnt-b")
+        do {
+            for mount in [a, b] {
+                _ = try mount.mustSucceed("setfattr -n user.cache.shared -v '\(redis.url)' thumbnails")
+            }
+            try body(a, b)
+        } catch {
+            Issue.record("log of mount B:\n\(b.daemonLog)")
+            throw error
+        }
+    }
+}
+
+/// Waits until `mount`'s thumbnails pool has written `bytes` to the tier and has nothing queued.
+private func waitUntilWritten(_ mount: MountedStore, bytes: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let written = try Shell.waitUntil(seconds: 10) {
+        try mount.xattr("thumbnails", "user.cache.shared_bytes_written") == String(bytes)
+            && mount.xattr("thumbnails", "user.cache.shared_queue") == "0"
+    }
+    let shown = try mount.xattr("thumbnails", "user.cache.shared_bytes_written")
+    try #require(written, "shared_bytes_written is \(shown), not \(bytes); log:\n\(mount.daemonLog)",
+                 sourceLocation: sourceLocation)
+}
