@@ -68,6 +68,7 @@ final class SharedTier: Sendable {
     /// (origin pools need the origin's version in the key: a later slice).
     func url(of settings: PoolSettings) -> RedisURL? {
         guard !settings.shared.isEmpty, settings.origin.isEmpty, !storeIsEncrypted else { return nil }
+        // Checked when it was set (``refusal(ofSetting:)``): a stored value always parses.
         return try? SharedTierURL.parse(settings.shared).get()
     }
 
@@ -128,7 +129,17 @@ final class SharedTier: Sendable {
     /// On the writer's thread: the file's bytes as they are now, if it is still complete,
     /// within the pool's limit and unchanged while read.
     private func writeBehind(_ item: SharedTierQueue.Item) {
-        guard let record = try? names.record(item.id), let parent = record.parent, !record.writing,
+        let record: EntryRecord
+        do {
+            record = try names.record(item.id)
+        } catch CacheError.notFound {
+            return      // removed since its write ended: nothing to share
+        } catch {
+            counters.count(item.pool) { $0.errors += 1 }
+            failures.failed("a finished file could not be read from the index to share it: \(error)")
+            return
+        }
+        guard let parent = record.parent, !record.writing,
               let settings = names.settings(ofPool: item.pool), let url = url(of: settings),
               record.size <= settings.sharedMaxFileSize else { return }
         do {
