@@ -96,6 +96,28 @@ import Testing
         }
     }
 
+    /// Killed (SIGKILL) while its write-behind waits on a stalled tier: the file is whole on
+    /// the next mount, and the tier holds nothing another mount would serve torn (no key, or
+    /// the whole file: a value is checked against its length and digest before it is served).
+    @Test func aKillDuringAWriteBehindLeavesTheFileWholeAndTheTierUntorn() throws {
+        let redis = try SharedTierRedis()
+        try withSharedMounts(redis) { a, b in
+            // Connected first, so the stall meets an open connection.
+            _ = try a.mustSucceed("printf warm > thumbnails/warm.jpg")
+            try waitUntilWritten(a, bytes: 4)
+            redis.suspend()
+            _ = try a.mustSucceed("head -c 100000 /dev/urandom > thumbnails/killed.jpg")
+            let sum = try a.mustSucceed("sha256sum < thumbnails/killed.jpg")
+            try a.crash()
+            redis.resume()
+            try a.mount()
+            #expect(try a.mustSucceed("sha256sum < thumbnails/killed.jpg") == sum)
+            let read = try b.sh("sha256sum < thumbnails/killed.jpg")
+            #expect(read.succeeded ? read.output.trimmingCharacters(in: .whitespacesAndNewlines) == sum
+                                   : read.error.contains("No such file"), "\(read)")
+        }
+    }
+
     /// Values that are not a whole file of this format (garbage someone SET, a value cut
     /// short) are never served: ENOENT, an error counted, a log line.
     @Test func aCorruptOrTruncatedValueIsNotServed() throws {
