@@ -67,7 +67,11 @@ import Testing
     }
 
     @Test func settingsAcceptRedisURLsWithoutPasswordsOnly() throws {
-        let url = try SharedTierURL.parse("redis://cache@127.0.0.1:6390/2").get()
+        let location = try SharedTierURL.parse("redis://cache@127.0.0.1:6390/2").get()
+        guard case .redis(let url) = location else {
+            Issue.record("\(location) is not a Redis server")
+            return
+        }
         #expect(url.host == "127.0.0.1" && url.port == 6390 && url.database == 2 && url.username == "cache")
         for (text, says) in [("redis://:secret@127.0.0.1:6379/0", "shared_password_file"),
                              ("redis://user:secret@127.0.0.1:6379/0", "shared_password_file"),

@@ -3,7 +3,6 @@ import CacheNames
 import Foundation
 import Logging
 import NIOCore
-import RedisClient
 
 /// The owner of the shared tier (docs/shared-tier.md): pools whose `user.cache.shared` names
 /// a Redis server read what they miss from it (``SharedTierOrigin``, through read-through)
@@ -19,7 +18,7 @@ final class SharedTier: Sendable {
     let storeIsEncrypted: Bool
     let counters = SharedTierCounters()
     let queue: SharedTierQueue
-    private let clients: SharedTierClients
+    private let backends: SharedTierBackends
     private let failures: SharedTierFailureLog
     /// The one writer thread: its round drains the queue until it stops.
     private let writer = BackgroundWorker(tick: 3600, name: "cachefs-shared")
@@ -33,7 +32,7 @@ final class SharedTier: Sendable {
         self.bytes = bytes
         self.logger = logger
         queue = SharedTierQueue(limit: configuration.queueLimit)
-        clients = SharedTierClients(password: configuration.password)
+        backends = SharedTierBackends(password: configuration.password)
         failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds)
     }
 
@@ -50,7 +49,7 @@ final class SharedTier: Sendable {
     func stop() {
         queue.stop()
         writer.stop()
-        clients.closeAll()
+        backends.closeAll()
     }
 
     /// Why `text` cannot be this store's `user.cache.shared`, or nil.
@@ -66,7 +65,7 @@ final class SharedTier: Sendable {
 
     /// The tier a pool reads from and writes to: set, valid, and the pool has no origin
     /// (origin pools need the origin's version in the key: a later slice).
-    func url(of settings: PoolSettings) -> RedisURL? {
+    func location(of settings: PoolSettings) -> SharedTierLocation? {
         guard !settings.shared.isEmpty, settings.origin.isEmpty, !storeIsEncrypted else { return nil }
         // Checked when it was set (``refusal(ofSetting:)``): a stored value always parses.
         return try? SharedTierURL.parse(settings.shared).get()
@@ -74,22 +73,22 @@ final class SharedTier: Sendable {
 
     /// The read side of `pool`, if it has a tier.
     func origin(ofPool pool: EntryID, settings: PoolSettings) -> SharedTierOrigin? {
-        url(of: settings).map { SharedTierOrigin(tier: self, pool: pool, url: $0) }
+        location(of: settings).map { SharedTierOrigin(tier: self, pool: pool, location: $0) }
     }
 
     // MARK: Reading
 
-    /// The file at `path` of `pool` from the tier at `url`, or nil: not there, or the tier
+    /// The file at `path` of `pool` from the tier at `location`, or nil: not there, or the tier
     /// failed within the lookup's deadline (counted, logged), or its value is corrupt.
-    func read(pool: EntryID, path: [[UInt8]], url: RedisURL) -> [UInt8]? {
+    func read(pool: EntryID, path: [[UInt8]], location: SharedTierLocation) -> [UInt8]? {
         let value: [UInt8]?
         do {
             let key = try key(pool: pool, path: path)
-            value = try clients.client(for: url)
-                .getBlocking(key, deadline: NIODeadline.now() + .milliseconds(configuration.lookupMilliseconds))
+            value = try backends.backend(for: location)
+                .value(at: key, deadline: NIODeadline.now() + .milliseconds(configuration.lookupMilliseconds))
         } catch {
             counters.count(pool) { $0.errors += 1 }
-            failures.failed("reading from \(url) failed: \(error)")
+            failures.failed("reading from \(location) failed: \(error)")
             return nil
         }
         guard let value else {
@@ -105,7 +104,7 @@ final class SharedTier: Sendable {
             return content
         case .failure(let reason):
             counters.count(pool) { $0.errors += 1 }
-            failures.failed("a corrupt value in \(url) was not served (\(reason))")
+            failures.failed("a corrupt value in \(location) was not served (\(reason))")
             return nil
         }
     }
@@ -119,7 +118,7 @@ final class SharedTier: Sendable {
     /// A user's write of `file` finished: queued for the tier if its pool has one and it is
     /// small enough. Never waits; a full queue drops it (counted in `shared_dropped`).
     func fileWritten(_ file: EntryRecord) {
-        guard file.kind == .file, let settings = names.settings(ofPool: file.pool), url(of: settings) != nil,
+        guard file.kind == .file, let settings = names.settings(ofPool: file.pool), location(of: settings) != nil,
               settings.sharedMaxFileSize > 0, file.size <= settings.sharedMaxFileSize else { return }
         guard queue.add(.init(pool: file.pool, id: file.entryID)) == .full else { return }
         counters.count(file.pool) { $0.dropped += 1 }
@@ -140,7 +139,7 @@ final class SharedTier: Sendable {
             return
         }
         guard let parent = record.parent, !record.writing,
-              let settings = names.settings(ofPool: item.pool), let url = url(of: settings),
+              let settings = names.settings(ofPool: item.pool), let location = location(of: settings),
               record.size <= settings.sharedMaxFileSize else { return }
         do {
             let content = try readBytes(of: record)
@@ -148,15 +147,15 @@ final class SharedTier: Sendable {
             let after = try names.record(item.id)
             guard after.size == record.size, after.mtime == record.mtime, !after.writing else { return }
             let key = try key(pool: item.pool, path: names.originPath(of: parent).path + [Array(record.name)])
-            try clients.client(for: url).setBlocking(
-                key, SharedTierValue.encode(content),
+            try backends.backend(for: location).store(
+                SharedTierValue.encode(content), at: key,
                 deadline: NIODeadline.now() + .milliseconds(configuration.writeMilliseconds))
             counters.count(item.pool) { $0.bytesWritten += Int64(content.count) }
         } catch CacheError.notFound {
             // Removed meanwhile: nothing to share.
         } catch {
             counters.count(item.pool) { $0.errors += 1 }
-            failures.failed("writing to \(url) failed: \(error)")
+            failures.failed("writing to \(location) failed: \(error)")
         }
     }
 

@@ -1,5 +1,4 @@
 import CacheModel
-import RedisClient
 
 /// The shared tier seen as a pool's origin: a name the pool lacks is the tier's file, whose
 /// bytes arrive with the lookup and are stored at once (as a small HTTP file's are), or
@@ -8,18 +7,18 @@ import RedisClient
 struct SharedTierOrigin: Origin {
     let tier: SharedTier
     let pool: EntryID
-    let url: RedisURL
+    let location: SharedTierLocation
 
     func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry {
         let started = ContinuousClock.now
-        guard let content = tier.read(pool: pool, path: path, url: url) else { return .missing }
+        guard let content = tier.read(pool: pool, path: path, location: location) else { return .missing }
         return .fileWithBytes(OriginBytes(bytes: content, delivery: OriginDelivery(bytes: Int64(content.count)),
                                           firstByteAfter: ContinuousClock.now - started))
     }
 
     /// Only for a file its pool does not keep (`admit_*`), fetched again at its open.
     func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
-        guard let content = tier.read(pool: pool, path: path, url: url) else { throw .notFound }
+        guard let content = tier.read(pool: pool, path: path, location: location) else { throw .notFound }
         _ = content.withUnsafeBytes { receive($0) }
         return OriginDelivery(bytes: Int64(content.count))
     }

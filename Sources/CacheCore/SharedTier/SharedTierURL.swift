@@ -4,7 +4,7 @@ import RedisClient
 /// A pool's `user.cache.shared` value: `redis://[USER@]HOST:PORT/DB`. Checked when it is set
 /// (a bad one answers EINVAL with this reason in the log), again when a pool first uses it.
 enum SharedTierURL {
-    static func parse(_ text: String) -> Result<RedisURL, SharedTierURLError> {
+    static func parse(_ text: String) -> Result<SharedTierLocation, SharedTierURLError> {
         let url = text.trimmingCharacters(in: .whitespaces)
         for (scheme, what) in [("rediss://", "TLS (rediss://)"), ("redis+cluster://", "a Redis Cluster (redis+cluster://)"),
                                ("s3://", "S3 (s3://)")] where url.hasPrefix(scheme) {
@@ -24,7 +24,7 @@ enum SharedTierURL {
             return .failure(.init("a password cannot be part of user.cache.shared (it is stored and shown); "
                                   + "give it at mount with -o shared_password_file=PATH"))
         }
-        return .success(parsed)
+        return .success(.redis(parsed))
     }
 
     /// `text` with whatever stands between `://` and the last `@` hidden, for the log.
