@@ -66,6 +66,32 @@ import Testing
         #expect(keys.count == 4)
     }
 
+    @Test func originPoolsKeysNameTheOriginAndTheVersion() throws {
+        let exec = try #require(SharedTierKey.originSuffix(origin: "exec:/usr/bin/thumbs", version: nil, versions: .onePerName))
+        #expect(exec.first == 0 && exec.count == 1 + "origin=".count + 16)
+        // Another origin for the pool: another key.
+        #expect(SharedTierKey.originSuffix(origin: "exec:/usr/bin/other", version: nil, versions: .onePerName) != exec)
+        let http = "http://origin.example/"
+        let v1 = OriginDelivery(bytes: 10, etag: "\"abc\"", lastModified: "Mon, 30 Nov 2026 04:00:00 GMT")
+        let v2 = OriginDelivery(bytes: 10, etag: "\"abd\"", lastModified: "Mon, 30 Nov 2026 04:00:00 GMT")
+        let one = try #require(SharedTierKey.originSuffix(origin: http, version: v1, versions: .askedOfTheOrigin))
+        let etagPart: [UInt8] = [0] + Array("etag=\"abc\"".utf8)
+        #expect(one.starts(with: [0] + Array("origin=".utf8)) && Array(one.suffix(etagPart.count)) == etagPart)
+        #expect(SharedTierKey.originSuffix(origin: http, version: v2, versions: .askedOfTheOrigin) != one)
+        // A weak ETag names the same bytes as its strong form.
+        var weak = v1
+        weak.etag = "W/\"abc\""
+        #expect(SharedTierKey.originSuffix(origin: http, version: weak, versions: .askedOfTheOrigin) == one)
+        // Without an ETag, the date; without either, nothing tells versions apart: not shared.
+        let dated = OriginDelivery(bytes: 10, lastModified: "Mon, 30 Nov 2026 04:00:00 GMT")
+        let datePart: [UInt8] = [0] + Array("modified=Mon, 30 Nov 2026 04:00:00 GMT".utf8)
+        let byDate = try #require(SharedTierKey.originSuffix(origin: http, version: dated, versions: .askedOfTheOrigin))
+        #expect(Array(byDate.suffix(datePart.count)) == datePart)
+        #expect(SharedTierKey.originSuffix(origin: http, version: OriginDelivery(bytes: 10), versions: .askedOfTheOrigin) == nil)
+        #expect(SharedTierKey.originSuffix(origin: http, version: nil, versions: .askedOfTheOrigin) == nil)
+        #expect(SharedTierKey.originSuffix(origin: "file:///srv", version: v1, versions: .notShared) == nil)
+    }
+
     @Test func settingsAcceptRedisURLsWithoutPasswordsOnly() throws {
         let location = try SharedTierURL.parse("redis://cache@127.0.0.1:6390/2").get()
         guard case .redis(let url) = location else {

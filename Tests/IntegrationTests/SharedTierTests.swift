@@ -239,14 +239,3 @@ private func withSharedMounts(_ redis: SharedTierRedis, a argumentsA: [String] =
         }
     }
 }
-
-/// Waits until `mount`'s thumbnails pool has written `bytes` to the tier and has nothing queued.
-private func waitUntilWritten(_ mount: MountedStore, bytes: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let written = try Shell.waitUntil(seconds: 10) {
-        try mount.xattr("thumbnails", "user.cache.shared_bytes_written") == String(bytes)
-            && mount.xattr("thumbnails", "user.cache.shared_queue") == "0"
-    }
-    let shown = try mount.xattr("thumbnails", "user.cache.shared_bytes_written")
-    try #require(written, "shared_bytes_written is \(shown), not \(bytes); log:\n\(mount.daemonLog)",
-                 sourceLocation: sourceLocation)
-}

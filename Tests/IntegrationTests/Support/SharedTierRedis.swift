@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Testing
 
 /// A real `redis-server` on a free loopback port, for the shared tier's tests: in a directory
 /// of its own, persisting nothing, killed by `kill()` and at the latest when released. A
@@ -66,4 +67,15 @@ final class SharedTierRedis {
         kill()
         try? FileManager.default.removeItem(atPath: directory)
     }
+}
+
+/// Waits until `mount`'s thumbnails pool has written `bytes` to the tier and has nothing queued.
+func waitUntilWritten(_ mount: MountedStore, bytes: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let written = try Shell.waitUntil(seconds: 10) {
+        try mount.xattr("thumbnails", "user.cache.shared_bytes_written") == String(bytes)
+            && mount.xattr("thumbnails", "user.cache.shared_queue") == "0"
+    }
+    let shown = try mount.xattr("thumbnails", "user.cache.shared_bytes_written")
+    try #require(written, "shared_bytes_written is \(shown), not \(bytes); log:\n\(mount.daemonLog)",
+                 sourceLocation: sourceLocation)
 }
