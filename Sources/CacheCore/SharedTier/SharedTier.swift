@@ -32,7 +32,7 @@ final class SharedTier: Sendable {
         self.bytes = bytes
         self.logger = logger
         queue = SharedTierQueue(limit: configuration.queueLimit)
-        backends = SharedTierBackends(password: configuration.password)
+        backends = SharedTierBackends(password: configuration.password, trustedCAFile: configuration.trustedCAFile)
         failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds)
     }
 
