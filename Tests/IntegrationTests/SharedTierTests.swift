@@ -72,6 +72,40 @@ import Testing
         }
     }
 
+    /// Each failure of the tier can be an event (`shared_tier_failed`, naming the pool and why),
+    /// at most one per 10 s: a dead tier failing every lookup writes one, then the next one
+    /// counts the failures left out in between.
+    @Test func aTierFailureIsAnEventAtMostOnePerInterval() throws {
+        let redis = try SharedTierRedis()
+        try withSharedMounts(redis) { _, b in
+            redis.kill()
+            let started = Date()
+            var failures = 0
+            func failOnce() throws {
+                failures += 1
+                #expect(try b.sh("cat thumbnails/absent-\(failures).jpg").error.contains("No such file"))
+            }
+            for _ in 0..<5 { try failOnce() }
+            let first = try b.events(waitingUpTo: 5) { $0.contains("shared_tier_failed") }
+            let line = try #require(first.split(separator: "\n").first { $0.contains("\"shared_tier_failed\"") })
+            #expect(line.contains("\"pool\":\"thumbnails\"") && line.contains("reading from redis://127.0.0.1:\(redis.port)/0 failed"),
+                    "\(line)")
+            // More failures until the next interval's event, which counts those left out.
+            var events = ""
+            let summarized = try Shell.waitUntil(seconds: 30) {
+                try failOnce()
+                events = try b.events(waitingUpTo: 0) { _ in true }
+                return events.contains("more failures since the last event")
+            }
+            #expect(summarized, "\(events)")
+            let recorded = events.split(separator: "\n").filter { $0.contains("\"shared_tier_failed\"") }.count
+            let intervals = Int(Date().timeIntervalSince(started) / 10) + 1
+            #expect(recorded >= 2 && recorded <= intervals && recorded < failures,
+                    "\(recorded) events for \(failures) failures in \(intervals) intervals: \(events)")
+            #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 >= failures)
+        }
+    }
+
     /// A tier that stalls (SIGSTOP: connections open, no answers): a miss waits for the
     /// lookup's deadline only, then ENOENT; a write is not held up; answers resume after.
     @Test func aStalledTierCostsALookupItsDeadlineOnly() throws {

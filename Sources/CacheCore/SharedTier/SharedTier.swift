@@ -25,7 +25,7 @@ final class SharedTier: Sendable {
     let logger: Logger
 
     init(configuration: SharedTierConfiguration, storeIsEncrypted: Bool, names: Names, bytes: ObjectFiles,
-         logger: Logger) {
+         events: EventLog? = nil, logger: Logger) {
         self.configuration = configuration
         self.storeIsEncrypted = storeIsEncrypted
         self.names = names
@@ -33,7 +33,8 @@ final class SharedTier: Sendable {
         self.logger = logger
         queue = SharedTierQueue(limit: configuration.queueLimit)
         backends = SharedTierBackends(password: configuration.password, trustedCAFile: configuration.trustedCAFile)
-        failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds)
+        failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds,
+                                        events: events.map { SharedTierFailureEvents(events: $0, names: names) })
     }
 
     func start() {
@@ -88,7 +89,7 @@ final class SharedTier: Sendable {
                 .value(at: key, deadline: NIODeadline.now() + .milliseconds(configuration.lookupMilliseconds))
         } catch {
             counters.count(pool) { $0.errors += 1 }
-            failures.failed("reading from \(location) failed: \(error)")
+            failures.failed(pool: pool, "reading from \(location) failed: \(error)")
             return nil
         }
         guard let value else {
@@ -104,7 +105,7 @@ final class SharedTier: Sendable {
             return content
         case .failure(let reason):
             counters.count(pool) { $0.errors += 1 }
-            failures.failed("a corrupt value in \(location) was not served (\(reason))")
+            failures.failed(pool: pool, "a corrupt value in \(location) was not served (\(reason))")
             return nil
         }
     }
@@ -122,7 +123,7 @@ final class SharedTier: Sendable {
               settings.sharedMaxFileSize > 0, file.size <= settings.sharedMaxFileSize else { return }
         guard queue.add(.init(pool: file.pool, id: file.entryID)) == .full else { return }
         counters.count(file.pool) { $0.dropped += 1 }
-        failures.failed("the write-behind queue is full (\(queue.limit) files): a file was not shared")
+        failures.failed(pool: file.pool, "the write-behind queue is full (\(queue.limit) files): a file was not shared")
     }
 
     /// On the writer's thread: the file's bytes as they are now, if it is still complete,
@@ -135,7 +136,7 @@ final class SharedTier: Sendable {
             return      // removed since its write ended: nothing to share
         } catch {
             counters.count(item.pool) { $0.errors += 1 }
-            failures.failed("a finished file could not be read from the index to share it: \(error)")
+            failures.failed(pool: item.pool, "a finished file could not be read from the index to share it: \(error)")
             return
         }
         guard let parent = record.parent, !record.writing,
@@ -155,7 +156,7 @@ final class SharedTier: Sendable {
             // Removed meanwhile: nothing to share.
         } catch {
             counters.count(item.pool) { $0.errors += 1 }
-            failures.failed("writing to \(location) failed: \(error)")
+            failures.failed(pool: item.pool, "writing to \(location) failed: \(error)")
         }
     }
 
