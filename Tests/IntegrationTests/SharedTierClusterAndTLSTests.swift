@@ -40,6 +40,12 @@ import Testing
             #expect(try b.xattr("thumbnails", "user.cache.shared_bytes_read") == String(Self.names.count * Self.size))
             #expect(try b.xattr("thumbnails", "user.cache.shared_errors") == "0")
             #expect(try a.xattr("thumbnails", "user.cache.shared_errors") == "0")
+            // Each SET and GET went straight to the node of its key's slot: none was redirected.
+            for command in ["set", "get"] {
+                let stats = try cluster.commandStats(command)
+                #expect(stats.map(\.calls).reduce(0, +) >= Self.names.count && stats.allSatisfy { $0.rejected == 0 },
+                        "\(command): \(stats)")
+            }
         }
     }
 

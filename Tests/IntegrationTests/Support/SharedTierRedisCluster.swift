@@ -38,6 +38,25 @@ final class SharedTierRedisCluster {
         return "\(tls ? "rediss" : "redis")+cluster://" + nodes.map { "127.0.0.1:\($0.port)" }.joined(separator: ",") + "/"
     }
 
+    /// `INFO commandstats` of `command` (`get`, `set`) on each node: the calls it ran, and those
+    /// it rejected (a `MOVED` or `ASK` reply counts there: the key was not the node's).
+    func commandStats(_ command: String) throws -> [(calls: Int, rejected: Int)] {
+        try nodes.map { node in
+            let info = try node.cli(["INFO", "commandstats"])
+            guard info.succeeded else { throw MountError(message: "INFO commandstats failed: \(info.error)") }
+            // cmdstat_get:calls=4,usec=20,usec_per_call=5.00,rejected_calls=0,failed_calls=0
+            guard let line = info.output.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(command):") })
+            else { return (0, 0) }
+            var fields: [String: Int] = [:]
+            for pair in line.drop(while: { $0 != ":" }).dropFirst().split(separator: ",") {
+                let parts = pair.split(separator: "=")
+                if parts.count == 2 { fields[String(parts[0])] = Int(parts[1]) }
+            }
+            func field(_ name: String) -> Int { fields[name] ?? -1 }
+            return (field("calls"), field("rejected_calls"))
+        }
+    }
+
     /// The cachefs keys each node holds, node by node.
     func keysByNode() throws -> [[String]] {
         try nodes.map { node in
