@@ -101,8 +101,12 @@ import Testing
         #expect(url.host == "127.0.0.1" && url.port == 6390 && url.database == 2 && url.username == "cache")
         for (text, says) in [("redis://:secret@127.0.0.1:6379/0", "shared_password_file"),
                              ("redis://user:secret@127.0.0.1:6379/0", "shared_password_file"),
-                             ("rediss://127.0.0.1:6379/0", "not supported"),
-                             ("redis+cluster://127.0.0.1:7000,127.0.0.1:7001", "not supported"),
+                             ("rediss://:secret@127.0.0.1:6379/0", "shared_password_file"),
+                             ("redis+cluster://u:secret@127.0.0.1:7000,127.0.0.1:7001/", "shared_password_file"),
+                             ("redis+cluster://127.0.0.1:7000/3", "database 0 only"),
+                             ("redis+cluster:///", "at least one seed"),
+                             ("redis+cluster://127.0.0.1:7000,,127.0.0.1:7001/", "empty entry"),
+                             ("redis+cluster://127.0.0.1:99999/", "port"),
                              ("s3://bucket/prefix/", "not supported"), ("http://example.com/", "redis://")] {
             guard case .failure(let reason) = SharedTierURL.parse(text) else {
                 Issue.record("\(text) was accepted")
@@ -110,6 +114,28 @@ import Testing
             }
             #expect(reason.description.contains(says), "\(text): \(reason)")
             #expect(!reason.description.contains("secret"), "\(text): \(reason)")
+        }
+        // TLS, one server: the URL's own form, its certificate checked at connect.
+        let tls = try SharedTierURL.parse("rediss://cache@localhost:6390/1").get()
+        guard case .redis(let tlsURL) = tls else {
+            Issue.record("\(tls) is not a Redis server")
+            return
+        }
+        #expect(tlsURL.usesTLS && tlsURL.host == "localhost" && tlsURL.database == 1)
+        #expect(tls.description == "rediss://cache@localhost:6390/1")
+        // A cluster by its seeds, plain or TLS; database 0 only, said or not.
+        for (text, tlsWanted) in [("redis+cluster://cache@127.0.0.1:7000,[::1]:7001,node3/", false),
+                                  ("rediss+cluster://cache@127.0.0.1:7000,[::1]:7001,node3/0", true)] {
+            let location = try SharedTierURL.parse(text).get()
+            guard case .redisCluster(let cluster) = location else {
+                Issue.record("\(text): \(location) is not a cluster")
+                continue
+            }
+            #expect(cluster.seeds.map(\.host) == ["127.0.0.1", "::1", "node3"], "\(cluster)")
+            #expect(cluster.seeds.map(\.port) == [7000, 7001, 6379], "\(cluster)")
+            #expect(cluster.username == "cache" && cluster.usesTLS == tlsWanted, "\(cluster)")
+            #expect(location.description
+                    == "\(tlsWanted ? "rediss" : "redis")+cluster://cache@127.0.0.1:7000,[::1]:7001,node3:6379/")
         }
         // What the log shows of a refused value.
         #expect(SharedTierURL.withoutCredentials("redis://user:secret@h:1/0") == "redis://***@h:1/0")

@@ -11,7 +11,7 @@ import Testing
     /// the program for what A fetched, not even `--size`.
     @Test func aProgramsFilesFetchedOnOneMountAreReadOnTheOtherWithoutRunningIt() throws {
         let redis = try SharedTierRedis()
-        try withTwoOriginMounts(redis) { a, b in
+        try withSharedTierMounts(url: redis.url) { a, b in
             let origin = try OriginFixture(in: a.directory)
             for name in ["one.jpg", "two.jpg", "three.jpg"] { try origin.write(name, bytes: 30_000) }
             for mount in [a, b] {
@@ -21,7 +21,7 @@ import Testing
                 #expect(try a.mustSucceed("cmp thumbnails/\(name) '\(origin.files)/\(name)' && echo same") == "same")
             }
             #expect(origin.fetchCalls() == 3)
-            try waitUntilWritten(a, bytes: 90_000)
+            try waitUntilSharedBytesWritten(a, bytes: 90_000)
             #expect(try a.xattr("thumbnails", "user.cache.shared_misses") == "3")
 
             for name in ["one.jpg", "two.jpg", "three.jpg"] {
@@ -45,7 +45,7 @@ import Testing
     /// fetched from the origin, never served as its old version, and shared as its new one.
     @Test func anHTTPFileIsSharedByItsVersionAndAChangedOneIsFetchedAgain() throws {
         let redis = try SharedTierRedis()
-        try withTwoOriginMounts(redis) { a, b in
+        try withSharedTierMounts(url: redis.url) { a, b in
             let nginx = try NginxOrigin(in: a.directory)
             defer { nginx.stop() }
             // Larger than what comes with the lookup (128 KiB): fetched by a GET of their own.
@@ -57,7 +57,7 @@ import Testing
             for name in ["same.bin", "changed.bin"] {
                 #expect(try a.mustSucceed("cmp thumbnails/\(name) '\(nginx.files)/\(name)' && echo same") == "same")
             }
-            try waitUntilWritten(a, bytes: 500_000)
+            try waitUntilSharedBytesWritten(a, bytes: 500_000)
             #expect(nginx.count("GET /same.bin 200") == 1, "\(nginx.requests)")
 
             // Another version at the origin: another size and another mtime, so another ETag.
@@ -77,7 +77,7 @@ import Testing
             #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "1")
             #expect(try b.xattr("thumbnails", "user.cache.shared_misses") == "1")
             // B fetched the new version from the origin: it shares it, under its own key.
-            try waitUntilWritten(b, bytes: 210_000)
+            try waitUntilSharedBytesWritten(b, bytes: 210_000)
             let keys = try redis.cli(["DBSIZE"]).output
             #expect(keys.contains("3"), "\(keys)")
         }
@@ -87,7 +87,7 @@ import Testing
     /// are counted, no read fails.
     @Test func aTierDownFallsBackToTheOrigin() throws {
         let redis = try SharedTierRedis()
-        try withTwoOriginMounts(redis) { a, b in
+        try withSharedTierMounts(url: redis.url) { a, b in
             let origin = try OriginFixture(in: a.directory)
             try origin.write("photo.jpg", bytes: 40_000)
             _ = try b.mustSucceed("setfattr -n user.cache.origin -v 'exec:\(origin.program)' thumbnails")
@@ -97,22 +97,6 @@ import Testing
             #expect(try Shell.waitUntil(seconds: 10) { try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 >= 2 },
                     "the lookup and the write-behind count an error each")
             #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "0")
-        }
-    }
-}
-
-/// Two mounts whose `thumbnails` pools share `redis`; each test sets the pools' origin.
-private func withTwoOriginMounts(_ redis: SharedTierRedis, _ body: (MountedStore, MountedStore) throws -> Void) throws {
-    try withMountedStore { a in
-        let b = try MountedStore(mountName: "mnt-b")
-        do {
-            for mount in [a, b] {
-                _ = try mount.mustSucceed("setfattr -n user.cache.shared -v '\(redis.url)' thumbnails")
-            }
-            try body(a, b)
-        } catch {
-            Issue.record("log of mount A:\n\(a.daemonLog)\nlog of mount B:\n\(b.daemonLog)")
-            throw error
         }
     }
 }

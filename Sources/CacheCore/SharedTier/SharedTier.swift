@@ -25,15 +25,16 @@ final class SharedTier: Sendable {
     let logger: Logger
 
     init(configuration: SharedTierConfiguration, storeIsEncrypted: Bool, names: Names, bytes: ObjectFiles,
-         logger: Logger) {
+         events: EventLog? = nil, logger: Logger) {
         self.configuration = configuration
         self.storeIsEncrypted = storeIsEncrypted
         self.names = names
         self.bytes = bytes
         self.logger = logger
         queue = SharedTierQueue(limit: configuration.queueLimit)
-        backends = SharedTierBackends(password: configuration.password)
-        failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds)
+        backends = SharedTierBackends(password: configuration.password, trustedCAFile: configuration.trustedCAFile)
+        failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds,
+                                        events: events.map { SharedTierFailureEvents(events: $0, names: names) })
     }
 
     func start() {
@@ -96,7 +97,7 @@ final class SharedTier: Sendable {
                 .value(at: key, deadline: NIODeadline.now() + .milliseconds(configuration.lookupMilliseconds))
         } catch {
             counters.count(pool) { $0.errors += 1 }
-            failures.failed("reading from \(location) failed: \(error)")
+            failures.failed(pool: pool, "reading from \(location) failed: \(error)")
             return nil
         }
         guard let value else {
@@ -112,7 +113,7 @@ final class SharedTier: Sendable {
             return content
         case .failure(let reason):
             counters.count(pool) { $0.errors += 1 }
-            failures.failed("a corrupt value in \(location) was not served (\(reason))")
+            failures.failed(pool: pool, "a corrupt value in \(location) was not served (\(reason))")
             return nil
         }
     }
@@ -144,7 +145,7 @@ final class SharedTier: Sendable {
         guard location(of: settings) != nil, settings.sharedMaxFileSize > 0, size <= settings.sharedMaxFileSize else { return }
         guard queue.add(item) == .full else { return }
         counters.count(item.pool) { $0.dropped += 1 }
-        failures.failed("the write-behind queue is full (\(queue.limit) files): a file was not shared")
+        failures.failed(pool: item.pool, "the write-behind queue is full (\(queue.limit) files): a file was not shared")
     }
 
     /// On the writer's thread: the file's bytes as they are now, if it is still complete,
@@ -157,7 +158,7 @@ final class SharedTier: Sendable {
             return      // removed since its write ended: nothing to share
         } catch {
             counters.count(item.pool) { $0.errors += 1 }
-            failures.failed("a finished file could not be read from the index to share it: \(error)")
+            failures.failed(pool: item.pool, "a finished file could not be read from the index to share it: \(error)")
             return
         }
         guard let parent = record.parent, !record.writing,
@@ -178,7 +179,7 @@ final class SharedTier: Sendable {
             // Removed meanwhile: nothing to share.
         } catch {
             counters.count(item.pool) { $0.errors += 1 }
-            failures.failed("writing to \(location) failed: \(error)")
+            failures.failed(pool: item.pool, "writing to \(location) failed: \(error)")
         }
     }
 

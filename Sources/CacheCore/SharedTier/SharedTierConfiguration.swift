@@ -2,10 +2,14 @@ import Foundation
 import CacheModel
 
 /// What a mount gives the shared tier: the password (`-o shared_password_file=PATH`; never
-/// in the pools' settings) and its deadlines.
+/// in the pools' settings), the CA bundle of its TLS servers (`-o shared_ca_file=PATH`) and
+/// its deadlines.
 public struct SharedTierConfiguration: Sendable {
     /// Sent with AUTH to every pool's tier; nil sends none.
     public var password: String?
+    /// PEM CA certificates a `rediss://` server's certificate must verify against; nil uses
+    /// the system's trust store.
+    public var trustedCAFile: String?
     public var lookupMilliseconds = Tunables.sharedLookupMilliseconds
     public var writeMilliseconds = Tunables.sharedWriteMilliseconds
     public var queueLimit = Tunables.sharedQueueLimit
@@ -25,5 +29,18 @@ public struct SharedTierConfiguration: Sendable {
         let text = String(decoding: bytes, as: UTF8.self)
         guard !text.isEmpty else { throw SharedTierURLError("the shared tier's password file \(path) is empty") }
         return text
+    }
+
+    /// `path` if it can be the tier's CA bundle: a readable file holding at least one PEM
+    /// certificate. Throws a reason otherwise, so a mistyped path stops the mount rather than
+    /// failing every TLS connection later.
+    public static func caFile(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SharedTierURLError("cannot read the shared tier's CA file \(path)")
+        }
+        guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+            throw SharedTierURLError("the shared tier's CA file \(path) holds no PEM certificate")
+        }
+        return path
     }
 }
