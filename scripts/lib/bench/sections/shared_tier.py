@@ -25,7 +25,7 @@ import time
 
 from .. import measure
 from ..core import FAIL, BenchError, log, warn
-from ..mounts import Mount
+from ..mounts import Mount, unmount_and_remove
 
 FILES = 1000
 FILE_BYTES = 16 << 10
@@ -227,11 +227,8 @@ def run_shared_tier(b):
         for key in ("tier_read", "tier_origin_cold", "tier_killed_lost", "tier_killed_errors"):
             b.results.progress(key)
     finally:
-        for mount in mounts.values():
-            mount.unmount()
-            b.remove(mount.store)
+        unmount_and_remove(b, mounts.values())
         redis.kill()
-        b.use_main_store()
 
 
 def run_tier_read(b, redis, mounts, rep):
