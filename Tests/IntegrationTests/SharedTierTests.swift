@@ -205,6 +205,22 @@ import Testing
     }
 
     /// A password file that cannot be read stops the mount with one line that names it.
+    /// Without `shared_password_file`, systemd's credential (`LoadCredential=` puts it in
+    /// `$CREDENTIALS_DIRECTORY`) is the password: the write reaches a server that requires one.
+    @Test func aPasswordComesFromSystemdsCredential() throws {
+        let redis = try SharedTierRedis(password: "from-systemd")
+        let credentials = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-cred-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: credentials) }
+        try "from-systemd\n".write(toFile: credentials + "/cachefs.shared-password", atomically: true, encoding: .utf8)
+        let mount = try MountedStore(prepare: { $0.environment = ["CREDENTIALS_DIRECTORY": credentials] })
+        _ = try mount.mustSucceed("setfattr -n user.cache.shared -v '\(redis.url)' thumbnails")
+        _ = try mount.mustSucceed("printf 'credential' > thumbnails/c.jpg")
+        try waitUntilWritten(mount, bytes: 10)
+        #expect(try redis.cli(["EXISTS", "cachefs:1:thumbnails/c.jpg"]).output.contains("1"))
+        #expect(try mount.xattr("thumbnails", "user.cache.shared_errors") == "0")
+    }
+
     @Test func anUnreadablePasswordFileFailsTheMount() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-tier-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory + "/mnt", withIntermediateDirectories: true)

@@ -18,6 +18,21 @@ public struct SharedTierConfiguration: Sendable {
         self.password = password
     }
 
+    /// systemd's credential of the password (`LoadCredential=cachefs.shared-password:…` in the
+    /// unit), read when no `shared_password_file` is given.
+    public static let passwordCredentialName = "cachefs.shared-password"
+
+    /// The tier's password: from `file` when given (a file that cannot be read stops the mount
+    /// rather than falling through to another), else from systemd's credential when there is
+    /// one, else none.
+    public static func password(file: String?, environment: [String: String]) throws -> String? {
+        if let file { return try password(fromFile: file) }
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else { return nil }
+        let path = directory + "/" + passwordCredentialName
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try password(fromFile: path)
+    }
+
     /// The password in `path`, its trailing newline stripped; throws a reason when the
     /// file cannot be read or is empty.
     public static func password(fromFile path: String) throws -> String {
