@@ -77,7 +77,7 @@ import Testing
                              ("redis://user:secret@127.0.0.1:6379/0", "shared_password_file"),
                              ("rediss://127.0.0.1:6379/0", "not supported"),
                              ("redis+cluster://127.0.0.1:7000,127.0.0.1:7001", "not supported"),
-                             ("s3://bucket/prefix/", "not supported"), ("http://example.com/", "redis://")] {
+                             ("http://example.com/", "redis://")] {
             guard case .failure(let reason) = SharedTierURL.parse(text) else {
                 Issue.record("\(text) was accepted")
                 continue

@@ -1,17 +1,21 @@
 import Foundation
 import RedisClient
 
-/// A pool's `user.cache.shared` value: `redis://[USER@]HOST:PORT/DB`. Checked when it is set
-/// (a bad one answers EINVAL with this reason in the log), again when a pool first uses it.
+/// A pool's `user.cache.shared` value: `redis://[USER@]HOST:PORT/DB`, or `s3://BUCKET/PREFIX/`
+/// read as an s3:// origin's. Checked when it is set (a bad one answers EINVAL with this
+/// reason in the log), again when a pool first uses it.
 enum SharedTierURL {
     static func parse(_ text: String) -> Result<SharedTierLocation, SharedTierURLError> {
         let url = text.trimmingCharacters(in: .whitespaces)
-        for (scheme, what) in [("rediss://", "TLS (rediss://)"), ("redis+cluster://", "a Redis Cluster (redis+cluster://)"),
-                               ("s3://", "S3 (s3://)")] where url.hasPrefix(scheme) {
+        for (scheme, what) in [("rediss://", "TLS (rediss://)"), ("redis+cluster://", "a Redis Cluster (redis+cluster://)")]
+            where url.hasPrefix(scheme) {
             return .failure(.init("\(what) is not supported by the shared tier yet; use redis://HOST:PORT/DB"))
         }
+        if url.hasPrefix("s3://") {
+            return S3Location.parse(url).map(SharedTierLocation.s3).mapError { SharedTierURLError($0.description) }
+        }
         guard url.hasPrefix("redis://") else {
-            return .failure(.init("expected a URL such as redis://HOST:PORT/DB or redis://USER@HOST:PORT/DB"))
+            return .failure(.init("expected a URL such as redis://HOST:PORT/DB, redis://USER@HOST:PORT/DB or s3://BUCKET/PREFIX/"))
         }
         let parsed: RedisURL
         do {
