@@ -192,7 +192,7 @@ import Testing
             #expect(try a.xattr("thumbnails", "user.cache.shared_max_file_size") == "262144")
             #expect(try a.xattr("data", "user.cache.shared") == "")
             // Other schemes are later slices: refused with a reason.
-            for url in ["rediss://127.0.0.1:\(redis.port)/0", "s3://bucket/prefix/", "redis+cluster://127.0.0.1:7000"] {
+            for url in ["rediss://127.0.0.1:\(redis.port)/0", "redis+cluster://127.0.0.1:7000"] {
                 #expect(!(try a.sh("setfattr -n user.cache.shared -v '\(url)' thumbnails").succeeded), "\(url)")
             }
             #expect(a.daemonLog.contains("is not supported by the shared tier yet"))
