@@ -163,6 +163,39 @@ import Testing
             #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "1")
         }
     }
+
+    /// A bucket that does not exist is a misconfigured tier, not a cold one: 404 NoSuchBucket
+    /// is an error (a miss for the reader), where 404 NoSuchKey is a miss.
+    @Test func aMissingBucketIsAnErrorNotAMiss() throws {
+        try withS3SharedMounts { _, b, _ in
+            _ = try b.mustSucceed("setfattr -n user.cache.shared -v s3://no-such-bucket/fleet/ thumbnails")
+            #expect(try b.sh("cat thumbnails/x.jpg").error.contains("No such file"))
+            #expect(try b.xattr("thumbnails", "user.cache.shared_errors") == "1")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_misses") == "0")
+            #expect(b.daemonLog.contains("GET s3://no-such-bucket/fleet/cachefs:1:thumbnails/x.jpg answered 404 (NoSuchBucket"),
+                    "\(b.daemonLog)")
+        }
+    }
+
+    /// A path whose object key would pass S3's 1,024 bytes stays local: its write is an error
+    /// that says why, its lookup elsewhere a miss that asks S3 nothing.
+    @Test func aKeyLongerThanS3AllowsIsNotShared() throws {
+        try withS3SharedMounts { a, b, server in
+            let deep = (1...4).map { String(repeating: Character(String($0)), count: 250) }.joined(separator: "/")
+            for mount in [a, b] { _ = try mount.mustSucceed("mkdir -p thumbnails/\(deep)") }
+            _ = try a.mustSucceed("printf deep > thumbnails/\(deep)/x.jpg")
+            try waitUntilTried(a)
+            #expect(try a.xattr("thumbnails", "user.cache.shared_bytes_written") == "0")
+            #expect(a.daemonLog.contains("would be longer than S3's 1024 bytes: not shared"), "\(a.daemonLog)")
+            #expect(try a.mustSucceed("cat thumbnails/\(deep)/x.jpg") == "deep")
+            // (Each directory `mkdir -p` looked up on B was a miss of the tier.)
+            let misses = try Int(b.xattr("thumbnails", "user.cache.shared_misses")) ?? -1
+            #expect(try b.sh("cat thumbnails/\(deep)/x.jpg").error.contains("No such file"))
+            #expect(try b.xattr("thumbnails", "user.cache.shared_misses") == String(misses + 1))
+            #expect(try b.xattr("thumbnails", "user.cache.shared_errors") == "0")
+            #expect(!server.requests().contains { $0.contains("x.jpg") }, "\(server.requests())")
+        }
+    }
 }
 
 /// Two mounts (two stores) whose `thumbnails` pools share `s3://tier-bucket/fleet/` on a fresh
