@@ -42,7 +42,7 @@ public struct PoolSettings: Sendable, Equatable, Codable {
     /// `user.cache.cache_control`: the pool honours the origin's HTTP `Cache-Control`
     /// (off by default).
     public var cacheControl: Bool
-    /// `user.cache.shared`: the `redis://` URL of the shared tier the pool reads misses from
+    /// `user.cache.shared`: the `redis://` or `s3://` URL of the shared tier the pool reads misses from
     /// and writes its finished files to (docs/shared-tier.md); empty for none. Never a password.
     public var shared: String
     /// `user.cache.shared_max_file_size`: larger files are not written to the shared tier.

@@ -107,7 +107,7 @@ import Testing
                              ("redis+cluster:///", "at least one seed"),
                              ("redis+cluster://127.0.0.1:7000,,127.0.0.1:7001/", "empty entry"),
                              ("redis+cluster://127.0.0.1:99999/", "port"),
-                             ("s3://bucket/prefix/", "not supported"), ("http://example.com/", "redis://")] {
+                             ("http://example.com/", "redis://")] {
             guard case .failure(let reason) = SharedTierURL.parse(text) else {
                 Issue.record("\(text) was accepted")
                 continue

@@ -241,11 +241,11 @@ import Testing
             #expect(try a.xattr("thumbnails", "user.cache.shared") == redis.url)
             #expect(try a.xattr("thumbnails", "user.cache.shared_max_file_size") == "262144")
             #expect(try a.xattr("data", "user.cache.shared") == "")
-            // Other schemes are later slices: refused with a reason.
-            for url in ["s3://bucket/prefix/"] {
+            // Other schemes: refused with a reason.
+            for url in ["http://127.0.0.1:\(redis.port)/", "memcached://127.0.0.1:11211"] {
                 #expect(!(try a.sh("setfattr -n user.cache.shared -v '\(url)' thumbnails").succeeded), "\(url)")
             }
-            #expect(a.daemonLog.contains("is not supported by the shared tier yet"))
+            #expect(a.daemonLog.contains("expected a URL such as redis://HOST:PORT/DB"))
             #expect(try a.xattr("thumbnails", "user.cache.shared") == redis.url)
         }
     }

@@ -84,7 +84,8 @@ public final class CacheEngine: Sendable {
                                      counters: counters, traces: TraceFiles(layout: layout, disk: disk, logger: logger),
                                      evictor: evictor, blockEviction: blockEviction, logger: logger)
         let sharedTier = SharedTier(configuration: configuration.sharedTier, storeIsEncrypted: encrypting != nil,
-                                    names: names, bytes: bytes, events: events, logger: logger)
+                                    origins: opened.originContext, names: names, bytes: bytes, events: events,
+                                    logger: logger)
         readThrough = ReadThrough(fetches: fetches, threads: threads, originContext: opened.originContext,
                                   originSettings: configuration.originSettings, sharedTier: sharedTier,
                                   originVersions: index,

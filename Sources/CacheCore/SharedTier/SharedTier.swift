@@ -5,7 +5,7 @@ import Logging
 import NIOCore
 
 /// The owner of the shared tier (docs/shared-tier.md): pools whose `user.cache.shared` names
-/// a Redis server read what they miss from it (``SharedTierOrigin``, through read-through)
+/// a Redis server or an S3 bucket read what they miss from it (``SharedTierOrigin``, through read-through)
 /// and write the files their users finish to it, in the background (``SharedTierQueue``, one
 /// thread). Every call has a deadline; the tier down, slow, refusing or corrupt is a miss,
 /// counted (``SharedTierCounters``) and logged (``SharedTierFailureLog``), never an error of
@@ -24,15 +24,17 @@ final class SharedTier: Sendable {
     private let writer = BackgroundWorker(tick: 3600, name: "cachefs-shared")
     let logger: Logger
 
-    init(configuration: SharedTierConfiguration, storeIsEncrypted: Bool, names: Names, bytes: ObjectFiles,
-         events: EventLog? = nil, logger: Logger) {
+    /// `origins`: the HTTP client, endpoint and keys an s3:// tier shares with s3:// origins.
+    init(configuration: SharedTierConfiguration, storeIsEncrypted: Bool, origins: OriginContext, names: Names,
+         bytes: ObjectFiles, events: EventLog? = nil, logger: Logger) {
         self.configuration = configuration
         self.storeIsEncrypted = storeIsEncrypted
         self.names = names
         self.bytes = bytes
         self.logger = logger
         queue = SharedTierQueue(limit: configuration.queueLimit)
-        backends = SharedTierBackends(password: configuration.password, trustedCAFile: configuration.trustedCAFile)
+        backends = SharedTierBackends(password: configuration.password, trustedCAFile: configuration.trustedCAFile,
+                                      origins: origins)
         failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds,
                                         events: events.map { SharedTierFailureEvents(events: $0, names: names) })
     }

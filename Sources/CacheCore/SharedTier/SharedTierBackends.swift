@@ -5,17 +5,19 @@ import Synchronization
 final class SharedTierBackends: Sendable {
     private let password: String?
     private let trustedCAFile: String?
+    private let origins: OriginContext
     private let backends = Mutex<[String: any SharedTierBackend]>([:])
 
-    init(password: String?, trustedCAFile: String? = nil) {
+    init(password: String?, trustedCAFile: String? = nil, origins: OriginContext) {
         self.password = password
         self.trustedCAFile = trustedCAFile
+        self.origins = origins
     }
 
     func backend(for location: SharedTierLocation) throws -> any SharedTierBackend {
         let key = location.description
         if let backend = backends.withLock({ $0[key] }) { return backend }
-        let made = try location.makeBackend(password: password, trustedCAFile: trustedCAFile)
+        let made = try location.makeBackend(password: password, trustedCAFile: trustedCAFile, origins: origins)
         let (kept, spare) = backends.withLock { backends -> (any SharedTierBackend, (any SharedTierBackend)?) in
             if let existing = backends[key] { return (existing, made) }
             backends[key] = made

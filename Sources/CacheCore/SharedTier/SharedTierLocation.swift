@@ -7,19 +7,23 @@ enum SharedTierLocation: Sendable, Hashable, CustomStringConvertible {
     case redis(RedisURL)
     /// A Redis Cluster by its seed nodes (``RedisClusterSeeds``).
     case redisCluster(RedisClusterSeeds)
+    /// A bucket and key prefix, reached as s3:// origins are (``S3TierBackend``).
+    case s3(S3Location)
 
     var description: String {
         switch self {
         case .redis(let url): return url.description
         case .redisCluster(let cluster): return cluster.description
+        case .s3(let location): return "s3://\(location.bucket)/" + String(decoding: location.prefix, as: UTF8.self)
         }
     }
 
     /// A client for this location; it connects at its first command. `trustedCAFile` is the
     /// mount's `shared_ca_file`: the CA bundle a TLS server's certificate must verify against
     /// (the system's trust store when nil). A certificate that does not verify fails the
-    /// connection, as any other connect failure does: never a fallback to plain TCP.
-    func makeBackend(password: String?, trustedCAFile: String? = nil) throws -> any SharedTierBackend {
+    /// connection, as any other connect failure does: never a fallback to plain TCP. `origins`
+    /// gives S3 its HTTP client, endpoint and keys.
+    func makeBackend(password: String?, trustedCAFile: String? = nil, origins: OriginContext) throws -> any SharedTierBackend {
         // A connect past this fails the commands waiting for it; theirs are shorter anyway.
         let connectTimeout = TimeAmount.seconds(2)
         switch self {
@@ -33,6 +37,8 @@ enum SharedTierLocation: Sendable, Hashable, CustomStringConvertible {
             return RedisTierBackend(try RedisClusterClient(seeds: cluster.seeds, username: cluster.username,
                                                            password: password, tls: tls,
                                                            connectTimeout: connectTimeout))
+        case .s3(let location):
+            return S3TierBackend(location: location, access: origins.s3, transport: origins.transport)
         }
     }
 }

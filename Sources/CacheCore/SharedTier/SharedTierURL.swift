@@ -1,20 +1,20 @@
 import Foundation
 import RedisClient
 
-/// A pool's `user.cache.shared` value: `redis://[USER@]HOST:PORT/DB`, `rediss://…` (TLS), or a
+/// A pool's `user.cache.shared` value: `redis://[USER@]HOST:PORT/DB`, `rediss://…` (TLS), a
 /// Redis Cluster by its seed nodes, `redis+cluster://[USER@]H1:P1,H2:P2/` (`rediss+cluster://`
-/// for TLS). Checked when it is set (a bad one answers EINVAL with this reason in the log),
-/// again when a pool first uses it.
+/// for TLS), or `s3://BUCKET/PREFIX/` read as an s3:// origin's. Checked when it is set (a bad
+/// one answers EINVAL with this reason in the log), again when a pool first uses it.
 enum SharedTierURL {
     static func parse(_ text: String) -> Result<SharedTierLocation, SharedTierURLError> {
         let url = text.trimmingCharacters(in: .whitespaces)
-        for (scheme, what) in [("s3://", "S3 (s3://)")] where url.hasPrefix(scheme) {
-            return .failure(.init("\(what) is not supported by the shared tier yet; use redis://HOST:PORT/DB"))
+        if url.hasPrefix("s3://") {
+            return S3Location.parse(url).map(SharedTierLocation.s3).mapError { SharedTierURLError($0.description) }
         }
         if let cluster = parseCluster(url) { return cluster.map { SharedTierLocation.redisCluster($0) } }
         guard url.hasPrefix("redis://") || url.hasPrefix("rediss://") else {
-            return .failure(.init("expected a URL such as redis://HOST:PORT/DB, rediss://USER@HOST:PORT/DB "
-                                  + "or redis+cluster://HOST1:PORT1,HOST2:PORT2/"))
+            return .failure(.init("expected a URL such as redis://HOST:PORT/DB, rediss://USER@HOST:PORT/DB, "
+                                  + "redis+cluster://HOST1:PORT1,HOST2:PORT2/ or s3://BUCKET/PREFIX/"))
         }
         let parsed: RedisURL
         do {

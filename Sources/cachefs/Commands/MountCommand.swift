@@ -35,9 +35,9 @@ struct MountCommand: ParsableCommand {
             128M and 60), \
             pool=NAME:SIZE[:AGE] (as --pool), log_level=LEVEL, foreground, \
             encrypt (as --encrypt), key_file=PATH (as --key-file), \
-            origin=POOL=URL (as --origin), s3_endpoint=URL (the S3 server of s3:// origins, \
+            origin=POOL=URL (as --origin), s3_endpoint=URL (the S3 server of s3:// origins and shared tiers, \
             path-style; default AWS's endpoint of AWS_REGION), \
-            shared_password_file=PATH (the password of the pools' shared tier, user.cache.shared: \
+            shared_password_file=PATH (the password of the pools' Redis shared tier, user.cache.shared: \
             redis://, rediss:// (TLS) or redis+cluster://; see docs/shared-tier.md; without it, \
             systemd's credential $CREDENTIALS_DIRECTORY/cachefs.shared-password if there is one), \
             shared_ca_file=PATH (PEM CA certificates a rediss:// tier's certificate must verify \

@@ -56,7 +56,8 @@ struct SetCommand: ParsableCommand {
             admit_max_size, admit_min_size (origin files outside are served, not kept; 0 = no bound), \
             admit_after (keep from the Nth miss on, 1 to 1000), admit_window (1h), block_size (4M; 0 = whole files), \
             cache_control (0; 1 = honour HTTP Cache-Control), \
-            shared (redis://[USER@]HOST:PORT/DB, a tier shared with other machines; see docs/shared-tier.md), \
+            shared (redis://[USER@]HOST:PORT/DB or s3://BUCKET/PREFIX/, a tier shared with other machines; \
+            see docs/shared-tier.md), \
             shared_max_file_size (1M; 0 = share nothing), \
             eviction (lru|s3fifo|sieve|tinylfu|gdsf|gdsf-files|auto), goal (files|bytes|cost); on the mount root: \
             min_free (1G or 5%).

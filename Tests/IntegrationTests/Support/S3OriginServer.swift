@@ -17,6 +17,7 @@ final class S3OriginServer {
     let requestLog: String
     private let child: ChildProcess
     private let stdinWriter: Int32
+    private var stopped = false
     private let output: OutputFile
     private let errors: OutputFile
 
@@ -96,6 +97,35 @@ final class S3OriginServer {
         guard result.succeeded else { throw MountError(message: "cannot put \(key): \(result.error)") }
     }
 
+    /// Puts the bytes of the file at `path` as `key`, as ``put(key:contents:)`` does.
+    func put(key: String, contentsOf path: String) throws {
+        try boto3("client.put_object(Bucket=sys.argv[5], Key=sys.argv[6], Body=open(sys.argv[7], 'rb').read())",
+                  key, path, doing: "put")
+    }
+
+    /// Writes the bytes of the object `key` to the file at `path`.
+    func download(key: String, to path: String) throws {
+        try boto3("open(sys.argv[7], 'wb').write(client.get_object(Bucket=sys.argv[5], Key=sys.argv[6])['Body'].read())",
+                  key, path, doing: "download")
+    }
+
+    private func boto3(_ statement: String, _ key: String, _ path: String, doing what: String) throws {
+        let venv = ProcessInfo.processInfo.environment["CACHEFS_TEST_VENV"] ?? "/opt/cachefs-test-venv"
+        let script = """
+            import boto3, sys
+            client = boto3.client('s3', endpoint_url=sys.argv[1], region_name=sys.argv[2],
+                                  aws_access_key_id=sys.argv[3], aws_secret_access_key=sys.argv[4])
+            \(statement)
+            """
+        let result = try Shell.run([venv + "/bin/python", "-c", script, endpoint, region, accessKeyID, secretAccessKey,
+                                    bucket, key, path])
+        guard result.succeeded else { throw MountError(message: "cannot \(what) \(key): \(result.error)") }
+    }
+
+    /// SIGSTOP: the server keeps its port and connections but answers nothing (a stalled S3).
+    func suspend() { child.signal(SIGSTOP) }
+    func resume() { child.signal(SIGCONT) }
+
     func requests() -> [String] {
         ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
@@ -103,9 +133,13 @@ final class S3OriginServer {
     /// What the server wrote to stderr (moto logs each request there).
     var log: String { errors.contents() }
 
+    /// Ends the server (also a suspended one); once only, later calls do nothing.
     func stop() {
+        guard !stopped else { return }
+        stopped = true
         close(stdinWriter)
         child.signal(SIGTERM)
+        child.signal(SIGCONT)
         if !Shell.waitUntil(seconds: 10, { !child.isRunning }) { child.signal(SIGKILL) }
         child.wait()
         output.remove()

@@ -50,19 +50,22 @@ public final class HTTPTransport: Sendable {
     /// Sends one request and waits for its response; the body of a 2xx response goes to
     /// `receive` part by part as it arrives (answering false stops it), the start of any other
     /// body to `errorBody`. Throws `.failed` for what never became a response: a refused or
-    /// timed-out connection, a connection closed mid-body, a stopped transport.
+    /// timed-out connection, a connection closed mid-body, a stopped transport, or, with a
+    /// `deadline`, a request (connect, send, the whole body) not over by then.
     public func send(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil,
+                     deadline: NIODeadline? = nil,
                      receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Response {
-        try send(method, url, headers: headers, body: body) { _, bytes in receive(bytes) }
+        try send(method, url, headers: headers, body: body, deadline: deadline) { _, bytes in receive(bytes) }
     }
 
     /// ``send(_:_:headers:body:receive:)`` whose `receive` also learns the response's status
     /// and headers (a ranged answer's body means something else under 200 than under 206).
     public func send(_ method: HTTPMethod, _ url: String, headers: HTTPHeaders = [:], body: [UInt8]? = nil,
+                     deadline: NIODeadline? = nil,
                      receiveWithHead receive: (Response, UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Response {
         let request = try Self.request(method, url, headers: headers, body: body)
         let queue = ResponseQueue()
-        let task = try start(request, delegate: queue)
+        let task = try start(request, delegate: queue, deadline: deadline)
         defer { state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(task)) } }
         var response = Response(status: 0, headers: [:], delivered: 0, errorBody: [], url: url)
         while true {
@@ -126,14 +129,15 @@ public final class HTTPTransport: Sendable {
         }
     }
 
-    private func start<Delegate: HTTPClientResponseDelegate>(_ request: HTTPClient.Request, delegate: Delegate) throws(OriginFailure)
+    private func start<Delegate: HTTPClientResponseDelegate>(_ request: HTTPClient.Request, delegate: Delegate,
+                                                             deadline: NIODeadline? = nil) throws(OriginFailure)
         -> HTTPClient.Task<Void> where Delegate.Response == Void
     {
         let started = state.withLock { state -> HTTPClient.Task<Void>? in
             guard !state.stopped else { return nil }
             let client = state.client ?? Self.makeClient()
             state.client = client
-            let task = client.execute(request: request, delegate: delegate)
+            let task = client.execute(request: request, delegate: delegate, deadline: deadline)
             state.inFlight[ObjectIdentifier(task)] = task
             return task
         }
@@ -169,6 +173,7 @@ public final class HTTPTransport: Sendable {
             case .cancelled: return "cancelled (the daemon is stopping)"
             case .readTimeout: return "no bytes for \(readTimeout.nanoseconds / 1_000_000_000) s (read timeout)"
             case .connectTimeout: return "cannot connect within \(connectTimeout.nanoseconds / 1_000_000_000) s"
+            case .deadlineExceeded: return "no whole answer within the request's deadline (timeout)"
             case .remoteConnectionClosed: return "the server closed the connection before the response ended"
             default: return "\(client)"
             }

@@ -1,5 +1,5 @@
 /// Where a pool's objects live: the bucket and key prefix of an `s3://BUCKET/PREFIX/` origin.
-public struct S3Location: Sendable, Equatable {
+public struct S3Location: Sendable, Hashable {
     public var bucket: String
     /// Empty, or ends with `/`: `s3://b/photos` and `s3://b/photos/` both mean `photos/`.
     public var prefix: [UInt8]

@@ -108,26 +108,14 @@ struct S3Origin: Origin {
     }
 
     private func signedHeaders(_ request: S3Request) throws(OriginFailure) -> HTTPHeaders {
-        let credentials: AWSCredentials
-        switch access.credentials {
-        case .success(let loaded): credentials = loaded
-        case .failure(let reason): throw .failed("no S3 credentials: \(reason)")
-        }
-        var headers = HTTPHeaders()
-        for header in request.signedHeaders(SignatureV4(credentials: credentials, region: access.region)) {
-            headers.add(name: header.name, value: header.value)
-        }
-        return headers
+        try access.signedHeaders(request)
     }
 
     /// The log line of an answer that is neither success nor "no such key".
     private func failure(_ response: HTTPTransport.Response, _ what: String, _ path: [[UInt8]]) -> OriginFailure {
         let detail = S3ErrorResponse.parse(Data(response.errorBody)).map { " (\($0))" } ?? ""
         if response.status == 403 {
-            // Only for the error message: without credentials the message says so by an empty key id.
-            let keyID = (try? access.credentials.get().accessKeyID) ?? ""
-            return .failed("S3 denied \(what) \(display(path)) (403\(detail)): check credentials "
-                + "(access key \(keyID), region \(access.region))")
+            return .failed("S3 denied \(what) \(display(path)) (403\(detail)): \(access.checkCredentialsHint)")
         }
         return .failed("\(what) \(display(path)) answered \(response.status)\(detail)")
     }
