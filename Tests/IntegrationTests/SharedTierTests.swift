@@ -211,16 +211,6 @@ import Testing
             #expect(try redis.cli(["EXISTS", "cachefs:1:thumbnails/big.jpg"]).output.contains("0"))
         }
     }
-
-    /// An encrypted store would send plaintext: refused until the tier shares ciphertext.
-    @Test func anEncryptedStoreRefusesATier() throws {
-        try withMountedStore(kind: .encrypted) { mount in
-            let refused = try mount.sh("setfattr -n user.cache.shared -v redis://127.0.0.1:6379/0 thumbnails")
-            #expect(!refused.succeeded && refused.error.contains("Invalid argument"), "\(refused)")
-            // (The log's reason is sealed on an encrypted store.)
-            #expect(try mount.xattr("thumbnails", "user.cache.shared") == "")
-        }
-    }
 }
 
 /// Two mounts (two stores) whose `thumbnails` pools share `redis`.

@@ -14,8 +14,8 @@ final class SharedTier: Sendable {
     let names: Names
     let bytes: ObjectFiles
     let configuration: SharedTierConfiguration
-    /// An encrypted store shares nothing yet: its files would reach the tier as plaintext.
-    let storeIsEncrypted: Bool
+    /// An encrypted store's: its files go to the tier sealed, under sealed keys; nil shares plaintext.
+    let sealing: SharedTierSealing?
     let counters = SharedTierCounters()
     let queue: SharedTierQueue
     private let backends: SharedTierBackends
@@ -24,10 +24,10 @@ final class SharedTier: Sendable {
     private let writer = BackgroundWorker(tick: 3600, name: "cachefs-shared")
     let logger: Logger
 
-    init(configuration: SharedTierConfiguration, storeIsEncrypted: Bool, names: Names, bytes: ObjectFiles,
+    init(configuration: SharedTierConfiguration, sealing: SharedTierSealing?, names: Names, bytes: ObjectFiles,
          logger: Logger) {
         self.configuration = configuration
-        self.storeIsEncrypted = storeIsEncrypted
+        self.sealing = sealing
         self.names = names
         self.bytes = bytes
         self.logger = logger
@@ -57,16 +57,13 @@ final class SharedTier: Sendable {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return nil }
         if case .failure(let reason) = SharedTierURL.parse(trimmed) { return reason.description }
-        if storeIsEncrypted {
-            return "an encrypted store cannot use a shared tier yet (its files would leave it unencrypted)"
-        }
         return nil
     }
 
     /// The tier a pool reads from and writes to: set, valid, and the pool has no origin
     /// (origin pools need the origin's version in the key: a later slice).
     func location(of settings: PoolSettings) -> SharedTierLocation? {
-        guard !settings.shared.isEmpty, settings.origin.isEmpty, !storeIsEncrypted else { return nil }
+        guard !settings.shared.isEmpty, settings.origin.isEmpty else { return nil }
         // Checked when it was set (``refusal(ofSetting:)``): a stored value always parses.
         return try? SharedTierURL.parse(settings.shared).get()
     }
@@ -81,9 +78,9 @@ final class SharedTier: Sendable {
     /// The file at `path` of `pool` from the tier at `location`, or nil: not there, or the tier
     /// failed within the lookup's deadline (counted, logged), or its value is corrupt.
     func read(pool: EntryID, path: [[UInt8]], location: SharedTierLocation) -> [UInt8]? {
-        let value: [UInt8]?
+        let value: [UInt8]?, key: [UInt8]
         do {
-            let key = try key(pool: pool, path: path)
+            key = try self.key(pool: pool, path: path)
             value = try backends.backend(for: location)
                 .value(at: key, deadline: NIODeadline.now() + .milliseconds(configuration.lookupMilliseconds))
         } catch {
@@ -95,7 +92,7 @@ final class SharedTier: Sendable {
             counters.count(pool) { $0.misses += 1 }
             return nil
         }
-        switch SharedTierValue.decode(value) {
+        switch decode(value, at: key) {
         case .success(let content):
             counters.count(pool) { counts in
                 counts.hits += 1
@@ -110,7 +107,17 @@ final class SharedTier: Sendable {
     }
 
     private func key(pool: EntryID, path: [[UInt8]]) throws -> [UInt8] {
-        SharedTierKey.key(pool: Array(try names.record(pool).name), path: path)
+        let poolName = Array(try names.record(pool).name)
+        let plainKey = SharedTierKey.key(pool: poolName, path: path)
+        return try sealing?.key(pool: poolName, plainKey: plainKey) ?? plainKey
+    }
+
+    private func encode(_ content: [UInt8], at key: [UInt8]) throws -> [UInt8] {
+        try sealing?.seal(content, at: key) ?? SharedTierValue.encode(content)
+    }
+
+    private func decode(_ value: [UInt8], at key: [UInt8]) -> Result<[UInt8], SharedTierValueError> {
+        sealing?.open(value, at: key) ?? SharedTierValue.decode(value)
     }
 
     // MARK: Writing behind
@@ -148,7 +155,7 @@ final class SharedTier: Sendable {
             guard after.size == record.size, after.mtime == record.mtime, !after.writing else { return }
             let key = try key(pool: item.pool, path: names.originPath(of: parent).path + [Array(record.name)])
             try backends.backend(for: location).store(
-                SharedTierValue.encode(content), at: key,
+                encode(content, at: key), at: key,
                 deadline: NIODeadline.now() + .milliseconds(configuration.writeMilliseconds))
             counters.count(item.pool) { $0.bytesWritten += Int64(content.count) }
         } catch CacheError.notFound {
