@@ -32,7 +32,8 @@ import Testing
                 }
             }
             let values = try dumpValues(redis, keys)
-            let size = try #require(Int(Shell.bash("stat -c %s '\(values)'").output.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let sizeShown = try Shell.bash("stat -c %s '\(values)'").output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let size = try #require(Int(sizeShown), "stat printed \(sizeShown)")
             #expect(size > 20000, "the values dumped are \(size) bytes")
             for marker in [content, "tier-secret", "4711", "thumbnails"] {
                 let found = try Shell.bash("grep -caF '\(marker)' '\(values)'")

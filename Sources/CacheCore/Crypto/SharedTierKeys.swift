@@ -35,8 +35,8 @@ public final class SharedTierKeys: Sendable {
 
     /// The tier's keys, derived at the first call (for a passphrase: about 0.4 s and 128 MiB once).
     public func keys() throws(EncryptionError) -> Derived {
-        try state.withLock { (state: inout State) throws(EncryptionError) -> Derived in
-            switch state {
+        try state.withLock { current throws(EncryptionError) -> Derived in
+            switch current {
             case .derived(let keys):
                 return keys
             case .pending(let passphrase):
@@ -52,7 +52,7 @@ public final class SharedTierKeys: Sendable {
                     throw .cryptoFailure("scrypt for the shared tier: \(error)")
                 }
                 let keys = Self.derive(from: stretched)
-                state = .derived(keys)
+                current = .derived(keys)
                 return keys
             }
         }

@@ -12,7 +12,7 @@ import Testing
 
     private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
-    private func key(_ sealing: SharedTierSealing, pool: String = "thumbnails", path: [String]) throws -> [UInt8] {
+    private func tierKey(_ sealing: SharedTierSealing, pool: String = "thumbnails", path: [String]) throws -> [UInt8] {
         let plain = SharedTierKey.key(pool: bytes(pool), path: path.map(bytes))
         return try sealing.key(pool: bytes(pool), plainKey: plain)
     }
@@ -25,7 +25,7 @@ import Testing
     @Test(arguments: [0, 1, 16 * 1024, 1_000_003])
     func aValueRoundTrips(size: Int) throws {
         let content = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
-        let key = try key(sealing, path: ["2026", "photo.jpg"])
+        let key = try tierKey(sealing, path: ["2026", "photo.jpg"])
         let value = try sealing.seal(content, at: key)
         #expect(Array(value.prefix(6)) == bytes("CFST1") + [2])
         #expect(value.count == 6 + 12 + size + 16)
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func everyFlippedByteIsRefused() throws {
-        let key = try key(sealing, path: ["photo.jpg"])
+        let key = try tierKey(sealing, path: ["photo.jpg"])
         let value = try sealing.seal(bytes("a thumbnail's bytes, sealed"), at: key)
         for index in value.indices {
             var changed = value
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func aCutOrLengthenedValueIsRefused() throws {
-        let key = try key(sealing, path: ["photo.jpg"])
+        let key = try tierKey(sealing, path: ["photo.jpg"])
         let value = try sealing.seal([UInt8](repeating: 7, count: 1000), at: key)
         for cut in [0, 5, 6, 17, 18, 33, 34, value.count / 2, value.count - 16, value.count - 1] {
             #expect(refused(Array(value.prefix(cut)), at: key), "a value cut to \(cut) bytes was accepted")
@@ -56,10 +56,10 @@ import Testing
     }
 
     @Test func aValueMovedToAnotherKeyIsRefused() throws {
-        let key = try key(sealing, path: ["a", "photo.jpg"])
+        let key = try tierKey(sealing, path: ["a", "photo.jpg"])
         let value = try sealing.seal(bytes("belongs to a/photo.jpg"), at: key)
-        for other in [try self.key(sealing, path: ["a", "other.jpg"]), try self.key(sealing, path: ["b", "photo.jpg"]),
-                      try self.key(sealing, pool: "avatars", path: ["a", "photo.jpg"])] {
+        for other in [try tierKey(sealing, path: ["a", "other.jpg"]), try tierKey(sealing, path: ["b", "photo.jpg"]),
+                      try tierKey(sealing, pool: "avatars", path: ["a", "photo.jpg"])] {
             #expect(other != key)
             #expect(refused(value, at: other), "a value moved to another key was accepted")
         }
@@ -67,8 +67,8 @@ import Testing
 
     @Test func anotherUserKeyFindsOtherKeysAndOpensNothing() throws {
         let other = SharedTierSealing(keys: SharedTierKeys(userKey: .newRandom()))
-        let key = try key(sealing, path: ["photo.jpg"])
-        #expect(try self.key(other, path: ["photo.jpg"]) != key)
+        let key = try tierKey(sealing, path: ["photo.jpg"])
+        #expect(try tierKey(other, path: ["photo.jpg"]) != key)
         let value = try sealing.seal(bytes("secret thumbnail"), at: key)
         #expect(refused(value, at: key, by: other), "a value sealed under another user key was accepted")
     }
@@ -83,14 +83,14 @@ import Testing
         let b = try StoreKeyFile.create(inStore: try makeStore(directory, "b"), userKey: userKey)
         #expect(a.storeID != b.storeID)
         let (onA, onB) = (SharedTierSealing(keys: a.sharedTier), SharedTierSealing(keys: b.sharedTier))
-        let key = try key(onA, path: ["2026", "photo.jpg"])
-        #expect(try self.key(onB, path: ["2026", "photo.jpg"]) == key)
-        #expect(try self.key(sealing, path: ["2026", "photo.jpg"]) == key)
+        let key = try tierKey(onA, path: ["2026", "photo.jpg"])
+        #expect(try tierKey(onB, path: ["2026", "photo.jpg"]) == key)
+        #expect(try tierKey(sealing, path: ["2026", "photo.jpg"]) == key)
         let value = try onA.seal(bytes("made on A"), at: key)
         #expect(try onB.open(value, at: key).get() == bytes("made on A"))
         // Unlocked again (a remount): the same keys.
         let unlocked = try StoreKeyFile.unlock(store: directory + "/a", userKey: userKey)
-        #expect(try self.key(SharedTierSealing(keys: unlocked.sharedTier), path: ["2026", "photo.jpg"]) == key)
+        #expect(try tierKey(SharedTierSealing(keys: unlocked.sharedTier), path: ["2026", "photo.jpg"]) == key)
     }
 
     /// A passphrase is stretched with a salt every machine knows, so two stores given the same
@@ -100,17 +100,17 @@ import Testing
         let one = SharedTierSealing(keys: SharedTierKeys(userKey: try passphrase("correct horse battery")))
         let two = SharedTierSealing(keys: SharedTierKeys(userKey: try passphrase("correct horse battery")))
         let other = SharedTierSealing(keys: SharedTierKeys(userKey: try passphrase("correct horse battery!")))
-        let key = try key(one, path: ["photo.jpg"])
-        #expect(try self.key(two, path: ["photo.jpg"]) == key)
-        #expect(try self.key(other, path: ["photo.jpg"]) != key)
-        #expect(try self.key(sealing, path: ["photo.jpg"]) != key)
+        let key = try tierKey(one, path: ["photo.jpg"])
+        #expect(try tierKey(two, path: ["photo.jpg"]) == key)
+        #expect(try tierKey(other, path: ["photo.jpg"]) != key)
+        #expect(try tierKey(sealing, path: ["photo.jpg"]) != key)
         #expect(try two.open(one.seal(bytes("shared"), at: key), at: key).get() == bytes("shared"))
     }
 
     /// The key is text of one length whatever the names: no name, no length, no depth shows.
     @Test func keysShowNoNameNorItsLength() throws {
-        let short = try key(sealing, pool: "p", path: ["a"])
-        let long = try key(sealing, pool: "thumbnails-of-the-secret-project",
+        let short = try tierKey(sealing, pool: "p", path: ["a"])
+        let long = try tierKey(sealing, pool: "thumbnails-of-the-secret-project",
                            path: ["2026", "november", String(repeating: "very-long-name-", count: 10) + ".jpg"])
         #expect(short.count == long.count)
         #expect(short.starts(with: bytes("cachefs:s1:")))
@@ -120,18 +120,18 @@ import Testing
             #expect(!text.contains(word), "\(text) shows \(word)")
         }
         // Files of one pool share the key's pool part; the path part is another.
-        let sibling = try key(sealing, pool: "p", path: ["b"])
+        let sibling = try tierKey(sealing, pool: "p", path: ["b"])
         #expect(short.prefix(while: { $0 != UInt8(ascii: "/") }) == sibling.prefix(while: { $0 != UInt8(ascii: "/") }))
         #expect(short != sibling)
         // Another directory or name split is another key, as for plaintext keys.
-        let keys: Set<[UInt8]> = [try key(sealing, path: ["a", "b"]), try key(sealing, path: ["b", "a"]),
-                                  try key(sealing, path: ["ab"]), try key(sealing, pool: "q", path: ["a", "b"])]
+        let keys: Set<[UInt8]> = [try tierKey(sealing, path: ["a", "b"]), try tierKey(sealing, path: ["b", "a"]),
+                                  try tierKey(sealing, path: ["ab"]), try tierKey(sealing, pool: "q", path: ["a", "b"])]
         #expect(keys.count == 4)
     }
 
     /// A plaintext store's value never opens as a sealed one, nor the reverse.
     @Test func plaintextAndSealedValuesDoNotMix() throws {
-        let key = try key(sealing, path: ["photo.jpg"])
+        let key = try tierKey(sealing, path: ["photo.jpg"])
         #expect(refused(SharedTierValue.encode(bytes("plaintext")), at: key))
         guard case .failure = SharedTierValue.decode(try sealing.seal(bytes("sealed"), at: key)) else {
             Issue.record("a sealed value was read as a plaintext one")
