@@ -43,6 +43,22 @@ import Testing
         }
     }
 
+    /// A passphrase (a key file that is not 32 bytes) is stretched with each store's own salt
+    /// for the store, and with the tier's fixed salt for the tier: two stores given the same
+    /// passphrase share files.
+    @Test func twoStoresWithOnePassphraseShareTheTier() throws {
+        let redis = try SharedTierRedis()
+        try withEncryptedTierMounts(redis, bUsesTheSameKey: true, passphrase: "correct horse battery staple") { a, b in
+            _ = try a.mustSucceed("head -c 3000 /dev/urandom > ../photo && cp ../photo thumbnails/photo.jpg")
+            try waitUntilWritten(a, bytes: 3000)
+            #expect(try b.mustSucceed("cmp thumbnails/photo.jpg '\(a.directory)/photo' && echo same") == "same")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "1")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_errors") == "0")
+            let keys = try tierKeys(redis)
+            #expect(keys.count == 1 && keys.allSatisfy { $0.hasPrefix("cachefs:s1:") }, "\(keys)")
+        }
+    }
+
     /// A store with another key finds nothing of A's: its keys are other keys, so each read is
     /// a miss (ENOENT), not an error, and nothing is stored. A plaintext store on the same tier
     /// likewise.
@@ -112,11 +128,17 @@ import Testing
     }
 }
 
-/// Mount A, an encrypted store with a new key, and mount B, an encrypted store of its own with
-/// A's key file (`bUsesTheSameKey`) or a new key; both `thumbnails` pools share `redis`.
-private func withEncryptedTierMounts(_ redis: SharedTierRedis, bUsesTheSameKey: Bool,
+/// Mount A, an encrypted store with a new key (or, with `passphrase`, a key file holding that
+/// passphrase), and mount B, an encrypted store of its own with A's key file
+/// (`bUsesTheSameKey`) or a new key; both `thumbnails` pools share `redis`.
+private func withEncryptedTierMounts(_ redis: SharedTierRedis, bUsesTheSameKey: Bool, passphrase: String? = nil,
                                      _ body: (MountedStore, MountedStore) throws -> Void) throws {
-    try withEncryptedMountedStore { a in
+    let a = try MountedStore { store in
+        guard let passphrase else { return try store.useNewKey() }
+        try (passphrase + "\n").write(toFile: store.keyFile, atomically: true, encoding: .utf8)
+        store.extraArguments += ["--encrypt", "--key-file", store.keyFile]
+    }
+    do {
         let b = try MountedStore(mountName: "mnt-b") { store in
             if bUsesTheSameKey {
                 store.extraArguments += ["--encrypt", "--key-file", a.keyFile]
@@ -133,6 +155,9 @@ private func withEncryptedTierMounts(_ redis: SharedTierRedis, bUsesTheSameKey: 
             Issue.record("log of mount B:\n\(b.daemonLog)")
             throw error
         }
+    } catch {
+        Issue.record("log of mount A:\n\(a.daemonLog)")
+        throw error
     }
 }
 
