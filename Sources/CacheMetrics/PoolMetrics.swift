@@ -63,6 +63,8 @@ public enum PoolMetrics {
             (descriptor("simulation_memory", unit: "bytes",
                         "Bytes the pool's miniature simulations (auto's choice, the what-if curve) hold."),
              pool.simulationMemoryBytes),
+            (descriptor("shared_queue", unit: "", "Files queued for the pool's shared tier or being written to it."),
+             pool.shared.queue),
         ]
     }
 
@@ -86,6 +88,25 @@ public enum PoolMetrics {
             (descriptor("not_admitted", unit: "total",
                         "Files fetched from the pool's origin for their readers and not kept (admit_*)."),
              pool.notAdmitted),
+        ] + sharedTierCounters(pool.shared)
+    }
+
+    /// Always there, 0 for a pool without a shared tier (as the origin's are for a pool
+    /// without an origin): a series that appears when a tier is set would start mid-run.
+    private static func sharedTierCounters(_ shared: PoolFigures.SharedTierFigures) -> [(MetricNameDescriptor, Int64)] {
+        [
+            (descriptor("shared_hits", unit: "total", "Lookups the pool's shared tier answered with a whole file."),
+             shared.hits),
+            (descriptor("shared_misses", unit: "total", "Lookups the pool's shared tier did not have."), shared.misses),
+            (descriptor("shared_read_bytes", unit: "total", "Bytes of files read from the pool's shared tier."),
+             shared.bytesRead),
+            (descriptor("shared_written_bytes", unit: "total", "Bytes of files written to the pool's shared tier."),
+             shared.bytesWritten),
+            (descriptor("shared_errors", unit: "total",
+                        "Failures of the pool's shared tier (down, slow, refused, a certificate that does not verify, a corrupt value)."),
+             shared.errors),
+            (descriptor("shared_dropped", unit: "total", "Files not written to the pool's shared tier: its queue was full."),
+             shared.dropped),
         ]
     }
 

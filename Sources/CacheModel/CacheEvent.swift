@@ -32,6 +32,10 @@ public enum CacheEventKind: String, Sendable, Codable {
     /// Stored bytes of an encrypted store failed authentication (changed, moved, cut or
     /// torn); reads of them answer EIO. The path is the entry id: such a log names no file.
     case tampered
+    /// A pool's shared tier failed (down, slow, refusing, a certificate that does not verify,
+    /// a corrupt value): the lookup was a miss or the write stayed local. At most one per
+    /// 10 s for the whole mount, its reason counting the failures left out since the last.
+    case sharedTierFailed = "shared_tier_failed"
 }
 
 /// One line of `STORE/events.jsonl`.

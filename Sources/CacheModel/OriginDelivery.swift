@@ -7,12 +7,17 @@ public struct OriginDelivery: Sendable, Equatable {
     public var etag: String?
     public var lastModified: String?
     public var cacheControl: String?
+    /// The bytes came from the pool's shared tier, not from the origin (never stored: only
+    /// the fetch that delivered them reads it, so that they are not written back).
+    public var servedBySharedTier = false
 
-    public init(bytes: Int64, etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil) {
+    public init(bytes: Int64, etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil,
+                servedBySharedTier: Bool = false) {
         self.bytes = bytes
         self.etag = etag
         self.lastModified = lastModified
         self.cacheControl = cacheControl
+        self.servedBySharedTier = servedBySharedTier
     }
 }
 

@@ -36,6 +36,31 @@ public struct PoolFigures: Sendable, Equatable {
     /// (`user.cache.simulation_memory_bytes`).
     public var policyMemoryBytes: Int64 = 0
     public var simulationMemoryBytes: Int64 = 0
+    /// The pool's shared tier since the mount (`user.cache.shared_*`; 0 for a pool without one).
+    public var shared = SharedTierFigures()
+
+    /// A pool's shared tier figures: lookups answered from it or not, bytes each way, failures,
+    /// files the full queue dropped, and the files queued or being written now.
+    public struct SharedTierFigures: Sendable, Equatable {
+        public var hits: Int64 = 0
+        public var misses: Int64 = 0
+        public var bytesRead: Int64 = 0
+        public var bytesWritten: Int64 = 0
+        public var errors: Int64 = 0
+        public var dropped: Int64 = 0
+        public var queue: Int64 = 0
+
+        public init(hits: Int64 = 0, misses: Int64 = 0, bytesRead: Int64 = 0, bytesWritten: Int64 = 0,
+                    errors: Int64 = 0, dropped: Int64 = 0, queue: Int64 = 0) {
+            self.hits = hits
+            self.misses = misses
+            self.bytesRead = bytesRead
+            self.bytesWritten = bytesWritten
+            self.errors = errors
+            self.dropped = dropped
+            self.queue = queue
+        }
+    }
 
     public struct EstimatedHitRatio: Sendable, Equatable, Codable {
         public var size: Int64

@@ -66,6 +66,32 @@ import Testing
         #expect(keys.count == 4)
     }
 
+    @Test func originPoolsKeysNameTheOriginAndTheVersion() throws {
+        let exec = try #require(SharedTierKey.originSuffix(origin: "exec:/usr/bin/thumbs", version: nil, versions: .onePerName))
+        #expect(exec.first == 0 && exec.count == 1 + "origin=".count + 16)
+        // Another origin for the pool: another key.
+        #expect(SharedTierKey.originSuffix(origin: "exec:/usr/bin/other", version: nil, versions: .onePerName) != exec)
+        let http = "http://origin.example/"
+        let v1 = OriginDelivery(bytes: 10, etag: "\"abc\"", lastModified: "Mon, 30 Nov 2026 04:00:00 GMT")
+        let v2 = OriginDelivery(bytes: 10, etag: "\"abd\"", lastModified: "Mon, 30 Nov 2026 04:00:00 GMT")
+        let one = try #require(SharedTierKey.originSuffix(origin: http, version: v1, versions: .askedOfTheOrigin))
+        let etagPart: [UInt8] = [0] + Array("etag=\"abc\"".utf8)
+        #expect(one.starts(with: [0] + Array("origin=".utf8)) && Array(one.suffix(etagPart.count)) == etagPart)
+        #expect(SharedTierKey.originSuffix(origin: http, version: v2, versions: .askedOfTheOrigin) != one)
+        // A weak ETag names the same bytes as its strong form.
+        var weak = v1
+        weak.etag = "W/\"abc\""
+        #expect(SharedTierKey.originSuffix(origin: http, version: weak, versions: .askedOfTheOrigin) == one)
+        // Without an ETag, the date; without either, nothing tells versions apart: not shared.
+        let dated = OriginDelivery(bytes: 10, lastModified: "Mon, 30 Nov 2026 04:00:00 GMT")
+        let datePart: [UInt8] = [0] + Array("modified=Mon, 30 Nov 2026 04:00:00 GMT".utf8)
+        let byDate = try #require(SharedTierKey.originSuffix(origin: http, version: dated, versions: .askedOfTheOrigin))
+        #expect(Array(byDate.suffix(datePart.count)) == datePart)
+        #expect(SharedTierKey.originSuffix(origin: http, version: OriginDelivery(bytes: 10), versions: .askedOfTheOrigin) == nil)
+        #expect(SharedTierKey.originSuffix(origin: http, version: nil, versions: .askedOfTheOrigin) == nil)
+        #expect(SharedTierKey.originSuffix(origin: "file:///srv", version: v1, versions: .notShared) == nil)
+    }
+
     @Test func settingsAcceptRedisURLsWithoutPasswordsOnly() throws {
         let location = try SharedTierURL.parse("redis://cache@127.0.0.1:6390/2").get()
         guard case .redis(let url) = location else {
@@ -75,8 +101,12 @@ import Testing
         #expect(url.host == "127.0.0.1" && url.port == 6390 && url.database == 2 && url.username == "cache")
         for (text, says) in [("redis://:secret@127.0.0.1:6379/0", "shared_password_file"),
                              ("redis://user:secret@127.0.0.1:6379/0", "shared_password_file"),
-                             ("rediss://127.0.0.1:6379/0", "not supported"),
-                             ("redis+cluster://127.0.0.1:7000,127.0.0.1:7001", "not supported"),
+                             ("rediss://:secret@127.0.0.1:6379/0", "shared_password_file"),
+                             ("redis+cluster://u:secret@127.0.0.1:7000,127.0.0.1:7001/", "shared_password_file"),
+                             ("redis+cluster://127.0.0.1:7000/3", "database 0 only"),
+                             ("redis+cluster:///", "at least one seed"),
+                             ("redis+cluster://127.0.0.1:7000,,127.0.0.1:7001/", "empty entry"),
+                             ("redis+cluster://127.0.0.1:99999/", "port"),
                              ("s3://bucket/prefix/", "not supported"), ("http://example.com/", "redis://")] {
             guard case .failure(let reason) = SharedTierURL.parse(text) else {
                 Issue.record("\(text) was accepted")
@@ -84,6 +114,28 @@ import Testing
             }
             #expect(reason.description.contains(says), "\(text): \(reason)")
             #expect(!reason.description.contains("secret"), "\(text): \(reason)")
+        }
+        // TLS, one server: the URL's own form, its certificate checked at connect.
+        let tls = try SharedTierURL.parse("rediss://cache@localhost:6390/1").get()
+        guard case .redis(let tlsURL) = tls else {
+            Issue.record("\(tls) is not a Redis server")
+            return
+        }
+        #expect(tlsURL.usesTLS && tlsURL.host == "localhost" && tlsURL.database == 1)
+        #expect(tls.description == "rediss://cache@localhost:6390/1")
+        // A cluster by its seeds, plain or TLS; database 0 only, said or not.
+        for (text, tlsWanted) in [("redis+cluster://cache@127.0.0.1:7000,[::1]:7001,node3/", false),
+                                  ("rediss+cluster://cache@127.0.0.1:7000,[::1]:7001,node3/0", true)] {
+            let location = try SharedTierURL.parse(text).get()
+            guard case .redisCluster(let cluster) = location else {
+                Issue.record("\(text): \(location) is not a cluster")
+                continue
+            }
+            #expect(cluster.seeds.map(\.host) == ["127.0.0.1", "::1", "node3"], "\(cluster)")
+            #expect(cluster.seeds.map(\.port) == [7000, 7001, 6379], "\(cluster)")
+            #expect(cluster.username == "cache" && cluster.usesTLS == tlsWanted, "\(cluster)")
+            #expect(location.description
+                    == "\(tlsWanted ? "rediss" : "redis")+cluster://cache@127.0.0.1:7000,[::1]:7001,node3:6379/")
         }
         // What the log shows of a refused value.
         #expect(SharedTierURL.withoutCredentials("redis://user:secret@h:1/0") == "redis://***@h:1/0")

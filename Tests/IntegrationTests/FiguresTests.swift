@@ -29,6 +29,57 @@ import Testing
         }
     }
 
+    /// A pool's shared tier figures are in `status` (JSON, the table's line per tier) and in
+    /// the Prometheus metrics (`status --format prometheus`, the daemon's metrics file), the
+    /// same as its attributes; a pool without a tier shows them as 0.
+    @Test func theSharedTiersFiguresAreInStatusAndThePrometheusMetrics() throws {
+        let redis = try SharedTierRedis()
+        let file = redis.directory + "/cachefs.prom"
+        try withSharedTierMounts(url: redis.url, b: ["-o", "metrics_file=\(file),metrics_interval=0.2"]) { a, b in
+            _ = try a.mustSucceed("head -c 5000 /dev/urandom > thumbnails/photo.jpg")
+            try waitUntilSharedBytesWritten(a, bytes: 5000)
+            _ = try b.mustSucceed("cat thumbnails/photo.jpg > /dev/null")
+            #expect(try b.sh("cat thumbnails/absent.jpg").error.contains("No such file"))
+            redis.kill()
+            #expect(try b.sh("cat thumbnails/while-down.jpg").error.contains("No such file"))
+            let expected: [String: Int] = ["shared_hits": 1, "shared_misses": 1, "shared_bytes_read": 5000,
+                                           "shared_bytes_written": 0, "shared_errors": 1, "shared_dropped": 0, "shared_queue": 0]
+            for (attribute, value) in expected {
+                #expect(try b.xattr("thumbnails", "user.cache." + attribute) == String(value), "\(attribute)")
+            }
+
+            let json = try b.mustSucceed("\(MountedStore.executable) status . --json")
+            let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+            let pools = try #require(report?["pools"] as? [[String: Any]], "\(json)")
+            let thumbnails = try #require(pools.first { $0["name"] as? String == "thumbnails" })
+            let data = try #require(pools.first { $0["name"] as? String == "data" })
+            #expect(thumbnails["shared"] as? String == redis.url, "\(json)")
+            #expect(data["shared"] as? String == "", "\(json)")
+            for (key, value) in expected {
+                #expect(thumbnails[key] as? Int == value, "thumbnails \(key): \(json)")
+                #expect(data[key] as? Int == 0, "data \(key): \(json)")
+            }
+            let table = try b.mustSucceed("\(MountedStore.executable) status .")
+            #expect(table.contains("thumbnails: shared tier \(redis.url): 1 hits, 1 misses, 4.9 KiB read, 0 B written, "
+                                   + "1 errors, 0 dropped, 0 queued"), "\(table)")
+            #expect(!table.contains("data: shared tier"), "\(table)")
+
+            let samples = MetricsTests.parse(try b.mustSucceed("\(MountedStore.executable) status . --format prometheus"))
+            #expect(samples["cachefs_pool_shared_hits_total{pool=\"thumbnails\"}"] == 1
+                    && samples["cachefs_pool_shared_read_bytes_total{pool=\"thumbnails\"}"] == 5000
+                    && samples["cachefs_pool_shared_errors_total{pool=\"thumbnails\"}"] == 1
+                    && samples["cachefs_pool_shared_hits_total{pool=\"data\"}"] == 0, "\(samples)")
+            #expect(try MetricsTests.mismatches(samples, b) == [])
+            var wrong = ["never read"]
+            let agreed = try Shell.waitUntil(seconds: 5) {
+                guard FileManager.default.fileExists(atPath: file) else { return false }
+                wrong = try MetricsTests.mismatches(MetricsTests.parse(String(contentsOfFile: file, encoding: .utf8)), b)
+                return wrong.isEmpty
+            }
+            #expect(agreed, "the metrics file differs: \(wrong)")
+        }
+    }
+
     @Test func oldestAccessStaysTheOldestAfterTheOldestIsRead() throws {
         try withMountedStore { mount in
             _ = try mount.mustSucceed("echo a > data/a; sleep 1.1; echo b > data/b; sleep 1.1")

@@ -14,6 +14,12 @@ import Testing
         "cachefs_pool_misses_total": "misses", "cachefs_pool_origin_requests_total": "origin_requests",
         "cachefs_pool_fetched_bytes_total": "fetched_bytes", "cachefs_pool_fetch_errors_total": "fetch_errors",
         "cachefs_pool_fetch_ttfb_seconds_count": "fetch_ttfb_count",
+        // The shared tier's, 0 for a pool without one (FiguresTests shows them counting).
+        "cachefs_pool_shared_hits_total": "shared_hits", "cachefs_pool_shared_misses_total": "shared_misses",
+        "cachefs_pool_shared_read_bytes_total": "shared_bytes_read",
+        "cachefs_pool_shared_written_bytes_total": "shared_bytes_written",
+        "cachefs_pool_shared_errors_total": "shared_errors", "cachefs_pool_shared_dropped_total": "shared_dropped",
+        "cachefs_pool_shared_queue": "shared_queue",
     ]
 
     /// Metrics in seconds of attributes in milliseconds.

@@ -197,6 +197,7 @@ extension Attributes {
             figures.revalidations = figure(.revalidations, pools: pools)
             figures.staleServed = figure(.staleServed, pools: pools)
             figures.notAdmitted = figure(.notAdmitted, pools: pools)
+            figures.shared = readThrough.sharedTier.figures(ofPool: id)
             figures.recentHitRatio = counters.recentHitRatio(of: id)
             figures.recentByteHitRatio = counters.recentByteHitRatio(of: id)
             if let report = evictor.replacement.report(of: id) {

@@ -85,7 +85,7 @@ public final class CacheEngine: Sendable {
                                      evictor: evictor, blockEviction: blockEviction, logger: logger)
         let sharedTier = SharedTier(configuration: configuration.sharedTier,
                                     sealing: configuration.encryption.map { SharedTierSealing(keys: $0.sharedTier) },
-                                    names: names, bytes: bytes, logger: logger)
+                                    names: names, bytes: bytes, events: events, logger: logger)
         readThrough = ReadThrough(fetches: fetches, threads: threads, originContext: opened.originContext,
                                   originSettings: configuration.originSettings, sharedTier: sharedTier,
                                   originVersions: index,

@@ -15,6 +15,9 @@ struct ExecOrigin: Origin {
     static let notFoundStatus: Int32 = 44
     static let chunkSize = Tunables.execOriginChunkBytes
 
+    /// A program names no versions: what it prints for a name is that name's file.
+    var sharedVersions: SharedVersions { .onePerName }
+
     func lookup(_ path: [[UInt8]]) throws(OriginFailure) -> OriginEntry {
         var output = Data()
         let status = try run(["--size", name(path)]) { chunk in

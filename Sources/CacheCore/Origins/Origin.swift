@@ -60,6 +60,26 @@ public protocol Origin: Sendable {
     /// `version` earlier parts came from, an origin that can make the request conditional
     /// does, and throws `.changed` when the file is another version now.
     func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?) throws(OriginFailure) -> OriginPart
+
+    /// How the pool's shared tier tells this origin's versions apart.
+    var sharedVersions: SharedVersions { get }
+
+    /// The version of the file at `path` now, with its size in `bytes`, asked without its
+    /// bytes (a `HEAD`); nil when the origin cannot tell. Throws `.notFound` for no file.
+    func currentVersion(_ path: [[UInt8]]) throws(OriginFailure) -> OriginDelivery?
+}
+
+/// How a pool's shared tier tells one version of an origin's file from another
+/// (docs/shared-tier.md, "Pools with an origin").
+public enum SharedVersions: Sendable, Equatable {
+    /// The origin cannot tell versions (an `exec:` program): a name is one file, and the
+    /// tier is asked before the origin, at the lookup.
+    case onePerName
+    /// The origin names versions (an ETag or a date): the origin is asked for the current
+    /// one (``Origin/currentVersion(_:)``) and the tier for that version, at the fetch.
+    case askedOfTheOrigin
+    /// Not shared: the origin is as near as the tier (a `file:` directory).
+    case notShared
 }
 
 /// Part of an origin's file: its bytes and the version they are.
@@ -83,6 +103,10 @@ extension Origin {
     func revalidate(_ path: [[UInt8]], version: OriginDelivery) throws(OriginFailure) -> OriginFreshness { .unknown }
 
     var fetchesRanges: Bool { false }
+
+    var sharedVersions: SharedVersions { .notShared }
+
+    func currentVersion(_ path: [[UInt8]]) throws(OriginFailure) -> OriginDelivery? { nil }
 
     func fetch(_ path: [[UInt8]], range: Range<Int64>, sameVersionAs version: OriginDelivery?) throws(OriginFailure) -> OriginPart {
         throw .failed("this origin fetches whole files only")

@@ -86,6 +86,9 @@ extension ReadThrough {
                 }
                 fetches.remove(id)
                 progress.finish(.complete)
+                if let front = source.origin as? SharedTierBeforeOrigin, let suffix = front.suffix(ofDelivered: delivery) {
+                    sharedTier.fileFetched(id, pool: source.pool, size: source.size, suffix: suffix)
+                }
                 names.enforceLimitsIfOver(in: source.pool)
                 return
             } catch {

@@ -8,13 +8,14 @@ import Glibc
 /// ``FetchTable``, counted in no usage figure; its first open starts the one fetch, which
 /// stores the bytes as they arrive while readers wait for their range.
 extension ReadThrough {
-    /// The origin of `pool`, if it has one; else its shared tier, if it has one.
+    /// The origin of `pool` (behind its shared tier, if it has one), if it has one; else its
+    /// shared tier, if it has one.
     func origin(ofPool pool: EntryID) -> (any Origin)? {
         guard let settings = names.settings(ofPool: pool) else { return nil }
         let url = settings.origin
         guard !url.isEmpty else { return sharedTier.origin(ofPool: pool, settings: settings) }
         switch OriginURL.origin(for: url, context: originContext) {
-        case .success(let origin): return origin
+        case .success(let origin): return sharedTier.inFront(of: origin, pool: pool, settings: settings)
         case .failure(let reason):
             logger.error("origin \(events.shown(url)) of pool \(pool) cannot be used: \(events.shown("\(reason)"))")
             return nil

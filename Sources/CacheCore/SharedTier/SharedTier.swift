@@ -9,7 +9,7 @@ import NIOCore
 /// and write the files their users finish to it, in the background (``SharedTierQueue``, one
 /// thread). Every call has a deadline; the tier down, slow, refusing or corrupt is a miss,
 /// counted (``SharedTierCounters``) and logged (``SharedTierFailureLog``), never an error of
-/// the request. This slice serves pools without an origin only.
+/// the request. A pool with an origin has the tier in front of it (``SharedTierBeforeOrigin``).
 final class SharedTier: Sendable {
     let names: Names
     let bytes: ObjectFiles
@@ -25,15 +25,16 @@ final class SharedTier: Sendable {
     let logger: Logger
 
     init(configuration: SharedTierConfiguration, sealing: SharedTierSealing?, names: Names, bytes: ObjectFiles,
-         logger: Logger) {
+         events: EventLog? = nil, logger: Logger) {
         self.configuration = configuration
         self.sealing = sealing
         self.names = names
         self.bytes = bytes
         self.logger = logger
         queue = SharedTierQueue(limit: configuration.queueLimit)
-        backends = SharedTierBackends(password: configuration.password)
-        failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds)
+        backends = SharedTierBackends(password: configuration.password, trustedCAFile: configuration.trustedCAFile)
+        failures = SharedTierFailureLog(logger: logger, intervalSeconds: Tunables.sharedLogIntervalSeconds,
+                                        events: events.map { SharedTierFailureEvents(events: $0, names: names) })
     }
 
     func start() {
@@ -60,32 +61,40 @@ final class SharedTier: Sendable {
         return nil
     }
 
-    /// The tier a pool reads from and writes to: set, valid, and the pool has no origin
-    /// (origin pools need the origin's version in the key: a later slice).
+    /// The tier a pool reads from and writes to: set and valid.
     func location(of settings: PoolSettings) -> SharedTierLocation? {
-        guard !settings.shared.isEmpty, settings.origin.isEmpty else { return nil }
+        guard !settings.shared.isEmpty else { return nil }
         // Checked when it was set (``refusal(ofSetting:)``): a stored value always parses.
         return try? SharedTierURL.parse(settings.shared).get()
     }
 
-    /// The read side of `pool`, if it has a tier.
+    /// The read side of `pool` without an origin, if it has a tier.
     func origin(ofPool pool: EntryID, settings: PoolSettings) -> SharedTierOrigin? {
-        location(of: settings).map { SharedTierOrigin(tier: self, pool: pool, location: $0) }
+        guard settings.origin.isEmpty else { return nil }
+        return location(of: settings).map { SharedTierOrigin(tier: self, pool: pool, location: $0) }
+    }
+
+    /// `origin` of `pool`, with the pool's tier in front of it if it has one whose origin
+    /// can share (``SharedVersions``).
+    func inFront(of origin: any Origin, pool: EntryID, settings: PoolSettings) -> any Origin {
+        guard origin.sharedVersions != .notShared, let location = location(of: settings) else { return origin }
+        return SharedTierBeforeOrigin(origin: origin, tier: self, pool: pool, location: location,
+                                      originSetting: settings.origin)
     }
 
     // MARK: Reading
 
     /// The file at `path` of `pool` from the tier at `location`, or nil: not there, or the tier
     /// failed within the lookup's deadline (counted, logged), or its value is corrupt.
-    func read(pool: EntryID, path: [[UInt8]], location: SharedTierLocation) -> [UInt8]? {
+    func read(pool: EntryID, path: [[UInt8]], suffix: [UInt8] = [], location: SharedTierLocation) -> [UInt8]? {
         let value: [UInt8]?, key: [UInt8]
         do {
-            key = try self.key(pool: pool, path: path)
+            key = try self.key(pool: pool, path: path, suffix: suffix)
             value = try backends.backend(for: location)
                 .value(at: key, deadline: NIODeadline.now() + .milliseconds(configuration.lookupMilliseconds))
         } catch {
             counters.count(pool) { $0.errors += 1 }
-            failures.failed("reading from \(location) failed: \(error)")
+            failures.failed(pool: pool, "reading from \(location) failed: \(error)")
             return nil
         }
         guard let value else {
@@ -101,14 +110,14 @@ final class SharedTier: Sendable {
             return content
         case .failure(let reason):
             counters.count(pool) { $0.errors += 1 }
-            failures.failed("a corrupt value in \(location) was not served (\(reason))")
+            failures.failed(pool: pool, "a corrupt value in \(location) was not served (\(reason))")
             return nil
         }
     }
 
-    private func key(pool: EntryID, path: [[UInt8]]) throws -> [UInt8] {
+    private func key(pool: EntryID, path: [[UInt8]], suffix: [UInt8]) throws -> [UInt8] {
         let poolName = Array(try names.record(pool).name)
-        let plainKey = SharedTierKey.key(pool: poolName, path: path)
+        let plainKey = SharedTierKey.key(pool: poolName, path: path, suffix: suffix)
         return try sealing?.key(pool: poolName, plainKey: plainKey) ?? plainKey
     }
 
@@ -122,14 +131,28 @@ final class SharedTier: Sendable {
 
     // MARK: Writing behind
 
-    /// A user's write of `file` finished: queued for the tier if its pool has one and it is
-    /// small enough. Never waits; a full queue drops it (counted in `shared_dropped`).
+    /// A user's write of `file` finished: queued for the tier if its pool has one and no
+    /// origin (a file of an origin pool is shared as the origin's version it is, so one a
+    /// user wrote there is not) and it is small enough. Never waits.
     func fileWritten(_ file: EntryRecord) {
-        guard file.kind == .file, let settings = names.settings(ofPool: file.pool), location(of: settings) != nil,
-              settings.sharedMaxFileSize > 0, file.size <= settings.sharedMaxFileSize else { return }
-        guard queue.add(.init(pool: file.pool, id: file.entryID)) == .full else { return }
-        counters.count(file.pool) { $0.dropped += 1 }
-        failures.failed("the write-behind queue is full (\(queue.limit) files): a file was not shared")
+        guard file.kind == .file, let settings = names.settings(ofPool: file.pool), settings.origin.isEmpty else { return }
+        enqueue(.init(pool: file.pool, id: file.entryID), size: file.size, settings: settings)
+    }
+
+    /// A file of an origin pool is stored whole, fetched from the origin (not from the tier):
+    /// queued for the tier under its version's `suffix`, as ``fileWritten(_:)`` queues.
+    func fileFetched(_ id: EntryID, pool: EntryID, size: Int64, suffix: [UInt8]) {
+        guard let settings = names.settings(ofPool: pool) else { return }
+        enqueue(.init(pool: pool, id: id, suffix: suffix), size: size, settings: settings)
+    }
+
+    /// Queued if the pool has a tier and the file is within its `shared_max_file_size`; a
+    /// full queue drops it (counted in `shared_dropped`).
+    private func enqueue(_ item: SharedTierQueue.Item, size: Int64, settings: PoolSettings) {
+        guard location(of: settings) != nil, settings.sharedMaxFileSize > 0, size <= settings.sharedMaxFileSize else { return }
+        guard queue.add(item) == .full else { return }
+        counters.count(item.pool) { $0.dropped += 1 }
+        failures.failed(pool: item.pool, "the write-behind queue is full (\(queue.limit) files): a file was not shared")
     }
 
     /// On the writer's thread: the file's bytes as they are now, if it is still complete,
@@ -142,7 +165,7 @@ final class SharedTier: Sendable {
             return      // removed since its write ended: nothing to share
         } catch {
             counters.count(item.pool) { $0.errors += 1 }
-            failures.failed("a finished file could not be read from the index to share it: \(error)")
+            failures.failed(pool: item.pool, "a finished file could not be read from the index to share it: \(error)")
             return
         }
         guard let parent = record.parent, !record.writing,
@@ -153,7 +176,8 @@ final class SharedTier: Sendable {
             // Written again meanwhile: that write's end queues it again.
             let after = try names.record(item.id)
             guard after.size == record.size, after.mtime == record.mtime, !after.writing else { return }
-            let key = try key(pool: item.pool, path: names.originPath(of: parent).path + [Array(record.name)])
+            let key = try key(pool: item.pool, path: names.originPath(of: parent).path + [Array(record.name)],
+                              suffix: item.suffix)
             try backends.backend(for: location).store(
                 encode(content, at: key), at: key,
                 deadline: NIODeadline.now() + .milliseconds(configuration.writeMilliseconds))
@@ -162,7 +186,7 @@ final class SharedTier: Sendable {
             // Removed meanwhile: nothing to share.
         } catch {
             counters.count(item.pool) { $0.errors += 1 }
-            failures.failed("writing to \(location) failed: \(error)")
+            failures.failed(pool: item.pool, "writing to \(location) failed: \(error)")
         }
     }
 

@@ -1,10 +1,12 @@
+import CacheModel
 import Foundation
 import Logging
 import Synchronization
 
 /// The tier's failures in the daemon's log, at most one line per interval (a tier that is
 /// down fails every lookup): the first of each interval is written with the number left out
-/// since the last line. Every failure is counted in `shared_errors` regardless.
+/// since the last line, and recorded as an event (``SharedTierFailureEvents``) when there is
+/// an event log. Every failure is counted in `shared_errors` regardless.
 final class SharedTierFailureLog: Sendable {
     private struct State {
         var lastLine: ContinuousClock.Instant?
@@ -13,14 +15,17 @@ final class SharedTierFailureLog: Sendable {
 
     private let logger: Logger
     private let interval: Duration
+    private let events: SharedTierFailureEvents?
     private let state = Mutex(State())
 
-    init(logger: Logger, intervalSeconds: Double) {
+    init(logger: Logger, intervalSeconds: Double, events: SharedTierFailureEvents? = nil) {
         self.logger = logger
+        self.events = events
         interval = .milliseconds(Int64(intervalSeconds * 1000))
     }
 
-    func failed(_ message: @autoclosure () -> String) {
+    /// A failure of `pool`'s tier.
+    func failed(pool: EntryID, _ message: @autoclosure () -> String) {
         let now = ContinuousClock.now
         let skipped: Int? = state.withLock { state in
             if let last = state.lastLine, now - last < interval {
@@ -34,5 +39,6 @@ final class SharedTierFailureLog: Sendable {
         let text = message()
         let more = skipped > 0 ? " (and \(skipped) more failures since the last line)" : ""
         logger.error("shared tier: \(text)\(more)")
+        events?.record(pool: pool, reason: text + (skipped > 0 ? " (and \(skipped) more failures since the last event)" : ""))
     }
 }

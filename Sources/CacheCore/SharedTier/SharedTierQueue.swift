@@ -9,6 +9,8 @@ final class SharedTierQueue: Sendable {
     struct Item: Sendable, Equatable {
         var pool: EntryID
         var id: EntryID
+        /// Names the origin's version for a file of an origin pool (``SharedTierKey``).
+        var suffix: [UInt8] = []
     }
 
     private struct State {

@@ -1,17 +1,20 @@
 import Foundation
 import RedisClient
 
-/// A pool's `user.cache.shared` value: `redis://[USER@]HOST:PORT/DB`. Checked when it is set
-/// (a bad one answers EINVAL with this reason in the log), again when a pool first uses it.
+/// A pool's `user.cache.shared` value: `redis://[USER@]HOST:PORT/DB`, `rediss://…` (TLS), or a
+/// Redis Cluster by its seed nodes, `redis+cluster://[USER@]H1:P1,H2:P2/` (`rediss+cluster://`
+/// for TLS). Checked when it is set (a bad one answers EINVAL with this reason in the log),
+/// again when a pool first uses it.
 enum SharedTierURL {
     static func parse(_ text: String) -> Result<SharedTierLocation, SharedTierURLError> {
         let url = text.trimmingCharacters(in: .whitespaces)
-        for (scheme, what) in [("rediss://", "TLS (rediss://)"), ("redis+cluster://", "a Redis Cluster (redis+cluster://)"),
-                               ("s3://", "S3 (s3://)")] where url.hasPrefix(scheme) {
+        for (scheme, what) in [("s3://", "S3 (s3://)")] where url.hasPrefix(scheme) {
             return .failure(.init("\(what) is not supported by the shared tier yet; use redis://HOST:PORT/DB"))
         }
-        guard url.hasPrefix("redis://") else {
-            return .failure(.init("expected a URL such as redis://HOST:PORT/DB or redis://USER@HOST:PORT/DB"))
+        if let cluster = parseCluster(url) { return cluster.map { SharedTierLocation.redisCluster($0) } }
+        guard url.hasPrefix("redis://") || url.hasPrefix("rediss://") else {
+            return .failure(.init("expected a URL such as redis://HOST:PORT/DB, rediss://USER@HOST:PORT/DB "
+                                  + "or redis+cluster://HOST1:PORT1,HOST2:PORT2/"))
         }
         let parsed: RedisURL
         do {
@@ -25,6 +28,14 @@ enum SharedTierURL {
                                   + "give it at mount with -o shared_password_file=PATH"))
         }
         return .success(.redis(parsed))
+    }
+
+    /// A `redis+cluster://` or `rediss+cluster://` URL parsed, or nil for another scheme.
+    private static func parseCluster(_ url: String) -> Result<RedisClusterSeeds, SharedTierURLError>? {
+        for (scheme, tls) in [("redis+cluster://", false), ("rediss+cluster://", true)] where url.hasPrefix(scheme) {
+            return RedisClusterSeeds.parse(afterScheme: url.dropFirst(scheme.count), usesTLS: tls)
+        }
+        return nil
     }
 
     /// `text` with whatever stands between `://` and the last `@` hidden, for the log.

@@ -37,8 +37,11 @@ struct MountCommand: ParsableCommand {
             encrypt (as --encrypt), key_file=PATH (as --key-file), \
             origin=POOL=URL (as --origin), s3_endpoint=URL (the S3 server of s3:// origins, \
             path-style; default AWS's endpoint of AWS_REGION), \
-            shared_password_file=PATH (the password of the pools' shared tier, user.cache.shared; \
-            see docs/shared-tier.md). \
+            shared_password_file=PATH (the password of the pools' shared tier, user.cache.shared: \
+            redis://, rediss:// (TLS) or redis+cluster://; see docs/shared-tier.md; without it, \
+            systemd's credential $CREDENTIALS_DIRECTORY/cachefs.shared-password if there is one), \
+            shared_ca_file=PATH (PEM CA certificates a rediss:// tier's certificate must verify \
+            against; default the system's trust store). \
             Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
             mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
             mount(8): `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, or an /etc/fstab line such as
@@ -123,8 +126,11 @@ struct MountCommand: ParsableCommand {
             configuration.memoryBudget = settings.memoryBudget
             configuration.origins = settings.origins
             configuration.originSettings.s3Endpoint = settings.s3Endpoint
-            if let path = settings.sharedPasswordFile {
-                configuration.sharedTier.password = try SharedTierConfiguration.password(fromFile: path)
+            configuration.sharedTier.password = try SharedTierConfiguration.password(
+                file: settings.sharedPasswordFile, environment: ProcessInfo.processInfo.environment)
+            if let path = settings.sharedCAFile {
+                // Read at each connect of a rediss:// tier, long after the mount: kept absolute.
+                configuration.sharedTier.trustedCAFile = try SharedTierConfiguration.caFile(absolute(path))
             }
             configuration.encryption = encryption
             let engine = try CacheEngine(configuration)

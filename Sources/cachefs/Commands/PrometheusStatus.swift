@@ -23,6 +23,10 @@ enum PrometheusStatus {
             figures.estimatedHitRatios = pool.whatIf
             figures.policyMemoryBytes = pool.policyMemoryBytes
             figures.simulationMemoryBytes = pool.simulationMemoryBytes
+            figures.shared = PoolFigures.SharedTierFigures(
+                hits: pool.sharedHits, misses: pool.sharedMisses, bytesRead: pool.sharedBytesRead,
+                bytesWritten: pool.sharedBytesWritten, errors: pool.sharedErrors, dropped: pool.sharedDropped,
+                queue: pool.sharedQueue)
             return figures
         }, in: registry)
         return registry.emitToString()

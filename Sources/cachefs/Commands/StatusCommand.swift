@@ -65,6 +65,16 @@ struct StatusCommand: ParsableCommand {
         var policyMemoryBytes: Int64
         var simulationMemoryBytes: Int64
         var whatIf: [PoolFigures.EstimatedHitRatio]
+        /// The pool's shared tier (`user.cache.shared`, empty for none) and its figures since
+        /// the mount, 0 without one.
+        var shared: String
+        var sharedHits: Int64
+        var sharedMisses: Int64
+        var sharedBytesRead: Int64
+        var sharedBytesWritten: Int64
+        var sharedErrors: Int64
+        var sharedDropped: Int64
+        var sharedQueue: Int64
 
         enum CodingKeys: String, CodingKey {
             case name, usage, files, hits, misses, eviction, goal
@@ -77,6 +87,9 @@ struct StatusCommand: ParsableCommand {
             case fetchTTFBCount = "fetch_ttfb_count", policyMemoryBytes = "policy_memory_bytes"
             case simulationMemoryBytes = "simulation_memory_bytes"
             case revalidations, staleServed = "stale_served", notAdmitted = "not_admitted"
+            case shared, sharedHits = "shared_hits", sharedMisses = "shared_misses", sharedBytesRead = "shared_bytes_read"
+            case sharedBytesWritten = "shared_bytes_written", sharedErrors = "shared_errors"
+            case sharedDropped = "shared_dropped", sharedQueue = "shared_queue"
         }
     }
 
@@ -148,7 +161,12 @@ struct StatusCommand: ParsableCommand {
             byteHitRatio: Double(try Xattr.get(path, "user.cache.byte_hit_ratio")),
             policyMemoryBytes: try number("policy_memory_bytes"),
             simulationMemoryBytes: try number("simulation_memory_bytes"),
-            whatIf: PoolFigures.EstimatedHitRatio.parseCurve(try Xattr.get(path, "user.cache.hit_ratio_curve")))
+            whatIf: PoolFigures.EstimatedHitRatio.parseCurve(try Xattr.get(path, "user.cache.hit_ratio_curve")),
+            shared: try Xattr.get(path, "user.cache.shared"),
+            sharedHits: try number("shared_hits"), sharedMisses: try number("shared_misses"),
+            sharedBytesRead: try number("shared_bytes_read"), sharedBytesWritten: try number("shared_bytes_written"),
+            sharedErrors: try number("shared_errors"), sharedDropped: try number("shared_dropped"),
+            sharedQueue: try number("shared_queue"))
     }
 
     /// `auto (s3fifo)` for an auto pool, the policy's name otherwise.
@@ -185,6 +203,12 @@ struct StatusCommand: ParsableCommand {
         for row in rows {
             print(row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+        // A line per pool that has a tier (seven more columns would not fit a terminal).
+        for pool in report.pools where !pool.shared.isEmpty {
+            print("\(pool.name): shared tier \(pool.shared): \(pool.sharedHits) hits, \(pool.sharedMisses) misses, "
+                + "\(Format.bytes(pool.sharedBytesRead)) read, \(Format.bytes(pool.sharedBytesWritten)) written, "
+                + "\(pool.sharedErrors) errors, \(pool.sharedDropped) dropped, \(pool.sharedQueue) queued")
         }
         if whatIf {
             for pool in report.pools { printWhatIf(pool) }

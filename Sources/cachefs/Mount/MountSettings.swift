@@ -38,6 +38,8 @@ struct MountSettings {
     var keyFile: String?
     /// `-o shared_password_file=PATH`: the password of the pools' shared tier (never in their settings).
     var sharedPasswordFile: String?
+    /// `-o shared_ca_file=PATH`: the CA bundle a TLS shared tier's certificate must verify against.
+    var sharedCAFile: String?
 
     init(pools: [String], options: [String], logLevel: String, foreground: Bool = false, origins: [String] = []) throws {
         for text in origins { try addOrigin(text) }
@@ -163,6 +165,11 @@ struct MountSettings {
                 throw Problem(description: "mount option shared_password_file needs a path, as in shared_password_file=/etc/cachefs/redis.password")
             }
             sharedPasswordFile = value
+        case "shared_ca_file":
+            guard let value, !value.isEmpty else {
+                throw Problem(description: "mount option shared_ca_file needs a path, as in shared_ca_file=/etc/cachefs/redis-ca.pem")
+            }
+            sharedCAFile = value
         case "memory_budget":
             guard let value, let bytes = ValueParsing.byteSize(value), bytes >= 0 else {
                 throw Problem(description: "mount option memory_budget needs a size, as in memory_budget=128M")

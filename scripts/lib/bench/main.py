@@ -24,6 +24,7 @@ from .core import BenchError, Interrupted, Steps, log, read_lines, warn
 from .mounts import Mount, anything_mounted_under, unmount_leftovers
 from .results import Results
 from .sections import (encryption, engine, hot_path, io, latency, listing, memory, origin, policy_costs, scale,
+                       shared_tier,
                        small_files)
 
 REPO_ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
@@ -225,6 +226,8 @@ def define_metrics(b):
         hot_path.define(b)
     elif o.mode == "policycosts":
         policy_costs.define(b)
+    elif o.mode == "sharedtier":
+        shared_tier.define(b)
     else:
         io.define(b)
         small_files.define(b)
@@ -327,6 +330,8 @@ def run(b):
         latency.run_latency(b)
     elif o.mode == "hotpath":
         hot_path.run_hot_path(b)
+    elif o.mode == "sharedtier":
+        shared_tier.run_shared_tier(b)
     elif o.mode == "policycosts":
         policy_costs.run_policy_costs(b)
     else:

@@ -282,3 +282,11 @@ def raise_fd_limit():
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, most))
     except (OSError, ValueError):
         pass
+
+
+def unmount_and_remove(b, mounts):
+    """A section's own mounts: each unmounted and its store removed; the main store in use again."""
+    for mount in mounts:
+        mount.unmount()
+        b.remove(mount.store)
+    b.use_main_store()

@@ -9,7 +9,7 @@ Usage: scripts/bench [--quick] [--repeat N] [--work DIR] [--mount-options OPTS]
                      [--json FILE] [--reference PATH]
                      [--compare-threading | --scale | --origin | --policies |
                       --encryption | --eviction-latency | --hot-path |
-                      --policy-costs]
+                      --policy-costs | --shared-tier]
 
 Measures cachefs (through its FUSE mount) against the store's own filesystem
 and prints a table: workload | mount | direct | ratio | target | status, and
@@ -158,6 +158,18 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      its order is the index's) and beyond an lru built in memory (`cachefs
      policy-memory`); the target (at most 48 bytes) is judged on the exact
      rows. Medians of 3 runs unless --repeat says otherwise.
+  15. a shared tier (--shared-tier runs only this; about a minute a run): a
+     redis-server on loopback started by the bench, two mounts (A, B) standing
+     for two machines, pools thumbnails (no origin) and avatars (an exec:
+     origin that sleeps 50 ms a file), both sharing the server. (a) 1,000 x
+     16 KiB written on A, sent by its write-behind, read on B with 8 readers
+     (every read a shared hit), against the same 1,000 values fetched by a
+     raw RESP client pipelined on one connection (target 0.8x). (b) 1,000
+     files of the slow origin read on A, then B's cold read of them against a
+     third mount without the tier (target 10x); B must not run the program.
+     (c) redis-server killed (SIGKILL) when half of A's reads of 1,000 other
+     origin files have asked it, while A writes 1,000 files: failed reads plus
+     lost writes (target 0), and the shared_errors counted.
 
 Options:
   --quick               Small sizes, for smoke runs.
@@ -178,6 +190,7 @@ Options:
                         both sets of rows are printed.
   --eviction-latency    Only workload 12.
   --policy-costs        Only workload 14.
+  --shared-tier         Only workload 15.
   --hot-path            Only workload 13 (two to three minutes here; needs
                         root: it drops the kernel's dentries between runs).
   --reference PATH      The passthrough_hp binary of workload 13 (overrides
@@ -237,7 +250,7 @@ class Options:
     work_parent: str = ""
     mount_opts: str = ""
     json_path: str = ""
-    mode: str = "main"   # main, scale, threading, origin, policies, encryption, latency, hotpath or policycosts
+    mode: str = "main"   # main, scale, threading, origin, policies, encryption, latency, hotpath, policycosts or sharedtier
     reference: str = ""  # --reference: passthrough_hp for --hot-path
     scale_budget: int = 1800
     step_timeout: int = 900
@@ -314,6 +327,8 @@ def parse(argv):
             o.mode = "hotpath"
         elif arg == "--policy-costs":
             o.mode = "policycosts"
+        elif arg == "--shared-tier":
+            o.mode = "sharedtier"
         elif arg == "--reference":
             o.reference = value(arg, r".+", "--reference needs the path of a passthrough_hp binary")
         elif arg in ("-h", "--help"):

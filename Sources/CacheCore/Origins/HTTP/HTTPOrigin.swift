@@ -101,6 +101,21 @@ struct HTTPOrigin: Origin {
         return freshness
     }
 
+    var sharedVersions: SharedVersions { .askedOfTheOrigin }
+
+    /// A `HEAD`: its `ETag` and `Last-Modified`, and its `Content-Length` as the size.
+    func currentVersion(_ path: [[UInt8]]) throws(OriginFailure) -> OriginDelivery? {
+        let url = self.url(of: path)
+        let response = try transport.head(url)
+        switch response.status {
+        case 200..<300:
+            guard let length = Self.contentLength(response) else { return nil }
+            return response.delivery(bytes: length)
+        case 404, 410: throw .notFound
+        default: throw .failed("HEAD \(url) answered \(response.status)")
+        }
+    }
+
     func url(of path: [[UInt8]]) -> String {
         base + path.map { S3Encoding.encode($0) }.joined(separator: "/")
     }

@@ -56,6 +56,22 @@ struct S3Origin: Origin {
         return freshness
     }
 
+    var sharedVersions: SharedVersions { .askedOfTheOrigin }
+
+    /// A `HEAD`: the object's `ETag`, and its `Content-Length` as the size.
+    func currentVersion(_ path: [[UInt8]]) throws(OriginFailure) -> OriginDelivery? {
+        let response = try send(.object("HEAD", path, at: location, on: access.resolvedEndpoint)) { _ in true }
+        switch response.status {
+        case 200..<300:
+            guard let length = response.headers.first(name: "content-length").flatMap({ Int64($0) }), length >= 0 else {
+                return nil
+            }
+            return response.delivery(bytes: length)
+        case 404: throw .notFound
+        default: throw failure(response, "HEAD", path)
+        }
+    }
+
     func list(_ path: [[UInt8]]) throws(OriginFailure) -> [OriginName]? {
         var names: [OriginName] = []
         var token: String?

@@ -5,7 +5,7 @@ import os
 from .. import measure
 from ..cipher import BLOCK_SIZES, aes_use, cipher_costs
 from ..core import BenchError, FAIL, drop_caches, log
-from ..mounts import Mount
+from ..mounts import Mount, unmount_and_remove
 from .small_files import drop_dentries
 
 SIDES = (("mount", "encrypted"), ("direct", "plaintext"))
@@ -86,10 +86,7 @@ def run_encryption(b):
                     "enc_stat_cold", "enc_cpu_read", "enc_cpu_write"):
             b.results.progress(key)
     finally:
-        for mount in mounts.values():
-            mount.unmount()
-            b.remove(mount.store)
-        b.use_main_store()
+        unmount_and_remove(b, mounts.values())
 
 
 def per_mib(before, mount, mebibytes):
