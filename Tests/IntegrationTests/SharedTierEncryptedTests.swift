@@ -59,6 +59,47 @@ import Testing
         }
     }
 
+    /// A pool with an HTTP origin: B reads the version A fetched from the tier (no GET of its
+    /// own), and the key seals the version's suffix too: neither the name, the origin nor the
+    /// ETag shows in the tier's keys, nor the content in its values.
+    @Test func anOriginPoolsFileIsSharedSealedWithItsVersion() throws {
+        let redis = try SharedTierRedis()
+        try withEncryptedTierMounts(redis, bUsesTheSameKey: true) { a, b in
+            let nginx = try NginxOrigin(in: a.directory)
+            defer { nginx.stop() }
+            let content = "ORIGIN-SECRET-CONTENT-"
+            // Larger than what comes with the lookup (128 KiB): fetched by a GET of its own.
+            try String(repeating: content, count: 15_000).write(toFile: nginx.files + "/origin-secret-name.bin",
+                                                               atomically: true, encoding: .utf8)
+            for mount in [a, b] {
+                _ = try mount.mustSucceed("setfattr -n user.cache.origin -v '\(nginx.url)' thumbnails")
+            }
+            let size = 15_000 * content.count
+            #expect(try a.mustSucceed("cmp thumbnails/origin-secret-name.bin '\(nginx.files)/origin-secret-name.bin' && echo same")
+                    == "same")
+            try waitUntilWritten(a, bytes: size)
+            #expect(try b.mustSucceed("cmp thumbnails/origin-secret-name.bin '\(nginx.files)/origin-secret-name.bin' && echo same")
+                    == "same")
+            #expect(nginx.count("GET /origin-secret-name.bin 200") == 1, "B fetched what the tier had: \(nginx.requests)")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "1")
+            #expect(try b.xattr("thumbnails", "user.cache.shared_errors") == "0")
+
+            let keys = try tierKeys(redis)
+            #expect(keys.count == 1 && keys.allSatisfy { $0.hasPrefix("cachefs:s1:") }, "\(keys)")
+            for key in keys {
+                for word in ["origin", "secret", "etag", "thumbnails", "127.0.0.1"] {
+                    #expect(!key.contains(word), "the key \(key) shows \(word)")
+                }
+            }
+            let values = try dumpValues(redis, keys)
+            for marker in [content, "origin-secret", "etag"] {
+                let found = try Shell.bash("grep -caF '\(marker)' '\(values)'")
+                #expect(found.output.trimmingCharacters(in: .whitespacesAndNewlines) == "0",
+                        "the tier's values hold \(marker): \(found)")
+            }
+        }
+    }
+
     /// A store with another key finds nothing of A's: its keys are other keys, so each read is
     /// a miss (ENOENT), not an error, and nothing is stored. A plaintext store on the same tier
     /// likewise.
