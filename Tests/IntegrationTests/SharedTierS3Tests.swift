@@ -79,7 +79,7 @@ import Testing
     /// moto stopped with SIGSTOP (its port and connections open, no answers): a miss waits for
     /// the lookup's deadline only; a write is not held up; once it answers again, writes arrive.
     @Test func aStalledTierCostsALookupItsDeadlineOnly() throws {
-        try withS3SharedMounts { a, b, server in
+        try withS3SharedMounts(lookupMilliseconds: nil) { a, b, server in
             // Connected first, so the stall meets an open connection, not a new one.
             #expect(try b.sh("cat thumbnails/first.jpg").error.contains("No such file"))
             server.suspend()
@@ -201,7 +201,11 @@ import Testing
 /// Two mounts (two stores) whose `thumbnails` pools share `s3://tier-bucket/fleet/` on a fresh
 /// moto, each with the server's endpoint and keys (B with `secretOfB` as its secret, if given),
 /// as s3:// origins get them. The server stops and the mounts unmount also when `body` throws.
-private func withS3SharedMounts(secretOfB: String? = nil,
+/// Their lookups wait `lookupMilliseconds` for the tier (`shared_lookup_ms`; nil keeps the
+/// 200 ms default): moto, a Python server checking every
+/// signature, can take longer than 200 ms to answer on a busy machine, and a test of what S3
+/// answers must not turn into a test of how fast it answers.
+private func withS3SharedMounts(secretOfB: String? = nil, lookupMilliseconds: Int? = 5_000,
                                 _ body: (MountedStore, MountedStore, S3OriginServer) throws -> Void) throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cachefs-tier-s3-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -210,6 +214,7 @@ private func withS3SharedMounts(secretOfB: String? = nil,
         func reaching(_ server: S3OriginServer, secret: String?) -> (MountedStore) -> Void {
             { store in
                 store.extraArguments += ["-o", "s3_endpoint=" + server.endpoint]
+                if let lookupMilliseconds { store.extraArguments += ["-o", "shared_lookup_ms=\(lookupMilliseconds)"] }
                 store.environment = ["AWS_ACCESS_KEY_ID": server.accessKeyID,
                                      "AWS_SECRET_ACCESS_KEY": secret ?? server.secretAccessKey,
                                      "AWS_SESSION_TOKEN": "", "AWS_REGION": server.region]

@@ -9,13 +9,16 @@ public struct StoreEncryption: Sendable {
     public let layout: BlockLayout
     public let names: NameCipher
     public let values: ValueCipher
+    /// From the user's key, not the data key: the same on every store given that key.
+    public let sharedTier: SharedTierKeys
 
-    init(dataKey: DataKey, storeID: [UInt8], layout: BlockLayout) {
+    init(dataKey: DataKey, storeID: [UInt8], layout: BlockLayout, userKey: UserKey) {
         self.dataKey = dataKey
         self.storeID = storeID
         self.layout = layout
         names = NameCipher(dataKey: dataKey)
         values = ValueCipher(dataKey: dataKey)
+        sharedTier = SharedTierKeys(userKey: userKey)
     }
 
     /// The cipher of a new byte file of entry `owner`, with a new random file id.

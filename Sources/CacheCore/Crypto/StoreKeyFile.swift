@@ -53,7 +53,8 @@ public struct StoreKeyFile: Sendable, Equatable {
                                     derivation: derivation ?? .fresh(for: userKey),
                                     storeID: RandomBytes.make(storeIDByteCount))
         try file.writeDurably(inStore: store, disk: disk)
-        return StoreEncryption(dataKey: dataKey, storeID: file.storeID, layout: BlockLayout(blockSize: blockSize))
+        return StoreEncryption(dataKey: dataKey, storeID: file.storeID, layout: BlockLayout(blockSize: blockSize),
+                               userKey: userKey)
     }
 
     /// The store's keys, if `userKey` is the one that locked it. A `wrapped-key.new` left by
@@ -66,7 +67,8 @@ public struct StoreKeyFile: Sendable, Equatable {
         // Usually there is none; one that cannot go harms nothing: unlock never reads it and
         // the next rekey writes over it.
         try? disk.unlink(path(inStore: store) + ".new")
-        return StoreEncryption(dataKey: dataKey, storeID: file.storeID, layout: BlockLayout(blockSize: file.blockSize))
+        return StoreEncryption(dataKey: dataKey, storeID: file.storeID, layout: BlockLayout(blockSize: file.blockSize),
+                               userKey: userKey)
     }
 
     /// Replaces the user's key: the same data key sealed by `newKey`. Writes

@@ -83,7 +83,8 @@ public final class CacheEngine: Sendable {
         eviction = EngineEvictionHost(names: names, bytes: bytes, handles: handles, writer: writer, events: events,
                                      counters: counters, traces: TraceFiles(layout: layout, disk: disk, logger: logger),
                                      evictor: evictor, blockEviction: blockEviction, logger: logger)
-        let sharedTier = SharedTier(configuration: configuration.sharedTier, storeIsEncrypted: encrypting != nil,
+        let sharedTier = SharedTier(configuration: configuration.sharedTier,
+                                    sealing: configuration.encryption.map { SharedTierSealing(keys: $0.sharedTier) },
                                     origins: opened.originContext, names: names, bytes: bytes, events: events,
                                     logger: logger)
         readThrough = ReadThrough(fetches: fetches, threads: threads, originContext: opened.originContext,

@@ -14,8 +14,8 @@ final class SharedTier: Sendable {
     let names: Names
     let bytes: ObjectFiles
     let configuration: SharedTierConfiguration
-    /// An encrypted store shares nothing yet: its files would reach the tier as plaintext.
-    let storeIsEncrypted: Bool
+    /// An encrypted store's: its files go to the tier sealed, under sealed keys; nil shares plaintext.
+    let sealing: SharedTierSealing?
     let counters = SharedTierCounters()
     let queue: SharedTierQueue
     private let backends: SharedTierBackends
@@ -25,10 +25,10 @@ final class SharedTier: Sendable {
     let logger: Logger
 
     /// `origins`: the HTTP client, endpoint and keys an s3:// tier shares with s3:// origins.
-    init(configuration: SharedTierConfiguration, storeIsEncrypted: Bool, origins: OriginContext, names: Names,
+    init(configuration: SharedTierConfiguration, sealing: SharedTierSealing?, origins: OriginContext, names: Names,
          bytes: ObjectFiles, events: EventLog? = nil, logger: Logger) {
         self.configuration = configuration
-        self.storeIsEncrypted = storeIsEncrypted
+        self.sealing = sealing
         self.names = names
         self.bytes = bytes
         self.logger = logger
@@ -60,15 +60,12 @@ final class SharedTier: Sendable {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return nil }
         if case .failure(let reason) = SharedTierURL.parse(trimmed) { return reason.description }
-        if storeIsEncrypted {
-            return "an encrypted store cannot use a shared tier yet (its files would leave it unencrypted)"
-        }
         return nil
     }
 
     /// The tier a pool reads from and writes to: set and valid.
     func location(of settings: PoolSettings) -> SharedTierLocation? {
-        guard !settings.shared.isEmpty, !storeIsEncrypted else { return nil }
+        guard !settings.shared.isEmpty else { return nil }
         // Checked when it was set (``refusal(ofSetting:)``): a stored value always parses.
         return try? SharedTierURL.parse(settings.shared).get()
     }
@@ -92,9 +89,9 @@ final class SharedTier: Sendable {
     /// The file at `path` of `pool` from the tier at `location`, or nil: not there, or the tier
     /// failed within the lookup's deadline (counted, logged), or its value is corrupt.
     func read(pool: EntryID, path: [[UInt8]], suffix: [UInt8] = [], location: SharedTierLocation) -> [UInt8]? {
-        let value: [UInt8]?
+        let value: [UInt8]?, key: [UInt8]
         do {
-            let key = try key(pool: pool, path: path, suffix: suffix)
+            key = try self.key(pool: pool, path: path, suffix: suffix)
             value = try backends.backend(for: location)
                 .value(at: key, deadline: NIODeadline.now() + .milliseconds(configuration.lookupMilliseconds))
         } catch {
@@ -106,7 +103,7 @@ final class SharedTier: Sendable {
             counters.count(pool) { $0.misses += 1 }
             return nil
         }
-        switch SharedTierValue.decode(value) {
+        switch decode(value, at: key) {
         case .success(let content):
             counters.count(pool) { counts in
                 counts.hits += 1
@@ -121,7 +118,17 @@ final class SharedTier: Sendable {
     }
 
     private func key(pool: EntryID, path: [[UInt8]], suffix: [UInt8]) throws -> [UInt8] {
-        SharedTierKey.key(pool: Array(try names.record(pool).name), path: path, suffix: suffix)
+        let poolName = Array(try names.record(pool).name)
+        let plainKey = SharedTierKey.key(pool: poolName, path: path, suffix: suffix)
+        return try sealing?.key(pool: poolName, plainKey: plainKey) ?? plainKey
+    }
+
+    private func encode(_ content: [UInt8], at key: [UInt8]) throws -> [UInt8] {
+        try sealing?.seal(content, at: key) ?? SharedTierValue.encode(content)
+    }
+
+    private func decode(_ value: [UInt8], at key: [UInt8]) -> Result<[UInt8], SharedTierValueError> {
+        sealing?.open(value, at: key) ?? SharedTierValue.decode(value)
     }
 
     // MARK: Writing behind
@@ -174,7 +181,7 @@ final class SharedTier: Sendable {
             let key = try key(pool: item.pool, path: names.originPath(of: parent).path + [Array(record.name)],
                               suffix: item.suffix)
             try backends.backend(for: location).store(
-                SharedTierValue.encode(content), at: key,
+                encode(content, at: key), at: key,
                 deadline: NIODeadline.now() + .milliseconds(configuration.writeMilliseconds))
             counters.count(item.pool) { $0.bytesWritten += Int64(content.count) }
         } catch CacheError.notFound {

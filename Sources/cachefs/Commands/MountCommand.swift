@@ -41,7 +41,8 @@ struct MountCommand: ParsableCommand {
             redis://, rediss:// (TLS) or redis+cluster://; see docs/shared-tier.md; without it, \
             systemd's credential $CREDENTIALS_DIRECTORY/cachefs.shared-password if there is one), \
             shared_ca_file=PATH (PEM CA certificates a rediss:// tier's certificate must verify \
-            against; default the system's trust store). \
+            against; default the system's trust store), \
+            shared_lookup_ms=N (how long a miss waits for the shared tier, 1 to 60000; default 200). \
             Kernel flags (ro, nodev, nosuid, noexec, noatime, sync) go to the kernel; words for \
             mount(8) and systemd (defaults, noauto, nofail, user, _netdev, x-systemd.*) are ignored.
             mount(8): `mount -t fuse.cachefs STORE MOUNT -o OPTIONS`, or an /etc/fstab line such as
@@ -128,6 +129,9 @@ struct MountCommand: ParsableCommand {
             configuration.originSettings.s3Endpoint = settings.s3Endpoint
             configuration.sharedTier.password = try SharedTierConfiguration.password(
                 file: settings.sharedPasswordFile, environment: ProcessInfo.processInfo.environment)
+            if let milliseconds = settings.sharedLookupMilliseconds {
+                configuration.sharedTier.lookupMilliseconds = milliseconds
+            }
             if let path = settings.sharedCAFile {
                 // Read at each connect of a rediss:// tier, long after the mount: kept absolute.
                 configuration.sharedTier.trustedCAFile = try SharedTierConfiguration.caFile(absolute(path))

@@ -40,6 +40,8 @@ struct MountSettings {
     var sharedPasswordFile: String?
     /// `-o shared_ca_file=PATH`: the CA bundle a TLS shared tier's certificate must verify against.
     var sharedCAFile: String?
+    /// `-o shared_lookup_ms=N`: how long a miss waits for the shared tier before it is a miss.
+    var sharedLookupMilliseconds: Int64?
 
     init(pools: [String], options: [String], logLevel: String, foreground: Bool = false, origins: [String] = []) throws {
         for text in origins { try addOrigin(text) }
@@ -170,6 +172,11 @@ struct MountSettings {
                 throw Problem(description: "mount option shared_ca_file needs a path, as in shared_ca_file=/etc/cachefs/redis-ca.pem")
             }
             sharedCAFile = value
+        case "shared_lookup_ms":
+            guard let value, let milliseconds = Int64(value), (1...60_000).contains(milliseconds) else {
+                throw Problem(description: "mount option shared_lookup_ms needs milliseconds from 1 to 60000, as in shared_lookup_ms=500")
+            }
+            sharedLookupMilliseconds = milliseconds
         case "memory_budget":
             guard let value, let bytes = ValueParsing.byteSize(value), bytes >= 0 else {
                 throw Problem(description: "mount option memory_budget needs a size, as in memory_budget=128M")
