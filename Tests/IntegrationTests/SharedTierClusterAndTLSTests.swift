@@ -62,13 +62,9 @@ import Testing
             cluster.nodes[dead].kill()
             let lost = byNode[dead].map { String($0.dropFirst("cachefs:1:thumbnails/".count)) }.filter { $0 != "own.jpg" }
             for name in lost {
-                let timed = try b.sh("""
-                    start=$(date +%s%N); cat thumbnails/\(name); status=$?; end=$(date +%s%N)
-                    echo "$status $(( (end - start) / 1000000 ))"
-                    """)
-                let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-                #expect(fields.count == 2 && fields[0] != 0 && timed.error.contains("No such file"), "\(name): \(timed)")
-                #expect((fields.last ?? .max) < 1000, "the miss of \(name) took \(fields.last ?? -1) ms")
+                let timed = try b.timedMiss("thumbnails/\(name)")
+                #expect(timed.missed, "\(name): \(timed)")
+                #expect(timed.milliseconds < 1000, "the miss of \(name) took \(timed.milliseconds) ms")
             }
             #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0)
             #expect(b.daemonLog.contains("shared tier: reading from \(cluster.url) failed"), "\(b.daemonLog)")
@@ -115,13 +111,9 @@ import Testing
                     b.extraArguments = []
                     try b.remount()
                 }
-                let timed = try b.sh("""
-                    start=$(date +%s%N); cat thumbnails/\(name); status=$?; end=$(date +%s%N)
-                    echo "$status $(( (end - start) / 1000000 ))"
-                    """)
-                let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-                #expect(fields.count == 2 && fields[0] != 0 && timed.error.contains("No such file"), "\(trust): \(timed)")
-                #expect((fields.last ?? .max) < 3000, "\(trust): the miss took \(fields.last ?? -1) ms")
+                let timed = try b.timedMiss("thumbnails/\(name)")
+                #expect(timed.missed, "\(trust): \(timed)")
+                #expect(timed.milliseconds < 3000, "\(trust): the miss took \(timed.milliseconds) ms")
                 #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0, "\(trust)")
                 #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "0", "\(trust)")
                 // Each mount logs its first failure: one more line per round.

@@ -14,7 +14,7 @@ import Testing
             let name = "tier-secret-name-4711.jpg", content = "TIER-SECRET-CONTENT-"
             _ = try a.mustSucceed("for i in $(seq 1000); do printf '\(content)'; done > ../photo && cp ../photo thumbnails/\(name)")
             _ = try a.mustSucceed("mkdir -p thumbnails/tier-secret-dir && printf 'deep \(content)' > thumbnails/tier-secret-dir/\(name)")
-            try waitUntilWritten(a, bytes: 20000 + 5 + content.count)
+            try waitUntilSharedBytesWritten(a, bytes: 20000 + 5 + content.count)
             #expect(try b.mustSucceed("cmp thumbnails/\(name) '\(a.directory)/photo' && echo same") == "same")
             #expect(try b.mustSucceed("mkdir thumbnails/tier-secret-dir && cat thumbnails/tier-secret-dir/\(name)")
                     == "deep \(content)")
@@ -50,7 +50,7 @@ import Testing
         let redis = try SharedTierRedis()
         try withEncryptedTierMounts(redis, bUsesTheSameKey: true, passphrase: "correct horse battery staple") { a, b in
             _ = try a.mustSucceed("head -c 3000 /dev/urandom > ../photo && cp ../photo thumbnails/photo.jpg")
-            try waitUntilWritten(a, bytes: 3000)
+            try waitUntilSharedBytesWritten(a, bytes: 3000)
             #expect(try b.mustSucceed("cmp thumbnails/photo.jpg '\(a.directory)/photo' && echo same") == "same")
             #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "1")
             #expect(try b.xattr("thumbnails", "user.cache.shared_errors") == "0")
@@ -77,7 +77,7 @@ import Testing
             let size = 15_000 * content.count
             #expect(try a.mustSucceed("cmp thumbnails/origin-secret-name.bin '\(nginx.files)/origin-secret-name.bin' && echo same")
                     == "same")
-            try waitUntilWritten(a, bytes: size)
+            try waitUntilSharedBytesWritten(a, bytes: size)
             #expect(try b.mustSucceed("cmp thumbnails/origin-secret-name.bin '\(nginx.files)/origin-secret-name.bin' && echo same")
                     == "same")
             #expect(nginx.count("GET /origin-secret-name.bin 200") == 1, "B fetched what the tier had: \(nginx.requests)")
@@ -107,7 +107,7 @@ import Testing
         let redis = try SharedTierRedis()
         try withEncryptedTierMounts(redis, bUsesTheSameKey: false) { a, b in
             _ = try a.mustSucceed("printf 'made on A' > thumbnails/a.jpg")
-            try waitUntilWritten(a, bytes: 9)
+            try waitUntilSharedBytesWritten(a, bytes: 9)
             let read = try b.sh("cat thumbnails/a.jpg")
             #expect(!read.succeeded && read.error.contains("No such file"), "\(read)")
             #expect(try b.xattr("thumbnails", "user.cache.shared_misses") == "1")
@@ -135,7 +135,7 @@ import Testing
                 let before = Set(try tierKeys(redis))
                 _ = try a.mustSucceed("head -c 5000 /dev/urandom > thumbnails/\(name).jpg")
                 written += 5000
-                try waitUntilWritten(a, bytes: written)
+                try waitUntilSharedBytesWritten(a, bytes: written)
                 let added = Set(try tierKeys(redis)).subtracting(before)
                 try #require(added.count == 1, "\(name): new keys \(added)")
                 keyOf[name] = added.first
@@ -217,15 +217,4 @@ private func dumpValues(_ redis: SharedTierRedis, _ keys: [String]) throws -> St
         try #require(got.succeeded, "GET \(key): \(got.error)")
     }
     return path
-}
-
-/// Waits until `mount`'s thumbnails pool has written `bytes` to the tier and has nothing queued.
-private func waitUntilWritten(_ mount: MountedStore, bytes: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let written = try Shell.waitUntil(seconds: 10) {
-        try mount.xattr("thumbnails", "user.cache.shared_bytes_written") == String(bytes)
-            && mount.xattr("thumbnails", "user.cache.shared_queue") == "0"
-    }
-    let shown = try mount.xattr("thumbnails", "user.cache.shared_bytes_written")
-    try #require(written, "shared_bytes_written is \(shown), not \(bytes); log:\n\(mount.daemonLog)",
-                 sourceLocation: sourceLocation)
 }

@@ -17,7 +17,7 @@ import Testing
         try withS3SharedMounts { a, b, server in
             _ = try a.mustSucceed("head -c 20000 /dev/urandom > ../photo.jpg && cp ../photo.jpg thumbnails/")
             _ = try a.mustSucceed("printf odd > thumbnails/$'\\xff'100%.jpg")
-            try waitUntilSent(a, bytes: 20003)
+            try waitUntilSharedBytesWritten(a, bytes: 20003)
             let requests = server.requests()
             #expect(requests.contains("PUT " + Self.logged("photo.jpg")), "\(requests)")
             // The byte 0xFF is the key's `%FF`, the name's `%` its `%25` (each sent as `%25…`).
@@ -55,13 +55,9 @@ import Testing
     @Test func aTierDownIsAMissAndAWriteStaysLocal() throws {
         try withS3SharedMounts { a, b, server in
             server.stop()
-            let timed = try b.sh("""
-                start=$(date +%s%N); cat thumbnails/absent.jpg; status=$?; end=$(date +%s%N)
-                echo "$status $(( (end - start) / 1000000 ))"
-                """)
-            let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            #expect(fields.count == 2 && fields[0] != 0 && timed.error.contains("No such file"), "\(timed)")
-            #expect((fields.last ?? .max) < 1000, "the miss took \(fields.last ?? -1) ms")
+            let timed = try b.timedMiss("thumbnails/absent.jpg")
+            #expect(timed.missed, "\(timed)")
+            #expect(timed.milliseconds < 1000, "the miss took \(timed.milliseconds) ms")
             #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0)
             #expect(try b.xattr("thumbnails", "user.cache.shared_misses") == "0")
             #expect(b.daemonLog.contains("shared tier: reading from \(Self.tier) failed"), "\(b.daemonLog)")
@@ -83,13 +79,9 @@ import Testing
             // Connected first, so the stall meets an open connection, not a new one.
             #expect(try b.sh("cat thumbnails/first.jpg").error.contains("No such file"))
             server.suspend()
-            let timed = try b.sh("""
-                start=$(date +%s%N); cat thumbnails/stalled.jpg; status=$?; end=$(date +%s%N)
-                echo "$status $(( (end - start) / 1000000 ))"
-                """)
-            let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            #expect(fields.count == 2 && fields[0] != 0 && timed.error.contains("No such file"), "\(timed)")
-            #expect((fields.last ?? .max) < 1000, "the stalled miss took \(fields.last ?? -1) ms")
+            let timed = try b.timedMiss("thumbnails/stalled.jpg")
+            #expect(timed.missed, "\(timed)")
+            #expect(timed.milliseconds < 1000, "the stalled miss took \(timed.milliseconds) ms")
             #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0)
             #expect(b.daemonLog.contains("deadline (timeout)"), "\(b.daemonLog)")
             // A write on A returns while the tier stalls; its write-behind fails by its deadline.
@@ -100,7 +92,7 @@ import Testing
             #expect(try Int(a.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 >= 2)
             server.resume()
             _ = try a.mustSucceed("printf again > thumbnails/after-the-stall.jpg")
-            try waitUntilSent(a, bytes: 5)
+            try waitUntilSharedBytesWritten(a, bytes: 5)
             #expect(try b.mustSucceed("cat thumbnails/after-the-stall.jpg") == "again")
         }
     }
@@ -111,7 +103,7 @@ import Testing
     @Test func wrongCredentialsAreErrorsThatSayWhatToCheck() throws {
         try withS3SharedMounts(secretOfB: "not-the-secret") { a, b, server in
             _ = try a.mustSucceed("printf 'from a' > thumbnails/a.jpg")
-            try waitUntilSent(a, bytes: 6)
+            try waitUntilSharedBytesWritten(a, bytes: 6)
             let read = try b.sh("cat thumbnails/a.jpg")
             #expect(!read.succeeded && read.error.contains("No such file"), "\(read)")
             #expect(try b.xattr("thumbnails", "user.cache.shared_errors") == "1")
@@ -136,7 +128,7 @@ import Testing
             try server.put(key: "fleet/cachefs:1:thumbnails/garbage.jpg",
                            contents: "not a cachefs value, though longer than its 46-byte header")
             _ = try a.mustSucceed("head -c 5000 /dev/urandom > thumbnails/whole.jpg && head -c 5000 /dev/urandom > thumbnails/changed.jpg")
-            try waitUntilSent(a, bytes: 10000)
+            try waitUntilSharedBytesWritten(a, bytes: 10000)
             let saved = a.directory + "/object"
             try server.download(key: "fleet/cachefs:1:thumbnails/whole.jpg", to: saved)
             let whole = try #require(FileManager.default.contents(atPath: saved))
@@ -238,15 +230,4 @@ private func withS3SharedMounts(secretOfB: String? = nil, lookupMilliseconds: In
 private func waitUntilTried(_ mount: MountedStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
     let tried = try Shell.waitUntil(seconds: 10) { try mount.xattr("thumbnails", "user.cache.shared_queue") == "0" }
     try #require(tried, "the write-behind queue did not empty; log:\n\(mount.daemonLog)", sourceLocation: sourceLocation)
-}
-
-/// Waits until `mount`'s thumbnails pool has written `bytes` to the tier and has nothing queued.
-private func waitUntilSent(_ mount: MountedStore, bytes: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let written = try Shell.waitUntil(seconds: 10) {
-        try mount.xattr("thumbnails", "user.cache.shared_bytes_written") == String(bytes)
-            && mount.xattr("thumbnails", "user.cache.shared_queue") == "0"
-    }
-    let shown = try mount.xattr("thumbnails", "user.cache.shared_bytes_written")
-    try #require(written, "shared_bytes_written is \(shown), not \(bytes); log:\n\(mount.daemonLog)",
-                 sourceLocation: sourceLocation)
 }

@@ -11,7 +11,7 @@ import Testing
         let redis = try SharedTierRedis()
         try withSharedMounts(redis) { a, b in
             _ = try a.mustSucceed("head -c 20000 /dev/urandom > ../photo.jpg && cp ../photo.jpg thumbnails/")
-            try waitUntilWritten(a, bytes: 20000)
+            try waitUntilSharedBytesWritten(a, bytes: 20000)
             #expect(try b.mustSucceed("cmp thumbnails/photo.jpg '\(a.directory)/photo.jpg' && echo same") == "same")
             #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "1")
             #expect(try b.xattr("thumbnails", "user.cache.shared_bytes_read") == "20000")
@@ -28,7 +28,7 @@ import Testing
             #expect(try b.xattr("thumbnails", "user.cache.shared_misses") == "1")
             // A name in a directory: the key is the whole path (directories are made locally).
             _ = try a.mustSucceed("mkdir -p thumbnails/2026/11 && printf 'deep' > thumbnails/2026/11/x.jpg")
-            try waitUntilWritten(a, bytes: 20004)
+            try waitUntilSharedBytesWritten(a, bytes: 20004)
             #expect(try b.mustSucceed("mkdir -p thumbnails/2026/11 && cat thumbnails/2026/11/x.jpg") == "deep")
             #expect(try b.xattr("thumbnails", "user.cache.shared_hits") == "2")
         }
@@ -40,14 +40,9 @@ import Testing
         let redis = try SharedTierRedis()
         try withSharedMounts(redis) { a, b in
             redis.kill()
-            let timed = try b.sh("""
-                start=$(date +%s%N); cat thumbnails/absent.jpg; status=$?; end=$(date +%s%N)
-                echo "$status $(( (end - start) / 1000000 ))"
-                """)
-            let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            #expect(fields.count == 2 && fields[0] != 0, "\(timed)")
-            #expect(timed.error.contains("No such file"), "\(timed)")
-            #expect((fields.last ?? .max) < 1000, "the miss took \(fields.last ?? -1) ms")
+            let timed = try b.timedMiss("thumbnails/absent.jpg")
+            #expect(timed.missed, "\(timed)")
+            #expect(timed.milliseconds < 1000, "the miss took \(timed.milliseconds) ms")
             #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0)
             #expect(b.daemonLog.contains("shared tier: reading from redis://127.0.0.1:\(redis.port)/0 failed"))
 
@@ -115,13 +110,9 @@ import Testing
             #expect(try b.sh("cat thumbnails/first.jpg").error.contains("No such file"))
             redis.suspend()
             defer { redis.resume() }
-            let timed = try b.sh("""
-                start=$(date +%s%N); cat thumbnails/stalled.jpg; status=$?; end=$(date +%s%N)
-                echo "$status $(( (end - start) / 1000000 ))"
-                """)
-            let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            #expect(fields.count == 2 && fields[0] != 0 && timed.error.contains("No such file"), "\(timed)")
-            #expect((fields.last ?? .max) < 1000, "the stalled miss took \(fields.last ?? -1) ms")
+            let timed = try b.timedMiss("thumbnails/stalled.jpg")
+            #expect(timed.missed, "\(timed)")
+            #expect(timed.milliseconds < 1000, "the stalled miss took \(timed.milliseconds) ms")
             #expect(try Int(b.xattr("thumbnails", "user.cache.shared_errors")) ?? 0 > 0)
             #expect(b.daemonLog.contains("timeout") || b.daemonLog.contains("deadline"), "\(b.daemonLog)")
             // A write on A is not held up by the stalled tier, and stays local.
@@ -138,7 +129,7 @@ import Testing
         try withSharedMounts(redis) { a, b in
             // Connected first, so the stall meets an open connection.
             _ = try a.mustSucceed("printf warm > thumbnails/warm.jpg")
-            try waitUntilWritten(a, bytes: 4)
+            try waitUntilSharedBytesWritten(a, bytes: 4)
             redis.suspend()
             _ = try a.mustSucceed("head -c 100000 /dev/urandom > thumbnails/killed.jpg")
             let sum = try a.mustSucceed("sha256sum < thumbnails/killed.jpg")
@@ -159,7 +150,7 @@ import Testing
         try withSharedMounts(redis) { a, b in
             #expect(try redis.cli(["SET", "cachefs:1:thumbnails/garbage.jpg", "not a cachefs value"]).succeeded)
             _ = try a.mustSucceed("head -c 5000 /dev/urandom > thumbnails/whole.jpg")
-            try waitUntilWritten(a, bytes: 5000)
+            try waitUntilSharedBytesWritten(a, bytes: 5000)
             let saved = redis.directory + "/value"
             _ = try Shell.bash("redis-cli -p \(redis.port) --raw GET cachefs:1:thumbnails/whole.jpg | head -c 3000 > '\(saved)'")
             #expect(try redis.cli(["SET", "cachefs:1:thumbnails/cut.jpg"], stdinFile: saved).succeeded)
@@ -186,7 +177,7 @@ import Testing
         try withSharedMounts(redis, a: ["-o", "shared_password_file=\(files)/right"],
                              b: ["-o", "shared_password_file=\(files)/wrong"]) { a, b in
             _ = try a.mustSucceed("printf 'with a password' > thumbnails/p.jpg")
-            try waitUntilWritten(a, bytes: 15)
+            try waitUntilSharedBytesWritten(a, bytes: 15)
             #expect(try redis.cli(["EXISTS", "cachefs:1:thumbnails/p.jpg"]).output.contains("1"))
             // Read through the tier with the password: a name A never had (the value moved to it).
             #expect(try redis.cli(["RENAME", "cachefs:1:thumbnails/p.jpg", "cachefs:1:thumbnails/q.jpg"]).succeeded)
@@ -216,7 +207,7 @@ import Testing
         let mount = try MountedStore(prepare: { $0.environment = ["CREDENTIALS_DIRECTORY": credentials] })
         _ = try mount.mustSucceed("setfattr -n user.cache.shared -v '\(redis.url)' thumbnails")
         _ = try mount.mustSucceed("printf 'credential' > thumbnails/c.jpg")
-        try waitUntilWritten(mount, bytes: 10)
+        try waitUntilSharedBytesWritten(mount, bytes: 10)
         #expect(try redis.cli(["EXISTS", "cachefs:1:thumbnails/c.jpg"]).output.contains("1"))
         #expect(try mount.xattr("thumbnails", "user.cache.shared_errors") == "0")
     }
@@ -270,7 +261,7 @@ import Testing
         try withSharedMounts(redis) { a, _ in
             _ = try a.mustSucceed("setfattr -n user.cache.shared_max_file_size -v 64K thumbnails")
             _ = try a.mustSucceed("head -c 100000 /dev/zero > thumbnails/big.jpg && printf 'small' > thumbnails/small.jpg")
-            try waitUntilWritten(a, bytes: 5)
+            try waitUntilSharedBytesWritten(a, bytes: 5)
             #expect(try a.xattr("thumbnails", "user.cache.shared_bytes_written") == "5")
             #expect(try redis.cli(["EXISTS", "cachefs:1:thumbnails/big.jpg"]).output.contains("0"))
         }
@@ -281,8 +272,4 @@ import Testing
 private func withSharedMounts(_ redis: SharedTierRedis, a argumentsA: [String] = [], b argumentsB: [String] = [],
                               _ body: (MountedStore, MountedStore) throws -> Void) throws {
     try withSharedTierMounts(url: redis.url, a: argumentsA, b: argumentsB, body)
-}
-
-private func waitUntilWritten(_ mount: MountedStore, bytes: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
-    try waitUntilSharedBytesWritten(mount, bytes: bytes, sourceLocation: sourceLocation)
 }

@@ -29,3 +29,26 @@ func waitUntilSharedBytesWritten(_ mount: MountedStore, bytes: Int, sourceLocati
     try #require(written, "shared_bytes_written is \(shown), not \(bytes); log:\n\(mount.daemonLog)",
                  sourceLocation: sourceLocation)
 }
+
+/// What a `cat` of a name the tier was to answer did: whether it failed with ENOENT (a miss,
+/// as a tier down or slow must give) and how long it took, in milliseconds.
+struct TimedMiss: CustomStringConvertible {
+    let missed: Bool
+    let milliseconds: Int
+    let result: CommandResult
+
+    var description: String { "\(milliseconds) ms, \(result)" }
+}
+
+extension MountedStore {
+    /// `cat RELATIVE`, timed by the shell around it.
+    func timedMiss(_ relative: String) throws -> TimedMiss {
+        let timed = try sh("""
+            start=$(date +%s%N); cat '\(relative)'; status=$?; end=$(date +%s%N)
+            echo "$status $(( (end - start) / 1000000 ))"
+            """)
+        let fields = timed.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        return TimedMiss(missed: fields.count == 2 && fields[0] != 0 && timed.error.contains("No such file"),
+                         milliseconds: fields.count == 2 ? fields[1] : .max, result: timed)
+    }
+}
