@@ -113,8 +113,8 @@ import Testing
 
     /// Every entry of the store with its type, mode and size, and the bytes of each file but two:
     /// the index, compared by its rows (a mount rewrites its pages; a JSON value's keys may come
-    /// in another order), and daemon.state, which says what the last daemon did and matters only
-    /// while a daemon holds the store's lock.
+    /// in another order), and daemon.state (nor its size), which says what the last daemon did and
+    /// matters only while a daemon holds the store's lock.
     private func snapshot(_ store: String) throws -> String {
         let result = try Shell.run(["python3", "-c", """
             import hashlib, json, os, sqlite3, stat, sys
@@ -124,7 +124,11 @@ import Testing
                 for name in dirs + files:
                     path = os.path.join(base, name)
                     info = os.lstat(path)
-                    line = "%s %o %d" % (os.path.relpath(path, root), info.st_mode, info.st_size)
+                    line = "%s %o" % (os.path.relpath(path, root), info.st_mode)
+                    # daemon.state names the last daemon's pid (its length is the pid's digits):
+                    # each attempt writes its own, meaningful only while it holds the lock.
+                    if name != "daemon.state":
+                        line += " %d" % info.st_size
                     if stat.S_ISREG(info.st_mode) and name not in ("index.sqlite", "daemon.state"):
                         line += " " + hashlib.sha256(open(path, "rb").read()).hexdigest()
                     lines.append(line)
