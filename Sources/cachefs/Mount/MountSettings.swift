@@ -78,6 +78,14 @@ struct MountSettings {
     }
 
     /// `pool=NAME:SIZE[:AGE]`, the `-o` form of `--pool NAME=SIZE[,AGE]` (a comma would end the option).
+    /// A path option's value; one that is missing or empty says what it takes.
+    private static func path(_ value: String?, option: String, example: String) throws -> String {
+        guard let value, !value.isEmpty else {
+            throw Problem(description: "mount option \(option) needs a path, as in \(option)=\(example)")
+        }
+        return value
+    }
+
     private static func pool(_ text: String?) throws -> PoolOverride {
         let parts = text?.split(separator: ":", omittingEmptySubsequences: false).map(String.init) ?? []
         let asPoolArgument = parts.count == 2 ? "\(parts[0])=\(parts[1])"
@@ -139,10 +147,7 @@ struct MountSettings {
             guard seconds >= 0.1 else { throw Problem(description: "sync_interval must be at least 0.1 seconds") }
             syncSeconds = seconds
         case "metrics_file":
-            guard let value, !value.isEmpty else {
-                throw Problem(description: "mount option metrics_file needs a path, as in metrics_file=/var/lib/node_exporter/cachefs.prom")
-            }
-            metricsFile = value
+            metricsFile = try Self.path(value, option: "metrics_file", example: "/var/lib/node_exporter/cachefs.prom")
         case "metrics_interval":
             let seconds = try number(value)
             guard seconds >= 0.1 else { throw Problem(description: "metrics_interval must be at least 0.1 seconds") }
@@ -158,20 +163,11 @@ struct MountSettings {
         case "foreground": foreground = true
         case "encrypt": encrypt = true
         case "key_file":
-            guard let value, !value.isEmpty else {
-                throw Problem(description: "mount option key_file needs a path, as in key_file=/etc/cachefs/store.key")
-            }
-            keyFile = value
+            keyFile = try Self.path(value, option: "key_file", example: "/etc/cachefs/store.key")
         case "shared_password_file":
-            guard let value, !value.isEmpty else {
-                throw Problem(description: "mount option shared_password_file needs a path, as in shared_password_file=/etc/cachefs/redis.password")
-            }
-            sharedPasswordFile = value
+            sharedPasswordFile = try Self.path(value, option: "shared_password_file", example: "/etc/cachefs/redis.password")
         case "shared_ca_file":
-            guard let value, !value.isEmpty else {
-                throw Problem(description: "mount option shared_ca_file needs a path, as in shared_ca_file=/etc/cachefs/redis-ca.pem")
-            }
-            sharedCAFile = value
+            sharedCAFile = try Self.path(value, option: "shared_ca_file", example: "/etc/cachefs/redis-ca.pem")
         case "shared_lookup_ms":
             guard let value, let milliseconds = Int64(value), (1...60_000).contains(milliseconds) else {
                 throw Problem(description: "mount option shared_lookup_ms needs milliseconds from 1 to 60000, as in shared_lookup_ms=500")
