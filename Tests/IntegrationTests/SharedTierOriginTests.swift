@@ -83,6 +83,23 @@ import Testing
         }
     }
 
+    /// A server that refuses HEAD (405) cannot tell the version: the tier is skipped, counted as
+    /// its error, and the file is fetched from the origin as without a tier, never an EIO.
+    @Test func anOriginThatRefusesHEADIsReadWithoutTheTier() throws {
+        let redis = try SharedTierRedis()
+        try withSharedTierMounts(url: redis.url) { a, _ in
+            let nginx = try NginxOrigin(in: a.directory)
+            defer { nginx.stop() }
+            try writeRandomFile(nginx.files + "/nohead/big.bin", bytes: 200_000)
+            _ = try a.mustSucceed("setfattr -n user.cache.origin -v '\(nginx.url)' thumbnails")
+            #expect(try a.mustSucceed("cmp thumbnails/nohead/big.bin '\(nginx.files)/nohead/big.bin' && echo same") == "same")
+            #expect(nginx.count("HEAD /nohead/big.bin 405") == 1, "\(nginx.requests)")
+            #expect(nginx.count("GET /nohead/big.bin 200") == 1, "\(nginx.requests)")
+            #expect(try a.xattr("thumbnails", "user.cache.shared_errors") == "1")
+            #expect(a.daemonLog.contains("the origin did not tell a file's version"), "\(a.daemonLog)")
+        }
+    }
+
     /// The tier down: an origin pool reads from its origin as if it had no tier; errors
     /// are counted, no read fails.
     @Test func aTierDownFallsBackToTheOrigin() throws {

@@ -117,6 +117,13 @@ final class SharedTier: Sendable {
         }
     }
 
+    /// The origin could not tell a file's version (its `HEAD` failed): the tier is skipped for
+    /// that fetch, counted and logged as a tier failure.
+    func versionUnknown(pool: EntryID, because error: OriginFailure) {
+        counters.count(pool) { $0.errors += 1 }
+        failures.failed(pool: pool, "the origin did not tell a file's version, so the tier was not asked: \(error)")
+    }
+
     private func key(pool: EntryID, path: [[UInt8]], suffix: [UInt8]) throws -> [UInt8] {
         let poolName = Array(try names.record(pool).name)
         let plainKey = SharedTierKey.key(pool: poolName, path: path, suffix: suffix)

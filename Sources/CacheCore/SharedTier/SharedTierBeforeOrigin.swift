@@ -30,7 +30,7 @@ struct SharedTierBeforeOrigin: Origin {
     }
 
     func fetch(_ path: [[UInt8]], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> OriginDelivery {
-        guard origin.sharedVersions == .askedOfTheOrigin, var version = try origin.currentVersion(path),
+        guard origin.sharedVersions == .askedOfTheOrigin, var version = try versionOrNil(path),
               let suffix = SharedTierKey.originSuffix(origin: originSetting, version: version, versions: .askedOfTheOrigin),
               let content = tier.read(pool: pool, path: path, suffix: suffix, location: location) else {
             return try origin.fetch(path, receive: receive)
@@ -41,6 +41,21 @@ struct SharedTierBeforeOrigin: Origin {
         _ = content.withUnsafeBytes { receive($0) }
         version.servedBySharedTier = true
         return version
+    }
+
+    /// The origin's current version of `path`; nil when the `HEAD` failed (a server that
+    /// refuses HEAD, a passing error): the fetch then goes to the origin as without a tier,
+    /// since the tier is a shortcut, never a new way for a read to fail. A file the origin no
+    /// longer has still fails the fetch (`.notFound`).
+    private func versionOrNil(_ path: [[UInt8]]) throws(OriginFailure) -> OriginDelivery? {
+        do {
+            return try origin.currentVersion(path)
+        } catch .notFound {
+            throw .notFound
+        } catch {
+            tier.versionUnknown(pool: pool, because: error)
+            return nil
+        }
     }
 
     /// The key suffix a file the origin delivered as `version` is shared under, or nil.

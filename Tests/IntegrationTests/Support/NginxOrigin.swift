@@ -98,6 +98,8 @@ final class NginxOrigin {
                     location /maxage/ { add_header Cache-Control "max-age=3600"; }
                     location /nostore/ { add_header Cache-Control "no-store"; }
                     location /nocache/ { add_header Cache-Control "no-cache"; }
+                    # What SharedTierOriginTests' refused HEAD reads: a server that allows GET only.
+                    location /nohead/ { if ($request_method = HEAD) { return 405; } }
                 }
             }
             """
