@@ -2,7 +2,7 @@
 #define CACHEFS_CLINUX_SHIM_H
 /* Linux calls that Swift's Glibc module does not export: xattrs, statfs, syncfs, fallocate,
    malloc_trim, getrandom, preadv2 with RWF_NOWAIT, O_DIRECT (hidden without _GNU_SOURCE),
-   prctl (variadic), posix_spawn_file_actions_addclosefrom_np (glibc 2.34). */
+   prctl (variadic), posix_spawn_file_actions_addclosefrom_np (glibc 2.34), pipe2. */
 #include <malloc.h>
 #include <sys/xattr.h>
 #include <sys/vfs.h>
@@ -28,6 +28,7 @@ static const int cachefs_O_DIRECT = 040000;
 #endif
 
 int syncfs(int fd);
+int pipe2(int pipefd[2], int flags);
 int fallocate(int fd, int mode, off_t offset, off_t len);
 int malloc_trim(size_t pad);
 int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);

@@ -7,9 +7,10 @@ import Glibc
 /// `PROGRAM NAME` writes the bytes to standard output. Exit 0 means found, 44 not found,
 /// anything else a failure (retried). The program's stderr is the daemon's (its log).
 ///
-/// Run with Foundation's `Process` on the fetch's own thread: the daemon is thread-based
-/// and blocking, and swift-subprocess's async API would put the pipe reads on the two
-/// threads of the cooperative pool.
+/// Run as a ``ChildProcess`` (posix_spawn; not Foundation's `Process`, which can crash the
+/// daemon, see there) on the fetch's own thread: the daemon is thread-based and blocking,
+/// and swift-subprocess's async API would put the pipe reads on the two threads of the
+/// cooperative pool.
 struct ExecOrigin: Origin {
     let program: String
     static let notFoundStatus: Int32 = 44
@@ -49,32 +50,24 @@ struct ExecOrigin: Origin {
     }
 
     /// Runs the program, handing its standard output to `receive` as it comes; when
-    /// `receive` answers false the program is killed. Returns its exit status.
+    /// `receive` answers false the program is asked to stop (SIGTERM). Returns its exit
+    /// status (128 plus the signal that ended it, as a shell says).
     private func run(_ arguments: [String], receive: (UnsafeRawBufferPointer) -> Bool) throws(OriginFailure) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        process.standardError = FileHandle.standardError
+        var child: ChildProcess
         do {
-            try process.run()
+            child = try ChildProcess(program: program, arguments: arguments)
         } catch {
             throw .failed("cannot run \(program): \(error)")
         }
-        let fd = output.fileHandleForReading.fileDescriptor
-        let (_, ending) = DescriptorStream.deliver(fd, chunkSize: Self.chunkSize, to: receive)
+        let (_, ending) = DescriptorStream.deliver(child.output, chunkSize: Self.chunkSize, to: receive)
         var readError: Int32 = 0
         switch ending {
         case .end: break
-        case .stopped: process.terminate()
+        case .stopped: child.terminate()
         case .failed(let code): readError = code
         }
-        // The pipe's read end: closing it cannot lose output already read.
-        try? output.fileHandleForReading.close()
-        process.waitUntilExit()
+        let status = child.wait().status
         if readError != 0 { throw .failed("reading from \(program): \(String(cString: strerror(readError)))") }
-        return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+        return status
     }
 }
