@@ -213,7 +213,7 @@ class ReferenceMount:
         b = self.bench
         out = open(f"{b.work}/reference.out", "ab")
         try:
-            self.proc = subprocess.Popen([self.binary, "--foreground", *self.options, self.store, self.mnt], stdout=out,
+            self.proc = subprocess.Popen(self.command(), stdout=out,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                                          preexec_fn=raise_fd_limit)
         except OSError as error:
@@ -230,6 +230,9 @@ class ReferenceMount:
             time.sleep(0.05)
         self.fuse_conn = fuse_conn_id(self.mnt)
         log(f"    mounted {os.path.basename(self.binary)} over {self.store} (pid {self.daemon_pid})")
+
+    def command(self):
+        return [self.binary, "--foreground", *self.options, self.store, self.mnt]
 
     def is_mounted(self):
         return self.mnt in mounted_points()
@@ -267,9 +270,9 @@ class ReferenceMount:
 
     def check_alive(self):
         if not self.is_mounted():
-            raise BenchError(f"{self.mnt} is no longer mounted (did passthrough_hp exit?)")
+            raise BenchError(f"{self.mnt} is no longer mounted (did {os.path.basename(self.binary)} exit?)")
         if self.proc is None or self.proc.poll() is not None:
-            raise BenchError(f"passthrough_hp exited; {self.mnt} is stale")
+            raise BenchError(f"{os.path.basename(self.binary)} exited; {self.mnt} is stale")
 
 
 def raise_fd_limit():

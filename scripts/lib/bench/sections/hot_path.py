@@ -9,7 +9,9 @@ cachefs's hits only); cachefs with a plaintext store (its defaults: kernel_hits,
 serving opens and closes by itself), cachefs with an encrypted store (cachefs keygen,
 --encrypt), cachefs with kernel_hits=off (every open a request, as before issue 45), and
 WORK/direct. Every side stays mounted for the whole section, and each run has a directory of
-its own on every side. First every run's creates of N files of 1 KiB, side after side (each
+its own on every side. A seventh side, for hits only: floorfs (bench/floorfs.c), a FUSE
+filesystem that does nothing a cache must do, the floor under every FUSE side (see
+bench/floor.py). First every run's creates of N files of 1 KiB, side after side (each
 pair of sides swaps places every other run), each run followed by a settle and a drop of the
 kernel's dentries (see run_creates); then, run after run in the same orders, the hits on each
 side (two untimed reads of every file, the warm-up, then the timed read) and the unlinks on
@@ -37,6 +39,7 @@ import time
 
 from .. import measure
 from ..core import FAIL, BenchError, drop_caches, log, warn
+from ..floor import FloorMount
 from ..mounts import Mount, ReferenceMount
 
 NOT_GIVEN = "not given"
@@ -93,6 +96,10 @@ def define(b):
     r.define_section("hot path: cachefs against passthrough_hp --nosplice", "cachefs", "--nosplice")
     d("hot_hit_lean", op_label("hit", n), "files/s", "rate")
     d("hot_cpu_hit_lean", "  daemon CPU per hit", "µs", "time")
+    r.define_section("hot path: the floor (floorfs, a FUSE fs that answers no request)", "floorfs", "passthrough_hp")
+    d("hot_hit_floor", op_label("hit", n), "files/s", "rate")
+    r.define_section("hot path: cachefs against the floor", "cachefs", "floorfs")
+    d("hot_hit_vs_floor", op_label("hit", n), "files/s", "rate")
     r.define_section("hot path against the disk", "FUSE", "disk (ext4)")
     for op in OPS:
         for side, name in FUSE_SIDES:
@@ -102,6 +109,21 @@ def define(b):
 def routes(kind, op, side):
     """The (key, column) pairs a figure of SIDE is recorded into. kind: rate, cpu (op
     "deferred": the create's deferred CPU) or req (FUSE requests per op)."""
+    return floor_routes(kind, op, side) + side_routes(kind, op, side)
+
+
+def floor_routes(kind, op, side):
+    """The floor's rows take the hit rates of floorfs, the reference and cachefs."""
+    if (kind, op) != ("rate", "hit"):
+        return []
+    return {"floor": [("hot_hit_floor", "mount"), ("hot_hit_vs_floor", "direct")],
+            "reference": [("hot_hit_floor", "direct")],
+            "cachefs": [("hot_hit_vs_floor", "mount")]}.get(side, [])
+
+
+def side_routes(kind, op, side):
+    if side == "floor":
+        return []
     lean = {"rate": "hot_hit_lean", "cpu": "hot_cpu_hit_lean"}.get(kind) if op == "hit" else None
     if side == "lean":
         return [(lean, "direct")] if lean else []
@@ -144,6 +166,7 @@ def run_hot_path(b):
         "cachefs": Mount(b, *b.main_paths),
         "encrypted": Mount(b, f"{b.work}/encrypted-store", f"{b.work}/encrypted-mnt"),
         "opens": Mount(b, f"{b.work}/opens-store", f"{b.work}/opens-mnt"),
+        "floor": FloorMount(b, f"{b.work}/floor-mnt", 1024, o.nfiles),
     }
     if binary:
         mounts["reference"] = ReferenceMount(b, binary, f"{b.work}/reference-source", f"{b.work}/reference-mnt")
@@ -153,10 +176,11 @@ def run_hot_path(b):
         mounts["cachefs"].mount(["--pool", "data=0"])
         mounts["encrypted"].mount(["--pool", "data=0", "--encrypt", "--key-file", key])
         mounts["opens"].mount(["--pool", "data=0", "-o", "kernel_hits=off"])
+        mounts["floor"].mount()
         if binary:
             mounts["reference"].mount()
             mounts["lean"].mount()
-        sides = [s for s, _ in SIDES if s in mounts or s == "disk"]
+        sides = [s for s, _ in SIDES if s in mounts or s == "disk"]   # the floor's hits are added in run_hits_and_unlinks
         rounds = []     # per run: the order of the sides and their directories
         for rep in range(1, o.repeat + 1):
             order = sides if rep % 2 else swap_pairs(sides)
@@ -176,7 +200,7 @@ def run_hot_path(b):
                         record(b, "req", op, "reference", NOT_GIVEN)
     finally:
         b.use_main_store()
-        for side in ("reference", "lean", "opens", "encrypted", "cachefs"):
+        for side in ("floor", "reference", "lean", "opens", "encrypted", "cachefs"):
             if side in mounts:
                 mounts[side].unmount()
         b.reference = None
@@ -280,11 +304,13 @@ def run_hits_and_unlinks(b, mounts, rounds):
     n = b.opts.nfiles
     for rep, order, dirs in rounds:
         log(f"==> hot path: hits and unlinks, run {rep}/{len(rounds)} ({', '.join(order)})")
-        for side in order:
+        # The floor's files are its own (no create, no unlink): its hits first in odd runs, last in even.
+        hit_dirs = {"floor": mounts["floor"].mnt, **dirs} if rep % 2 else {**dirs, "floor": mounts["floor"].mnt}
+        for side, directory in hit_dirs.items():
             for _ in range(2):
-                if b.steps.run(None, [b.files_bin, "read", dirs[side], n, 1024]) != 0:
-                    raise BenchError(f"reading the files of {dirs[side]} failed")
-            timed(b, mounts, side, "hit", ["read", dirs[side], n, 1024], n)
+                if b.steps.run(None, [b.files_bin, "read", directory, n, 1024]) != 0:
+                    raise BenchError(f"reading the files of {directory} failed")
+            timed(b, mounts, side, "hit", ["read", directory, n, 1024], n)
         for side in order:
             wait = []
             if side in PREFIXES:

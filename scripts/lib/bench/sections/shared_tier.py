@@ -7,6 +7,10 @@ loopback port with its own directory, no persistence, allkeys-lru under 1 GiB).
    LOOKUP that misses locally, a GET to the tier, the file stored, then read): files/s
    against the same 1,000 values fetched by a raw RESP client, pipelined on one
    connection (`redis-cli --pipe`'s way), the limit. B's shared_hits must be 1,000.
+   Beside them the floor: the same 1,000 first reads (8 readers) from floorfs
+   (bench/floor.py), a FUSE fs mounted fresh for the run that serves 16 KiB files from
+   memory and declines OPEN and FLUSH: no FUSE filesystem reads a file it has never been
+   asked for faster (a LOOKUP and a READ each).
 2. Pool `avatars` with an `exec:` origin that sleeps 50 ms per file: mount A reads 1,000
    files (untimed) and shares them; mount B's cold read of them (8 readers) against a
    third mount C with the same origin and no tier. B must not run the program once.
@@ -25,6 +29,7 @@ import time
 
 from .. import measure
 from ..core import FAIL, BenchError, log, warn
+from ..floor import FloorMount
 from ..mounts import Mount, unmount_and_remove
 
 FILES = 1000
@@ -37,6 +42,10 @@ def define(b):
     d = b.results.define
     b.results.define_section("shared tier on redis-server, read on a second mount", "mount B", "RESP client")
     d("tier_read", f"{FILES} x 16K written on A, read on B, {READERS} readers", "files/s", "rate", "0.8")
+    b.results.define_section("the floor: first reads from floorfs (16 KiB files in memory)", "floorfs", "RESP client")
+    d("tier_floor", f"{FILES} x 16K first reads, {READERS} readers", "files/s", "rate")
+    b.results.define_section("shared tier read against the floor", "mount B", "floorfs")
+    d("tier_vs_floor", f"{FILES} x 16K read on B, {READERS} readers", "files/s", "rate")
     b.results.define_section("shared tier, exec: origin of 50 ms a file, cold read", "with tier", "without")
     d("tier_origin_cold", f"{FILES} x 16K fetched on A, read on B, {READERS} readers", "files/s", "rate", "10")
     b.results.define_section("shared tier, redis-server killed mid-run", "mount", "")
@@ -251,6 +260,7 @@ def run_tier_read(b, redis, mounts, rep):
         warn(f"mount B read {got} of {FILES} files from the tier")
         seconds = FAIL
     b.results.record("tier_read", "mount", measure.per_second(FILES, seconds))
+    b.results.record("tier_vs_floor", "mount", measure.per_second(FILES, seconds))
 
     client = RespClient(redis.port)
     try:
@@ -265,6 +275,21 @@ def run_tier_read(b, redis, mounts, rep):
         warn(f"the RESP client found {whole} of {FILES} values")
         seconds = FAIL
     b.results.record("tier_read", "direct", measure.per_second(FILES, seconds))
+    b.results.record("tier_floor", "direct", measure.per_second(FILES, seconds))
+    run_floor_read(b, rep)
+
+
+def run_floor_read(b, rep):
+    """The same first reads from floorfs, mounted for this run only (so every read is a
+    LOOKUP and a READ, as B's are)."""
+    floor = FloorMount(b, f"{b.work}/tier-floor-{rep}", FILE_BYTES, FILES)
+    floor.mount()
+    try:
+        seconds = read_in_parallel(b, [f"{floor.mnt}/f{i:07d}" for i in range(FILES)])
+    finally:
+        floor.unmount()
+    b.results.record("tier_floor", "mount", measure.per_second(FILES, seconds))
+    b.results.record("tier_vs_floor", "direct", measure.per_second(FILES, seconds))
 
 
 def run_origin_cold(b, mounts, calls, rep):
