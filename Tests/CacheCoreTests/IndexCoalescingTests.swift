@@ -4,8 +4,8 @@ import Foundation
 import GRDB
 import Testing
 
-/// The writer folds a `.content` change into its batch's earlier `.insert` or `.update` of
-/// the same entry (`IndexWriter.coalesced`). The oracle is SQLite itself: the same batch,
+/// The writer folds a `.content` change, and an `.update` that keeps the entry's name, into
+/// its batch's earlier `.insert` or `.update` of the same entry (`IndexWriter.coalesced`). The oracle is SQLite itself: the same batch,
 /// applied as handed over and applied folded, must leave the same rows and usage totals.
 @Suite struct IndexCoalescingTests {
     typealias Item = IndexWriter.Item
@@ -46,6 +46,73 @@ import Testing
         }
     }
 
+    /// A directory's mtime moves with each name made in it: one UPDATE per batch, not per name.
+    @Test func aDirectorysUpdatesInOneBatchCommitAsOne() throws {
+        var directory = Self.record(id: 100, name: "d", size: 0, writing: false)
+        directory.kind = .directory
+        var batch: [Item] = [.change(.insert(directory))]
+        for id in EntryID(101)...105 {
+            var file = Self.record(id: id, name: "f\(id)", size: 10, writing: false)
+            file.parent = 100
+            directory.mtime = id
+            directory.ctime = id
+            batch += [.change(.insert(file)), .change(.update(directory))]
+        }
+        let folded = IndexWriter.coalesced(batch)
+        #expect(folded.count == 6, "\(folded)")
+        guard case .change(.insert(let row)) = folded.first else {
+            Issue.record("expected the directory's insert first, got \(folded)")
+            return
+        }
+        #expect(row == directory)
+        try expectSameRows(batch)
+    }
+
+    /// A fetched file is inserted at its lookup (writing) and updated once its bytes are in.
+    @Test func aFetchedFilesRowAndItsFinishCommitAsOneInsert() throws {
+        let looked = Self.record(id: 100, name: "a", size: 4096, writing: true)
+        var finished = looked
+        finished.writing = false
+        finished.lastAccess = 90
+        finished.blocks = 8
+        let batch: [Item] = [.change(.insert(looked)), .change(.update(finished))]
+        let folded = IndexWriter.coalesced(batch)
+        #expect(folded.count == 1)
+        guard case .change(.insert(let row)) = folded.first else {
+            Issue.record("expected one insert, got \(folded)")
+            return
+        }
+        #expect(row == finished)
+        try expectSameRows(batch)
+    }
+
+    /// Two names swapped through a third: an update that leaves its entry under another name
+    /// than the row it would fold into stays where it is (moved first, it would take a name
+    /// the other entry still holds, and the unique name index would refuse the batch).
+    @Test func anUpdateThatRenamesIsNeverMovedEarlier() throws {
+        let a = Self.record(id: 100, name: "x", size: 1, writing: false)
+        let b = Self.record(id: 101, name: "y", size: 2, writing: false)
+        var aAside = a, bToX = b, aToY = a
+        aAside.name = Data("t".utf8)
+        bToX.name = Data("x".utf8)
+        aToY.name = Data("y".utf8)
+        let batch: [Item] = [.change(.update(aAside)), .change(.update(bToX)), .change(.update(aToY))]
+        #expect(IndexWriter.coalesced(batch).count == 3)
+        try expectSameRows(batch, after: [.change(.insert(a)), .change(.insert(b))])
+    }
+
+    /// A full-row update writes `last_access` too: it never moves before an access-time flush
+    /// of its entry, which would then win.
+    @Test func anUpdateStaysAfterAnAccessTimeFlushOfItsEntry() throws {
+        let created = Self.record(id: 100, name: "a", size: 1, writing: false)
+        var updated = created
+        updated.mode = 0o600
+        updated.lastAccess = 50
+        let batch: [Item] = [.change(.insert(created)), .change(.accessTimes([100: 999])), .change(.update(updated))]
+        #expect(IndexWriter.coalesced(batch).count == 3)
+        try expectSameRows(batch)
+    }
+
     /// Random batches over a few entries: inserts, full updates, content changes, detaches,
     /// deletes, access times, durable marks and actions, in every order.
     @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6, 7, 8])
@@ -54,6 +121,7 @@ import Testing
         var batch: [Item] = []
         var rows: [EntryID: EntryRecord] = [:]
         var nextID: EntryID = 100
+        var renames = 0
         func pick(_ limit: Int) -> Int { Int(random.next() % UInt64(limit)) }
         for _ in 0..<60 {
             let existing = rows.keys.sorted()
@@ -67,6 +135,11 @@ import Testing
                 batch.append(.change(.insert(record)))
             case (1, let id?):
                 var record = rows[id]!
+                if pick(4) == 0 {
+                    // A name no other entry has had: the batch stays valid as handed.
+                    record.name = Data("renamed\(renames)".utf8)
+                    renames += 1
+                }
                 record.mode = UInt32(0o600 + pick(64))
                 record.persistent = pick(2) == 0
                 record.size = Int64(pick(5000))
@@ -120,10 +193,14 @@ import Testing
 
     /// Applies `batch` as handed over to one index and folded to another, and compares
     /// every entry row and the usage totals the triggers keep.
-    private func expectSameRows(_ batch: [Item], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    /// `after`: rows both indexes hold first, committed as handed.
+    private func expectSameRows(_ batch: [Item], after earlier: [Item] = [],
+                                sourceLocation: SourceLocation = #_sourceLocation) throws {
         let store = try TestStore()
         let asHanded = try IndexDatabase(path: store.path + "/handed.sqlite")
         let folded = try IndexDatabase(path: store.path + "/folded.sqlite")
+        try apply(earlier, to: asHanded)
+        try apply(earlier, to: folded)
         try apply(batch, to: asHanded)
         try apply(IndexWriter.coalesced(batch), to: folded)
         let expected = try contents(of: asHanded)

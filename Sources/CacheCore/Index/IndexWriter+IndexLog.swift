@@ -19,6 +19,9 @@ extension IndexWriter: IndexLog {
     }
 
     func enqueueOriginVersion(of id: EntryID, etag: String?, lastModified: String?) {
+        // Most origins name no version (exec:, file:, the shared tier): no action, which would
+        // also keep the batch's changes of other entries from folding across it.
+        guard etag != nil || lastModified != nil else { return }
         enqueue([.action { [index] db in
             try index.setOriginVersion(id, etag: etag, lastModified: lastModified, in: db)
         }])
