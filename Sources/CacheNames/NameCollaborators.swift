@@ -43,7 +43,10 @@ package protocol ReplacementNotes: Sendable {
     /// A cached file enters its pool's policy, `size` bytes large; `costMilliseconds` is its
     /// own miss cost (`user.cache.cost`), 0 when unknown.
     func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID)
-    func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID)
+    /// A cached file was read. `fingerprint` is asked only when the pool records requests by
+    /// name (its simulations of other policies, its access trace): an encrypted store's is an
+    /// HMAC, a fifth of the daemon's CPU per hit when computed for every hit.
+    func accessed(_ id: EntryID, fingerprint: () -> UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID)
     /// A cached file's size or cost changed (a write, a truncation, `user.cache.cost`, a
     /// finished fetch's time); `previousCostMilliseconds` is the cost it had.
     func resized(_ id: EntryID, size: Int64, costMilliseconds: Int64, previousCostMilliseconds: Int64, pool: EntryID)

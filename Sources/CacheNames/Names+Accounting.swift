@@ -111,7 +111,7 @@ extension Names {
     package func countHit(of opened: EntryRecord) {
         counters.countHit(pool: opened.pool, bytes: opened.size)
         if opened.parent != nil && !opened.persistent {
-            replacement.accessed(opened.entryID, fingerprint: fingerprint(of: opened), size: opened.size,
+            replacement.accessed(opened.entryID, fingerprint: { fingerprint(of: opened) }, size: opened.size,
                                  costMilliseconds: opened.costMilliseconds, pool: opened.pool)
         }
     }

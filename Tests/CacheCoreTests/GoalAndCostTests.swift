@@ -227,4 +227,20 @@ import Testing
         }
         #expect(size == 12288)
     }
+
+    /// A hit asks for its name's fingerprint (an HMAC in an encrypted store) only when its pool
+    /// simulates other policies (a limit) or records a trace; the bench's pools, `data=0`, do
+    /// neither.
+    @Test func aRequestsFingerprintIsComputedOnlyWhenSomethingRecordsIt() {
+        for (settings, wanted) in [(PoolSettings(maxSize: 0), false), (PoolSettings(maxSize: 1 << 30), true),
+                                   (PoolSettings(maxSize: 0, recordsTrace: true), true)] {
+            var state = PoolReplacement(settings: settings)
+            var asked = 0
+            state.noteRequest(fingerprint: {
+                asked += 1
+                return 42
+            }, size: 10, costMilliseconds: 0)
+            #expect(asked == (wanted ? 1 : 0), "maxSize \(settings.maxSize), trace \(settings.recordsTrace)")
+        }
+    }
 }

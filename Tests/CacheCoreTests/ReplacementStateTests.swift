@@ -58,7 +58,7 @@ import Testing
             var rounds = 0
             while switchedTo.withLock({ $0 }) == nil && rounds < 1000 {
                 for key in 1...30 {
-                    engine.evictor.replacement.accessed(EntryID(key), fingerprint: UInt64(key), size: 64,
+                    engine.evictor.replacement.accessed(EntryID(key), fingerprint: { UInt64(key) }, size: 64,
                                                         costMilliseconds: 0, pool: data)
                 }
                 engine.evictor.switchAutoPools(in: host)

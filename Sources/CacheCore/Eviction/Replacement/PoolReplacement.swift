@@ -74,10 +74,13 @@ struct PoolReplacement: Sendable {
     }
 
     /// A request the pool's simulations and its trace hear (a new file, or a read of one).
-    mutating func noteRequest(fingerprint: UInt64, size: Int64, costMilliseconds: Int64) {
+    /// `fingerprint` is asked only when the pool simulates other policies or records a trace.
+    mutating func noteRequest(fingerprint: () -> UInt64, size: Int64, costMilliseconds: Int64) {
+        guard advisor != nil || trace != nil else { return }
+        let name = fingerprint()
         let measured = costing.measuredMilliseconds(own: costMilliseconds)
-        advisor?.record(fingerprint: fingerprint, size: size, cost: measured)
-        trace?.append(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
+        advisor?.record(fingerprint: name, size: size, cost: measured)
+        trace?.append(fingerprint: name, size: size, costMilliseconds: costMilliseconds)
     }
 
     /// The simulations score each candidate by the pool's goal (missed files, bytes or cost).

@@ -51,12 +51,12 @@ final class ReplacementTable: Sendable {
     func inserted(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
             state.hear(.inserted(id, fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds))
-            state.noteRequest(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
+            state.noteRequest(fingerprint: { fingerprint }, size: size, costMilliseconds: costMilliseconds)
         }
     }
 
     /// An open for reading of a cached file: an access for the policy.
-    func accessed(_ id: EntryID, fingerprint: UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID) {
+    func accessed(_ id: EntryID, fingerprint: () -> UInt64, size: Int64, costMilliseconds: Int64, pool: EntryID) {
         self.pool(pool)?.state.withLock { state in
             state.hear(.accessed(id))
             state.noteRequest(fingerprint: fingerprint, size: size, costMilliseconds: costMilliseconds)
