@@ -17,14 +17,7 @@ import Testing
         written.blocks = 8
         written.mtime = 77
         written.writing = false
-        let folded = IndexWriter.coalesced([.change(.insert(created)), .change(.content(written))])
-        #expect(folded.count == 1)
-        guard case .change(.insert(let row)) = folded.first else {
-            Issue.record("expected one insert, got \(folded)")
-            return
-        }
-        #expect(row == written)
-        try expectSameRows([.change(.insert(created)), .change(.content(written))])
+        try expectFolded([.change(.insert(created)), .change(.content(written))], into: 1, firstInserting: written)
     }
 
     /// Nothing folds across another change of the same entry, or across an action.
@@ -58,14 +51,7 @@ import Testing
             directory.ctime = id
             batch += [.change(.insert(file)), .change(.update(directory))]
         }
-        let folded = IndexWriter.coalesced(batch)
-        #expect(folded.count == 6, "\(folded)")
-        guard case .change(.insert(let row)) = folded.first else {
-            Issue.record("expected the directory's insert first, got \(folded)")
-            return
-        }
-        #expect(row == directory)
-        try expectSameRows(batch)
+        try expectFolded(batch, into: 6, firstInserting: directory)
     }
 
     /// A fetched file is inserted at its lookup (writing) and updated once its bytes are in.
@@ -76,14 +62,7 @@ import Testing
         finished.lastAccess = 90
         finished.blocks = 8
         let batch: [Item] = [.change(.insert(looked)), .change(.update(finished))]
-        let folded = IndexWriter.coalesced(batch)
-        #expect(folded.count == 1)
-        guard case .change(.insert(let row)) = folded.first else {
-            Issue.record("expected one insert, got \(folded)")
-            return
-        }
-        #expect(row == finished)
-        try expectSameRows(batch)
+        try expectFolded(batch, into: 1, firstInserting: finished)
     }
 
     /// Two names swapped through a third: an update that leaves its entry under another name
@@ -193,6 +172,20 @@ import Testing
 
     /// Applies `batch` as handed over to one index and folded to another, and compares
     /// every entry row and the usage totals the triggers keep.
+    /// `batch` folds into `count` items, the first an insert of `row`, and leaves the rows the
+    /// batch leaves.
+    private func expectFolded(_ batch: [Item], into count: Int, firstInserting row: EntryRecord,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let folded = IndexWriter.coalesced(batch)
+        #expect(folded.count == count, "\(folded)", sourceLocation: sourceLocation)
+        guard case .change(.insert(let first)) = folded.first else {
+            Issue.record("expected an insert first, got \(folded)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(first == row, sourceLocation: sourceLocation)
+        try expectSameRows(batch, sourceLocation: sourceLocation)
+    }
+
     /// `after`: rows both indexes hold first, committed as handed.
     private func expectSameRows(_ batch: [Item], after earlier: [Item] = [],
                                 sourceLocation: SourceLocation = #_sourceLocation) throws {
