@@ -8,7 +8,8 @@ import Synchronization
 /// tier are given the same key file (or passphrase), so each derives the same keys and finds
 /// what the others wrote. A random key goes through HKDF with a label of its own; a passphrase
 /// through scrypt at the standard cost with a fixed salt (it must be the same on every machine),
-/// then HKDF. The derivation waits for the first use, so a store that shares nothing never pays
+/// then HKDF. The derivation waits for the first call (`SharedTier` makes it at the mount when a
+/// pool shares, or when a pool's tier is set), so a store that shares nothing never pays
 /// scrypt; until then a passphrase stays in its wiped-on-release buffer.
 public final class SharedTierKeys: Sendable {
     public struct Derived: Sendable {

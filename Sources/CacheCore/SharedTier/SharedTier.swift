@@ -41,6 +41,12 @@ final class SharedTier: Sendable {
 
     func start() {
         writer.start { [self] in
+            // A passphrase store's tier keys cost scrypt (about 0.4 s) once: paid here, off any
+            // request, when a pool already shares, rather than by the first miss's LOOKUP,
+            // which would pass its deadline.
+            if sealing != nil, names.allPoolSettings().values.contains(where: { !$0.shared.isEmpty }) {
+                if let problem = keysProblem() { logger.error("the shared tier's keys: \(problem)") }
+            }
             while let item = queue.next() {
                 writeBehind(item)
                 queue.finished(item)
@@ -60,7 +66,19 @@ final class SharedTier: Sendable {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return nil }
         if case .failure(let reason) = SharedTierURL.parse(trimmed) { return reason.description }
-        return nil
+        // Derived now (the setxattr's wait, once), not at the pool's first miss.
+        return keysProblem()
+    }
+
+    /// Derives an encrypted store's tier keys if they are not yet; why they cannot be, or nil.
+    private func keysProblem() -> String? {
+        guard let sealing else { return nil }
+        do {
+            _ = try sealing.keys.keys()
+            return nil
+        } catch {
+            return "an encrypted store's tier keys cannot be derived: \(error)"
+        }
     }
 
     /// The tier a pool reads from and writes to: set and valid.
