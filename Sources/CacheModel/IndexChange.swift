@@ -18,7 +18,14 @@ package enum IndexChange: Sendable {
     case deleteLink(LinkName)
     /// Every hard link of an entry (its record name goes with `detach`).
     case deleteLinks(EntryID)
+    /// The fold: every read time gathered since the last one, written into the entries'
+    /// `last_access`, which makes the access log's rows (all logged before it) redundant:
+    /// they go in the same commit.
     case accessTimes([EntryID: Int64])
+    /// Read times gathered since the last append, appended to the access log as one row (a
+    /// blob), not written into the entries: a crash loses none of them (the next mount folds
+    /// the log), and a hit costs the log a few bytes, not an UPDATE of its row and its index.
+    case accessLog([EntryID: Int64])
     /// A closed file synced to the disk, unless it changed since it was chosen.
     case markDurable(EntryID, mtime: Int64)
     /// A setting (boot id, counters, id reservations) that must commit in order with entries.

@@ -5,9 +5,14 @@
 public enum Tunables {
     // MARK: Periodic work (mount options override these)
 
-    /// Access times gathered in memory reach the index this often: a read never writes to
-    /// disk, and a crash loses at most this much recency (`docs/eviction.md`).
+    /// Access times gathered in memory reach the index's access log this often: a read never
+    /// writes to disk, and a crash loses at most this much recency (`docs/eviction.md`).
     public static let accessFlushSeconds = 2.0
+    /// Read times are folded into the entries' rows (one UPDATE per file read since the last
+    /// fold) before a pass chooses victims or expiries, at unmount, and once this many files
+    /// were read since the last fold: until then they stay in memory and in the access log,
+    /// about 80 bytes each, so a hot set this size is read over and over for no UPDATE at all.
+    public static let accessFoldFiles = 32_768
     /// The full age sweep (`-o sweep_interval`): a backstop only, since a lookup of an expired
     /// file removes it and the evictor wakes within a second of the next expiry.
     public static let sweepSeconds = 60.0

@@ -1,35 +1,64 @@
 import CacheModel
 import Synchronization
 
-/// Access times gathered in memory and written to the index in batches, so a read never
-/// writes to disk. Losing the last batch in a crash loses only a few seconds of recency.
+/// Access times gathered in memory, so a read never writes to disk. They reach the index in
+/// two steps: every couple of seconds the times not logged yet are appended to the index's
+/// access log (one row, a few bytes a file), and at a fold every time gathered since the last
+/// fold is written into the entries' rows (see ``Names/flushAccessTimes()``). Until its fold
+/// a time stays here: it is the file's last access, newer than its row's.
 package final class AccessTracker: Sendable {
-    private let pending = Mutex<[EntryID: Int64]>([:])
+    private struct Times {
+        /// Every time gathered since the last fold.
+        var unfolded: [EntryID: Int64] = [:]
+        /// Those not appended to the access log yet.
+        var unlogged: [EntryID: Int64] = [:]
+    }
+
+    private let times = Mutex(Times())
 
     package init() {}
 
     func touch(_ id: EntryID, at time: Int64) {
-        pending.withLock { $0[id] = time }
+        times.withLock { times in
+            times.unfolded[id] = time
+            times.unlogged[id] = time
+        }
     }
 
     func pendingTime(_ id: EntryID) -> Int64? {
-        pending.withLock { $0[id] }
+        times.withLock { $0.unfolded[id] }
     }
+
+    /// How many files were read since the last fold.
+    var unfoldedCount: Int { times.withLock { $0.unfolded.count } }
 
     /// Every pending time, left in place (a preview reads them without flushing).
     package func snapshot() -> [EntryID: Int64] {
-        pending.withLock { $0 }
+        times.withLock { $0.unfolded }
     }
 
     package func forget(_ id: EntryID) {
-        pending.withLock { $0[id] = nil }
+        times.withLock { times in
+            times.unfolded[id] = nil
+            times.unlogged[id] = nil
+        }
     }
 
-    /// Takes every pending time; the caller writes them to the index.
+    /// Takes every time gathered since the last fold; the caller writes them into the entries.
     package func drain() -> [EntryID: Int64] {
-        pending.withLock { pending in
-            let taken = pending
-            pending.removeAll(keepingCapacity: true)
+        times.withLock { times in
+            let taken = times.unfolded
+            times.unfolded.removeAll(keepingCapacity: true)
+            times.unlogged.removeAll(keepingCapacity: true)
+            return taken
+        }
+    }
+
+    /// Takes the times not appended to the access log yet; they stay pending until the fold.
+    func takeUnlogged() -> [EntryID: Int64] {
+        times.withLock { times in
+            let taken = times.unlogged
+            times.unlogged.removeAll(keepingCapacity: true)
             return taken
         }
     }

@@ -25,7 +25,8 @@ package final class Names: Sendable {
     let poolSettings: Mutex<[EntryID: PoolSettings]>
     /// Entry ids handed out, from a range reserved in the index (see ``IDReservation``).
     let ids: Mutex<IDReservation>
-    /// Read times gathered without the namespace lock, moved into the inodes by `flushAccessTimes`.
+    /// Read times gathered without the namespace lock, logged by `logAccessTimes`, moved into
+    /// the inodes by `flushAccessTimes`.
     let access: AccessTracker
     /// Makes a flush of access times complete before another flush returns, so a pass that
     /// flushed sees every earlier read in the index when it picks victims.
@@ -139,24 +140,39 @@ package final class Names: Sendable {
         !record.writing || fetches.countsInUsage(record.entryID)
     }
 
-    /// Moves the access times gathered by reads into the inodes and hands them to the index
-    /// writer in the same hold, then waits for the commit: a pass that flushed sees every
-    /// earlier read in the index when it picks victims.
+    /// The fold: moves the access times gathered by reads since the last one into the inodes
+    /// and hands them to the index writer in the same hold (with the access log's rows, now
+    /// redundant, going in the same commit), then waits for the commit: a pass that flushed
+    /// sees every earlier read in the index when it picks victims.
     package func flushAccessTimes() {
+        accessFlush.withLock { _ in foldAccessTimes() }
+    }
+
+    /// The evictor's periodic step: appends the read times gathered since the last append to
+    /// the access log, or folds them all once ``Tunables/accessFoldFiles`` files were read
+    /// since the last fold (`foldingPast`). Does not wait for the commit.
+    package func logAccessTimes(foldingPast limit: Int = Tunables.accessFoldFiles) {
         accessFlush.withLock { _ in
-            let times = access.drain()
-            if !times.isEmpty {
-                namespace.withLock { namespace in
-                    for (id, time) in times {
-                        namespace.modify(id) { inode in
-                            inode.record.lastAccess = max(inode.record.lastAccess, time)
-                        }
-                    }
-                    namespace.log(.accessTimes(times))
-                }
-            }
-            index.waitForCommit()
+            if access.unfoldedCount >= limit { return foldAccessTimes() }
+            let times = access.takeUnlogged()
+            if !times.isEmpty { index.enqueue([.accessLog(times)]) }
         }
+    }
+
+    /// Call holding `accessFlush`, so appends and folds reach the writer in the order taken.
+    private func foldAccessTimes() {
+        let times = access.drain()
+        if !times.isEmpty {
+            namespace.withLock { namespace in
+                for (id, time) in times {
+                    namespace.modify(id) { inode in
+                        inode.record.lastAccess = max(inode.record.lastAccess, time)
+                    }
+                }
+                namespace.log(.accessTimes(times))
+            }
+        }
+        index.waitForCommit()
     }
 
     /// The read time of a file, newest first: gathered since the last flush, or the record's.

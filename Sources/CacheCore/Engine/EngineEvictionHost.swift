@@ -121,6 +121,11 @@ final class EngineEvictionHost: EvictionHost, Sendable {
         names.flushAccessTimes()
     }
 
+    func logAccessTimes() {
+        kernelCloses.catchUp()
+        names.logAccessTimes()
+    }
+
     func commitQueued() { writer.flush() }
 
     func waitForIndex() {

@@ -64,8 +64,11 @@ protocol EvictionHost: AnyObject, Sendable {
     func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool
     /// Clears ended pin leases of these files (if they still carry them); returns their pools.
     func endPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID>
-    /// Moves gathered access times into memory and the index and waits for the commit.
+    /// Folds gathered access times into memory and the index's rows and waits for the commit.
     func flushAccessTimes()
+    /// Appends the access times gathered since the last append to the index's access log
+    /// (or folds them, once many files were read): the evictor's periodic step.
+    func logAccessTimes()
     /// Access times gathered and not flushed yet, left in place.
     func pendingAccessTimes() -> [EntryID: Int64]
     /// Paths below the mount ("data/photos/a.jpg") of files, for a preview.

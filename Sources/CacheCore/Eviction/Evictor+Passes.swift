@@ -138,10 +138,15 @@ extension Evictor {
     }
 
     private func sweepExpiredInPass(pools: [EntryID]?, in host: any EvictionHost) {
+        // The index's read times are never newer than the true ones, so a pool with no expiry
+        // due by the index has none due at all: the periodic sweep folds the times gathered
+        // since the last fold (an UPDATE per file read) only when some pool has one.
+        let swept = pools ?? poolsWithExpiryDue(in: host)
+        guard !swept.isEmpty else { return }
         host.flushAccessTimes()
         let time = host.now
         let settings = host.poolSettings()
-        for pool in pools ?? Array(settings.keys) {
+        for pool in swept {
             let settings = settings[pool] ?? PoolSettings()
             // A unit's files expire together, once every one of them has: alone, each is skipped.
             guard let (units, members) = unitsAndMembers(of: pool, in: host) else { continue }
@@ -189,8 +194,9 @@ extension Evictor {
         }
     }
 
-    /// The pools in which a file's expiry has come, by the index (flushed access times are
-    /// at most one flush old; the sweep flushes before it decides).
+    /// The pools in which a file's expiry has come, by the index (whose read times are those
+    /// of the last fold: a file read since may not be due after all; the sweep folds before
+    /// it decides).
     func poolsWithExpiryDue(in host: any EvictionHost) -> [EntryID] {
         let time = host.now.nanoseconds
         return host.poolSettings().compactMap { pool, settings in

@@ -120,7 +120,7 @@ final class Evictor: Sendable {
         }
         if due.flush {
             host.saveCounters()
-            host.flushAccessTimes()
+            host.logAccessTimes()
         }
         for pool in replacement.poolsToBuild() {
             inPass(of: host) { buildPolicyIfNeeded(of: pool, in: host) }

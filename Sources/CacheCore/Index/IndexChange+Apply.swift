@@ -39,8 +39,13 @@ extension IndexChange {
         case .deleteLinks(let id):
             try db.cachedStatement(sql: "DELETE FROM link WHERE entry = ?").execute(arguments: [id])
         case .accessTimes(let times):
+            // In id order: neighbouring rows share pages.
             let statement = try db.cachedStatement(sql: "UPDATE entry SET last_access = ? WHERE id = ?")
-            for (id, time) in times { try statement.execute(arguments: [time, id]) }
+            for (id, time) in times.sorted(by: { $0.key < $1.key }) { try statement.execute(arguments: [time, id]) }
+            try db.cachedStatement(sql: "DELETE FROM access_log").execute()
+        case .accessLog(let times):
+            try db.cachedStatement(sql: "INSERT INTO access_log(times) VALUES (?)")
+                .execute(arguments: [AccessLogRow.encode(times)])
         case .markDurable(let id, let mtime):
             try db.cachedStatement(sql: "UPDATE entry SET durable = 1 WHERE id = ? AND mtime = ? AND writing = 0")
                 .execute(arguments: [id, mtime])

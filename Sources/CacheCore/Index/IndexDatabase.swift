@@ -36,6 +36,8 @@ public final class IndexDatabase: Sendable {
         pool = try DatabasePool(path: path, configuration: configuration)
         try Schema.migrator().migrate(pool)
         openedFile = FileIdentity(path: path)
+        // Read times the last mount logged but did not fold (all of them after a crash).
+        try foldAccessLog()
     }
 
     /// Every synchronous write goes through here: on a full disk it asks for the unmounted

@@ -227,6 +227,10 @@ enum Schema {
                 ALTER TABLE pool ADD COLUMN shared_max_file_size INTEGER NOT NULL DEFAULT \(PoolSettings.defaultSharedMaxFileSize);
                 """)
         }
+        // Read times appended between folds (see ``AccessLogRow``), one row per append.
+        migrator.registerMigration("v17-access-log") { db in
+            try db.execute(sql: "CREATE TABLE access_log(seq INTEGER PRIMARY KEY, times BLOB NOT NULL)")
+        }
         return migrator
     }
 }

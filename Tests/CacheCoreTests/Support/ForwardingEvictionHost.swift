@@ -80,6 +80,7 @@ final class ForwardingEvictionHost: EvictionHost {
     func isExpired(_ record: EntryRecord, at time: Timestamp) -> Bool { real.isExpired(record, at: time) }
     func endPinLeases(of ids: [EntryID], at time: Timestamp) -> Set<EntryID> { real.endPinLeases(of: ids, at: time) }
     func flushAccessTimes() { real.flushAccessTimes() }
+    func logAccessTimes() { real.logAccessTimes() }
     func pendingAccessTimes() -> [EntryID: Int64] { real.pendingAccessTimes() }
     func paths(of records: [EntryRecord]) -> [String] { real.paths(of: records) }
     func commitQueued() { real.commitQueued() }

@@ -1,0 +1,122 @@
+@testable import CacheCore
+import CacheModel
+import Foundation
+import GRDB
+import Testing
+
+/// Read times reach the index in two steps: the evictor's periodic step appends them to the
+/// access log, and a fold (before a pass picks victims or expiries, at unmount, past
+/// `Tunables.accessFoldFiles` files) writes them into the entries' rows. A crash between the
+/// two loses none of them: the next mount folds the log.
+@Suite struct AccessLogTests {
+    private func rowTime(_ engine: CacheEngine, _ id: EntryID) throws -> Int64? {
+        try engine.index.pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT last_access FROM entry WHERE id = ?", arguments: [id])
+        }
+    }
+
+    private func logRows(_ engine: CacheEngine) throws -> Int {
+        try engine.index.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM access_log") ?? -1 }
+    }
+
+    /// Writes files named `names` in data, folds their creation times, and moves the clock on.
+    private func filesFolded(_ names: [String], in engine: CacheEngine, clock: ManualClock) throws -> [EntryID] {
+        let data = try engine.pool("data")
+        let ids = try names.map { try engine.writeFile($0, in: data, content: [1, 2, 3]) }
+        engine.eviction.flushAccessTimes()
+        clock.advance(seconds: 10)
+        return ids
+    }
+
+    @Test func aReadIsLoggedAndReachesItsRowAtTheFold() throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let engine = try store.open(clock: clock)
+        defer { engine.shutdown() }
+        let ids = try filesFolded(["a", "b"], in: engine, clock: clock)
+        let before = try #require(try rowTime(engine, ids[0]))
+        _ = try engine.readAll(ids[0])
+        let read = engine.names.lastAccess(of: try engine.names.record(ids[0]))
+        #expect(read > before)
+
+        engine.eviction.logAccessTimes()
+        engine.waitForIndex()
+        #expect(try rowTime(engine, ids[0]) == before, "the periodic step wrote the read into its row")
+        #expect(try logRows(engine) == 1)
+        // What the mount shows is the read's time all along.
+        #expect(engine.names.lastAccess(of: try engine.names.record(ids[0])) == read)
+
+        // Nothing read since: the next periodic step appends nothing.
+        engine.eviction.logAccessTimes()
+        engine.waitForIndex()
+        #expect(try logRows(engine) == 1)
+
+        engine.eviction.flushAccessTimes()
+        #expect(try rowTime(engine, ids[0]) == read)
+        #expect(try rowTime(engine, ids[1]) == before)
+        #expect(try logRows(engine) == 0, "the fold left the log's rows")
+    }
+
+    @Test func aCrashKeepsTheLoggedReadsAndTheNextMountFoldsThem() throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        var ids: [EntryID] = []
+        var before: Int64 = 0
+        var reads: [Int64] = []
+        do {
+            let engine = try store.open(clock: clock)
+            ids = try filesFolded(["a", "b", "c"], in: engine, clock: clock)
+            before = try #require(try rowTime(engine, ids[1]))
+            // a, then c read, each logged in its own append; b never read.
+            for id in [ids[0], ids[2]] {
+                _ = try engine.readAll(id)
+                reads.append(engine.names.lastAccess(of: try engine.names.record(id)))
+                engine.eviction.logAccessTimes()
+                clock.advance(seconds: 5)
+            }
+            engine.waitForIndex()
+            #expect(try logRows(engine) == 2)
+            #expect(try rowTime(engine, ids[0]) == before)
+            engine.simulateCrash()
+            _ = Unmanaged.passRetained(engine)
+        }
+        try store.releaseLockOfCrashedEngine()
+        let engine = try store.open(clock: clock)
+        defer { engine.shutdown() }
+        #expect(try rowTime(engine, ids[0]) == reads[0])
+        #expect(try rowTime(engine, ids[1]) == before)
+        #expect(try rowTime(engine, ids[2]) == reads[1])
+        #expect(try logRows(engine) == 0)
+        // The least recently read file goes first, as before the crash: b.
+        let order = try engine.index.leastRecentlyUsed(pool: try engine.pool("data"), limit: 3, offset: 0).map(\.entryID)
+        #expect(order == [ids[1], ids[0], ids[2]])
+    }
+
+    @Test func manyFilesReadFoldAtThePeriodicStep() throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let engine = try store.open(clock: clock)
+        defer { engine.shutdown() }
+        let ids = try filesFolded(["a", "b", "c"], in: engine, clock: clock)
+        _ = try engine.readAll(ids[0])
+        engine.names.logAccessTimes(foldingPast: 2)
+        engine.waitForIndex()
+        #expect(try logRows(engine) == 1, "one file read of a limit of two: appended")
+        _ = try engine.readAll(ids[1])
+        let read = engine.names.lastAccess(of: try engine.names.record(ids[1]))
+        engine.names.logAccessTimes(foldingPast: 2)
+        engine.waitForIndex()
+        #expect(try logRows(engine) == 0, "two files read: folded")
+        #expect(try rowTime(engine, ids[1]) == read)
+    }
+
+    @Test func aLogRowRoundTripsAndATornTailIsIgnored() {
+        let times: [EntryID: Int64] = [1: 5, 1 << 40: -1, 7: Int64.max]
+        let encoded = AccessLogRow.encode(times)
+        #expect(encoded.count == 48)
+        let decoded = AccessLogRow.decode(encoded)
+        #expect(Dictionary(uniqueKeysWithValues: decoded.map { ($0.id, $0.time) }) == times)
+        #expect(AccessLogRow.decode(encoded.prefix(40)).count == 2)
+        #expect(AccessLogRow.decode(Data()).isEmpty)
+    }
+}
