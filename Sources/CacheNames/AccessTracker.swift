@@ -25,6 +25,17 @@ package final class AccessTracker: Sendable {
         }
     }
 
+    /// Files read together (one read of the kernel's close events), in one hold.
+    func touch(_ reads: [(id: EntryID, time: Int64)]) {
+        guard !reads.isEmpty else { return }
+        times.withLock { times in
+            for (id, time) in reads {
+                times.unfolded[id] = time
+                times.unlogged[id] = time
+            }
+        }
+    }
+
     func pendingTime(_ id: EntryID) -> Int64? {
         times.withLock { $0.unfolded[id] }
     }

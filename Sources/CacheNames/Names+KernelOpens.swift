@@ -5,27 +5,38 @@ import Foundation
 /// reader's close, seen through the kernel's file events instead of an OPEN, and whether the
 /// kernel still holds an inode.
 extension Names {
-    /// A reader closed `id`: its atime moves when it is due (relatime), as an OPEN's would.
-    /// Returns the record (nil for an entry gone from memory or not a named file) and whether
-    /// the kernel must be told: the atime moved by relatime's day-old rule (moved because the
-    /// file changed since its last read, it moved where the kernel holds no attributes: they
-    /// were given it with no time to live, see `FileAttributes.attributesExpireIn`).
-    package func noteReaderClosed(_ id: EntryID, at time: Int64) -> (closed: EntryRecord?, kernelHoldsOldAtime: Bool) {
-        changeInMemory { namespace, _ in
-            var moved = false, changedSinceRead = false
-            let closed = namespace.modify(id) { inode -> EntryRecord? in
-                guard inode.hasName, inode.record.kind == .file else { return nil }
-                if inode.atimeIsDue(at: time) {
-                    let record = inode.record
-                    changedSinceRead = record.atime <= record.mtime || record.atime <= record.ctime
-                    inode.setAccessTime(time)
-                    moved = true
-                }
-                return inode.record
-            } ?? nil
-            if moved, let closed, closed.parent != nil { namespace.log(.content(closed)) }
-            return (closed, moved && !changedSinceRead)
+    /// Readers closed `ids` (one read of the kernel's events): each atime moves when it is
+    /// due (relatime), as an OPEN's would, all in one hold, and each counts as an access.
+    /// Returns, in order, each record (nil for an entry gone from memory or not a named file)
+    /// and whether the kernel must be told: the atime moved by relatime's day-old rule (moved
+    /// because the file changed since its last read, it moved where the kernel holds no
+    /// attributes: they were given it with no time to live, see
+    /// `FileAttributes.attributesExpireIn`).
+    package func noteReadersClosed(_ ids: [EntryID]) -> [(closed: EntryRecord?, kernelHoldsOldAtime: Bool)] {
+        var reads: [(id: EntryID, time: Int64)] = []
+        let closes = changeInMemory { namespace, _ in
+            ids.map { id -> (closed: EntryRecord?, kernelHoldsOldAtime: Bool) in
+                // Each its own time, as the events came: two files read within one batch
+                // keep their order for LRU.
+                let time = now.nanoseconds
+                var moved = false, changedSinceRead = false
+                let closed = namespace.modify(id) { inode -> EntryRecord? in
+                    guard inode.hasName, inode.record.kind == .file else { return nil }
+                    if inode.atimeIsDue(at: time) {
+                        let record = inode.record
+                        changedSinceRead = record.atime <= record.mtime || record.atime <= record.ctime
+                        inode.setAccessTime(time)
+                        moved = true
+                    }
+                    return inode.record
+                } ?? nil
+                if moved, let closed, closed.parent != nil { namespace.log(.content(closed)) }
+                if closed != nil { reads.append((id, time)) }
+                return (closed, moved && !changedSinceRead)
+            }
         }
+        access.touch(reads)
+        return closes
     }
 
     /// Whether the kernel holds `id`'s inode (a lookup it has not forgotten).

@@ -3,6 +3,7 @@ import CacheNames
 import Foundation
 import Glibc
 import Logging
+import Synchronization
 
 /// What the evictor sees of the store (``EvictionHost``): each question and act a forward
 /// to the subsystem that owns the answer. Requests that meet a full disk evict through it
@@ -18,6 +19,8 @@ final class EngineEvictionHost: EvictionHost, Sendable {
     private let traces: TraceFiles
     private let evictor: Evictor
     private let blockEviction: BlockEviction
+    /// The counters as last saved: an idle mount writes nothing every round.
+    private let savedCounters = Mutex<String?>(nil)
     /// The kernel's close events, caught up on before access times are flushed (`kernel_hits`).
     let kernelCloses = KernelCloseFeed()
     let logger: Logger
@@ -135,7 +138,12 @@ final class EngineEvictionHost: EvictionHost, Sendable {
     }
 
     func saveCounters() {
-        writer.enqueue(.setting(key: PoolCounters.settingKey, value: counters.snapshot.encoded))
+        let encoded = counters.snapshot.encoded
+        let changed = savedCounters.withLock { saved in
+            defer { saved = encoded }
+            return saved != encoded
+        }
+        if changed { writer.enqueue(.setting(key: PoolCounters.settingKey, value: encoded)) }
     }
 
     func withPoolChangesHeld<Result>(_ body: () -> Result) -> Result {

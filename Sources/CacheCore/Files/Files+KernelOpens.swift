@@ -158,11 +158,10 @@ extension Files {
         for id in kernelOpens.apply(opened: opened, closed: writers + readers) where kernelWriters.count > 0 {
             endKernelWriter(id)
         }
-        let time = names.now.nanoseconds
-        for id in readers {
-            let (record, kernelHoldsOldAtime) = names.noteReaderClosed(id, at: time)
+        let closes = names.noteReadersClosed(readers)
+        for (record, kernelHoldsOldAtime) in closes {
             guard let record else { continue }
-            recordAccess(id)
+            let id = record.entryID
             if kernelHoldsOldAtime { notifications.invalidateAttributes(of: id, waitingAtMost: 0) }
             // The mark is taken either way: the close of the read that started a fetch may be
             // read while the fetch is still finishing.

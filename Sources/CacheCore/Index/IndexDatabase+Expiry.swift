@@ -11,18 +11,20 @@ extension IndexDatabase {
     public func earliestExpiry(pool poolID: EntryID, maxAge: Int64, basis: AgeBasis) throws -> Int64? {
         let column = Self.basisColumn(basis)
         let due = Self.ownDue(basis)
-        return try pool.read { db in
+        // Asked every round of the evictor for every pool: cached statements, no transaction
+        // (two single reads; a commit between them moves the answer no more than it would later).
+        return try pool.unsafeRead { db in
             var soonest: Int64?
-            if maxAge > 0, let oldest = try Int64.fetchOne(db, sql: """
+            if maxAge > 0, let oldest = try Int64.fetchOne(db.cachedStatement(sql: """
                 SELECT \(column) FROM entry WHERE pool = ? AND \(Schema.evictable) AND expiration = 0
                 ORDER BY \(column) LIMIT 1
-                """, arguments: [poolID]) {
+                """), arguments: [poolID]) {
                 soonest = oldest + maxAge * 1_000_000_000
             }
-            if let own = try Int64.fetchOne(db, sql: """
+            if let own = try Int64.fetchOne(db.cachedStatement(sql: """
                 SELECT \(due) FROM entry WHERE pool = ? AND expiration > 0 AND \(Schema.evictable)
                 ORDER BY \(due) LIMIT 1
-                """, arguments: [poolID]) {
+                """), arguments: [poolID]) {
                 soonest = min(soonest ?? own, own)
             }
             return soonest
