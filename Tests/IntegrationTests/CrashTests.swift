@@ -104,4 +104,48 @@ import Testing
             try mount.mount()
         }
     }
+
+    /// Read times reach the index's access log every couple of seconds and the entries' rows
+    /// only at a fold (docs/eviction.md): killed after its reads were logged, the daemon's next
+    /// mount folds the log, and every file keeps the last access it showed before the kill.
+    @Test func killAfterReadsKeepsTheirAccessTimes() throws {
+        try withMountedStore(arguments: ["--pool", "data=0", "-o", "kernel_hits"]) { mount in
+            _ = try mount.mustSucceed("for f in a b c; do echo $f > data/$f; done")
+            // c, then a, a second later (user.cache.last_access shows seconds): read through
+            // the kernel's cache (their closes are the hits).
+            _ = try mount.mustSucceed("sleep 1.1; cat data/c data/c > /dev/null; sleep 0.05; cat data/a data/a > /dev/null")
+            let names = ["a", "b", "c"]
+            var shown: [String: String] = [:]
+            #expect(try Shell.waitUntil(seconds: 10) {
+                shown = try Dictionary(uniqueKeysWithValues: names.map { ($0, try mount.xattr("data/\($0)", "user.cache.last_access")) })
+                return shown["c"]! > shown["b"]! && shown["a"]! > shown["b"]!
+            }, "the reads did not move the files' last access: \(shown)")
+            // Until they are in the access log (the evictor's next periodic step).
+            let logged = """
+                import sqlite3, sys
+                db = sqlite3.connect(f"file:{sys.argv[1]}/index.sqlite?mode=ro", uri=True)
+                print(db.execute("SELECT COUNT(*) FROM access_log").fetchone()[0])
+                """
+            #expect(try Shell.waitUntil(seconds: 10) {
+                (Int(try Shell.run(["python3", "-c", logged, mount.store]).output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0
+            }, "no read time reached the access log")
+            try mount.crash()
+            try mount.mount()
+            for name in names {
+                #expect(try mount.xattr("data/\(name)", "user.cache.last_access") == shown[name], "data/\(name)")
+            }
+            #expect(try mount.xattr("data", "user.cache.oldest_access") == shown["b"])
+            #expect(try Shell.run(["python3", "-c", logged, mount.store]).output.trimmingCharacters(in: .whitespacesAndNewlines) == "0",
+                    "the mount left the access log unfolded")
+            // And the order within the second: b never read goes first, then c, read before a.
+            _ = try mount.mustSucceed("setfattr -n user.cache.low_watermark -v 100 data && setfattr -n user.cache.max_files -v 2 data")
+            #expect(try Shell.waitUntil(seconds: 10) { try mount.mustSucceed("ls data | tr '\\n' ' '") == "a c" })
+            _ = try mount.mustSucceed("setfattr -n user.cache.max_files -v 1 data")
+            var left = ""
+            #expect(try Shell.waitUntil(seconds: 10) {
+                left = try mount.mustSucceed("ls data | tr '\\n' ' '")
+                return left == "a"
+            }, "left: \(left)")
+        }
+    }
 }
