@@ -19,8 +19,8 @@ final class EngineEvictionHost: EvictionHost, Sendable {
     private let traces: TraceFiles
     private let evictor: Evictor
     private let blockEviction: BlockEviction
-    /// The counters as last saved: an idle mount writes nothing every round.
-    private let savedCounters = Mutex<String?>(nil)
+    /// The counters as last saved: an idle mount encodes and writes nothing every round.
+    private let savedCounters = Mutex<PoolCounters?>(nil)
     /// The kernel's close events, caught up on before access times are flushed (`kernel_hits`).
     let kernelCloses = KernelCloseFeed()
     let logger: Logger
@@ -138,12 +138,12 @@ final class EngineEvictionHost: EvictionHost, Sendable {
     }
 
     func saveCounters() {
-        let encoded = counters.snapshot.encoded
+        let snapshot = counters.snapshot
         let changed = savedCounters.withLock { saved in
-            defer { saved = encoded }
-            return saved != encoded
+            defer { saved = snapshot }
+            return saved != snapshot
         }
-        if changed { writer.enqueue(.setting(key: PoolCounters.settingKey, value: encoded)) }
+        if changed { writer.enqueue(.setting(key: PoolCounters.settingKey, value: snapshot.encoded)) }
     }
 
     func withPoolChangesHeld<Result>(_ body: () -> Result) -> Result {

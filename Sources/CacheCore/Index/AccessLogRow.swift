@@ -7,12 +7,13 @@ import GRDB
 /// left there (``IndexDatabase/foldAccessLog()``), never an older time over a newer one.
 enum AccessLogRow {
     static func encode(_ times: [EntryID: Int64]) -> Data {
-        var data = Data(capacity: times.count * 16)
+        var words: [Int64] = []
+        words.reserveCapacity(times.count * 2)
         for (id, time) in times {
-            withUnsafeBytes(of: id.littleEndian) { data.append(contentsOf: $0) }
-            withUnsafeBytes(of: time.littleEndian) { data.append(contentsOf: $0) }
+            words.append(id.littleEndian)
+            words.append(time.littleEndian)
         }
-        return data
+        return words.withUnsafeBytes { Data($0) }
     }
 
     /// The pairs of a row; a torn tail (shorter than a pair) is ignored.

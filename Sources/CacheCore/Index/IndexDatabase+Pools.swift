@@ -82,7 +82,10 @@ extension IndexDatabase {
     }
 
     public func setting(_ key: String) throws -> String? {
-        try pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = ?", arguments: [key]) }
+        // Read every round of the evictor (min_free): a cached statement, one read.
+        try pool.unsafeRead { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM setting WHERE key = ?"), arguments: [key])
+        }
     }
 
     public func setSetting(_ key: String, _ value: String) throws {
