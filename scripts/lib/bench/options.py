@@ -135,7 +135,8 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      per op: cachefs against passthrough_hp (targets: hits 1.5x its rate and
      under 10 µs of CPU, creates its rate and at most its CPU, unlinks at
      most its CPU), the encrypted store against it, every FUSE side against
-     the disk; also a create's deferred CPU (until the settle's end).
+     the disk; also a create's deferred CPU (until the settle's end) and a
+     hit's (the fold of its access time into its row, forced by a purge).
   14. what each eviction policy costs beside lru (--policy-costs runs only
      this; two to five minutes here): (a) a store of its own, pool data with
      max_size 1G (nothing is evicted), 10,000 files of 1 KiB created in

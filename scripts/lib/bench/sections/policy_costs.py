@@ -9,8 +9,8 @@ once the pool has a size limit (see PoolReplacement).
    policy is set (user.cache.eviction; the evictor builds it from the index), then, once
    user.cache.eviction_active shows it and the daemon is idle, `cachefs-bench-files read` of
    every file twice untimed, then timed. The timed window runs from just before the loop until
-   the daemon is idle after the evictor's next access-time flush (the daemon writes the reads'
-   access times to the index every 2 s, Tunables.accessFlushSeconds, on a 1 s tick; seen as
+   the daemon is idle after the evictor's next access-time flush (the daemon appends the reads'
+   access times to the index's access log every 2 s, Tunables.accessFlushSeconds, on a 1 s tick; seen as
    the first write to the index's WAL more than 0.1 s after the loop, see wait_for_flush), and
    the window starts only after the flush of the warm-ups' reads: each window holds its own
    reads' flush, for every policy alike. Daemon CPU per open: the run time of all its threads,
