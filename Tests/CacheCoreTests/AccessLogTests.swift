@@ -110,6 +110,23 @@ import Testing
         #expect(try rowTime(engine, ids[1]) == read)
     }
 
+    /// As in memory, where a fold keeps the newer of the two: a row a fetch or a setting gave a
+    /// newer time keeps it when an older read is folded after.
+    @Test func aFoldNeverMovesARowBackInTime() throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let engine = try store.open(clock: clock)
+        defer { engine.shutdown() }
+        let id = try filesFolded(["a"], in: engine, clock: clock)[0]
+        let stored = try #require(try rowTime(engine, id))
+        engine.writer.enqueue(.accessTimes([id: stored - 1_000_000_000]))
+        engine.waitForIndex()
+        #expect(try rowTime(engine, id) == stored)
+        engine.writer.enqueue(.accessTimes([id: stored + 1]))
+        engine.waitForIndex()
+        #expect(try rowTime(engine, id) == stored + 1)
+    }
+
     @Test func aLogRowRoundTripsAndATornTailIsIgnored() {
         let times: [EntryID: Int64] = [1: 5, 1 << 40: -1, 7: Int64.max]
         let encoded = AccessLogRow.encode(times)

@@ -6,6 +6,9 @@ import GRDB
 /// yet, as (id, time) pairs of little-endian 64-bit integers. A mount folds what a crash
 /// left there (``IndexDatabase/foldAccessLog()``), never an older time over a newer one.
 enum AccessLogRow {
+    /// Writes one read time into its row, never back in time (bound: time, id, time).
+    static let foldSQL = "UPDATE entry SET last_access = ? WHERE id = ? AND last_access < ?"
+
     static func encode(_ times: [EntryID: Int64]) -> Data {
         var words: [Int64] = []
         words.reserveCapacity(times.count * 2)
@@ -36,7 +39,7 @@ extension IndexDatabase {
         try write { db in
             let rows = try Data.fetchAll(db, sql: "SELECT times FROM access_log ORDER BY seq")
             guard !rows.isEmpty else { return 0 }
-            let statement = try db.makeStatement(sql: "UPDATE entry SET last_access = ? WHERE id = ? AND last_access < ?")
+            let statement = try db.makeStatement(sql: AccessLogRow.foldSQL)
             var count = 0
             for row in rows {
                 for (id, time) in AccessLogRow.decode(row) {

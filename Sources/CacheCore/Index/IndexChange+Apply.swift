@@ -39,9 +39,10 @@ extension IndexChange {
         case .deleteLinks(let id):
             try db.cachedStatement(sql: "DELETE FROM link WHERE entry = ?").execute(arguments: [id])
         case .accessTimes(let times):
-            // In id order: neighbouring rows share pages.
-            let statement = try db.cachedStatement(sql: "UPDATE entry SET last_access = ? WHERE id = ?")
-            for (id, time) in times.sorted(by: { $0.key < $1.key }) { try statement.execute(arguments: [time, id]) }
+            // In id order: neighbouring rows share pages. Never back in time, as in memory: a row
+            // an `.update` gave a newer time (a fetch, a file made cached again) keeps it.
+            let statement = try db.cachedStatement(sql: AccessLogRow.foldSQL)
+            for (id, time) in times.sorted(by: { $0.key < $1.key }) { try statement.execute(arguments: [time, id, time]) }
             try db.cachedStatement(sql: "DELETE FROM access_log").execute()
         case .accessLog(let times):
             try db.cachedStatement(sql: "INSERT INTO access_log(times) VALUES (?)")
