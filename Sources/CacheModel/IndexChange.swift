@@ -18,10 +18,12 @@ package enum IndexChange: Sendable {
     case deleteLink(LinkName)
     /// Every hard link of an entry (its record name goes with `detach`).
     case deleteLinks(EntryID)
-    /// The fold: every read time gathered since the last one, written into the entries'
-    /// `last_access`, which makes the access log's rows (all logged before it) redundant:
-    /// they go in the same commit.
+    /// Part of a fold: read times gathered since the last fold, written into the entries'
+    /// `last_access` (never back in time).
     case accessTimes([EntryID: Int64])
+    /// The end of a fold: every time the access log holds is in the entries' rows now, so its
+    /// rows go.
+    case accessLogFolded
     /// Read times gathered since the last append, appended to the access log as one row (a
     /// blob), not written into the entries: a crash loses none of them (the next mount folds
     /// the log), and a hit costs the log a few bytes, not an UPDATE of its row and its index.

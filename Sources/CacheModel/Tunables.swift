@@ -175,6 +175,9 @@ public enum Tunables {
     /// How many children of a directory one hold of an unload checks or forgets, as an
     /// install's holds do (``installNamesPerHold``).
     package static let unloadNamesPerHold = 1_024
+    /// Read times one hold of a fold moves into the inodes (``Names/flushAccessTimes()``): a
+    /// fold past ``accessFoldFiles`` would otherwise hold the namespace for milliseconds.
+    package static let foldTimesPerHold = 1_024
     /// Inode positions one hold of a settings change's scan looks at (the kernel's names of
     /// a pool's files dropped, ``Names/kernelLooksUpAgain(inPool:)``): a check of a counter
     /// each, so about as long a hold as an install's.

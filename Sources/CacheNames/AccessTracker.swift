@@ -12,6 +12,11 @@ package final class AccessTracker: Sendable {
         var unfolded: [EntryID: Int64] = [:]
         /// Those not appended to the access log yet.
         var unlogged: [EntryID: Int64] = [:]
+
+        mutating func note(_ id: EntryID, at time: Int64) {
+            unfolded[id] = time
+            unlogged[id] = time
+        }
     }
 
     private let times = Mutex(Times())
@@ -19,20 +24,14 @@ package final class AccessTracker: Sendable {
     package init() {}
 
     func touch(_ id: EntryID, at time: Int64) {
-        times.withLock { times in
-            times.unfolded[id] = time
-            times.unlogged[id] = time
-        }
+        times.withLock { $0.note(id, at: time) }
     }
 
     /// Files read together (one read of the kernel's close events), in one hold.
     func touch(_ reads: [(id: EntryID, time: Int64)]) {
         guard !reads.isEmpty else { return }
         times.withLock { times in
-            for (id, time) in reads {
-                times.unfolded[id] = time
-                times.unlogged[id] = time
-            }
+            for (id, time) in reads { times.note(id, at: time) }
         }
     }
 

@@ -141,9 +141,9 @@ package final class Names: Sendable {
     }
 
     /// The fold: moves the access times gathered by reads since the last one into the inodes
-    /// and hands them to the index writer in the same hold (with the access log's rows, now
-    /// redundant, going in the same commit), then waits for the commit: a pass that flushed
-    /// sees every earlier read in the index when it picks victims.
+    /// and hands them to the index writer in the same holds (bounded ones, see
+    /// `foldAccessTimes`), the access log's rows going after them, then waits for the commit:
+    /// a pass that flushed sees every earlier read in the index when it picks victims.
     package func flushAccessTimes() {
         accessFlush.withLock { _ in foldAccessTimes() }
     }
@@ -160,18 +160,25 @@ package final class Names: Sendable {
     }
 
     /// Call holding `accessFlush`, so appends and folds reach the writer in the order taken.
+    /// Each hold moves a bounded share of the times into the inodes and logs them; the log's
+    /// rows go only after the last share, so a crash in between loses none of them.
     private func foldAccessTimes() {
-        let times = access.drain()
-        if !times.isEmpty {
+        let times = Array(access.drain())
+        var start = 0
+        while start < times.count {
+            let share = times[start..<min(start + Tunables.foldTimesPerHold, times.count)]
             namespace.withLock { namespace in
-                for (id, time) in times {
+                for (id, time) in share {
                     namespace.modify(id) { inode in
                         inode.record.lastAccess = max(inode.record.lastAccess, time)
                     }
                 }
-                namespace.log(.accessTimes(times))
+                namespace.log(.accessTimes(Dictionary(uniqueKeysWithValues: share.map { ($0.key, $0.value) })))
             }
+            start = share.endIndex
+            if start < times.count { yieldBetweenHolds() }
         }
+        if !times.isEmpty { index.enqueue([.accessLogFolded]) }
         index.waitForCommit()
     }
 

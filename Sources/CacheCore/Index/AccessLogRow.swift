@@ -19,7 +19,7 @@ enum AccessLogRow {
         return words.withUnsafeBytes { Data($0) }
     }
 
-    /// The pairs of a row; a torn tail (shorter than a pair) is ignored.
+    /// The pairs of a row (whole pairs only: a blob of any other length is not one this daemon wrote).
     static func decode(_ data: Data) -> [(id: EntryID, time: Int64)] {
         data.withUnsafeBytes { bytes in
             stride(from: 0, to: bytes.count - 15, by: 16).map { offset in

@@ -43,6 +43,7 @@ extension IndexChange {
             // an `.update` gave a newer time (a fetch, a file made cached again) keeps it.
             let statement = try db.cachedStatement(sql: AccessLogRow.foldSQL)
             for (id, time) in times.sorted(by: { $0.key < $1.key }) { try statement.execute(arguments: [time, id, time]) }
+        case .accessLogFolded:
             try db.cachedStatement(sql: "DELETE FROM access_log").execute()
         case .accessLog(let times):
             try db.cachedStatement(sql: "INSERT INTO access_log(times) VALUES (?)")

@@ -54,7 +54,7 @@ extension IndexWriter {
             case .accessTimes(let times):
                 // Not a column a `.content` writes; an `.update` writes it.
                 for id in times.keys where fullRow[id] != nil { accessWritten.insert(id) }
-            case .deleteLink, .setting, .accessLog:
+            case .deleteLink, .setting, .accessLog, .accessLogFolded:
                 // No entry column these write is one a `.content` or `.update` writes.
                 break
             }
