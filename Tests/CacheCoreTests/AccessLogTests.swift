@@ -110,6 +110,46 @@ import Testing
         #expect(try rowTime(engine, ids[1]) == read)
     }
 
+    /// The periodic sweep goes through every pool (a backstop), but folds only when an expiry
+    /// is due by the index; a purge (a sweep of the pools asked for) always folds.
+    @Test func aSweepWithNothingDueFoldsNothing() throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let engine = try store.open(clock: clock)
+        defer { engine.shutdown() }
+        let id = try filesFolded(["a"], in: engine, clock: clock)[0]
+        let before = try #require(try rowTime(engine, id))
+        _ = try engine.readAll(id)
+        engine.eviction.logAccessTimes()
+        engine.evictor.sweepExpired(in: engine.eviction)
+        engine.waitForIndex()
+        #expect(try rowTime(engine, id) == before, "a sweep with no pool's expiry due folded")
+        #expect(try logRows(engine) == 1)
+        engine.evictor.purge(pools: [try engine.pool("data")], in: engine.eviction)
+        #expect(try rowTime(engine, id)! > before, "a purge did not fold")
+        #expect(try logRows(engine) == 0)
+    }
+
+    /// A fold of more files than one hold of the namespace takes (`foldTimesPerHold`) moves
+    /// them all, and the log goes once, after the last hold.
+    @Test func aFoldInSeveralHoldsWritesEveryRow() throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let engine = try store.open(clock: clock)
+        defer { engine.shutdown() }
+        let count = Tunables.foldTimesPerHold + 100
+        let ids = try filesFolded((0..<count).map { "f\($0)" }, in: engine, clock: clock)
+        for id in ids { _ = try engine.readAll(id) }
+        let read = try ids.map { engine.names.lastAccess(of: try engine.names.record($0)) }
+        engine.eviction.logAccessTimes()
+        engine.waitForIndex()
+        #expect(try logRows(engine) == 1)
+        engine.eviction.flushAccessTimes()
+        #expect(try ids.map { try rowTime(engine, $0) } == read)
+        #expect(try logRows(engine) == 0)
+        #expect(engine.names.pendingAccessTimes().isEmpty)
+    }
+
     /// As in memory, where a fold keeps the newer of the two: a row a fetch or a setting gave a
     /// newer time keeps it when an older read is folded after.
     @Test func aFoldNeverMovesARowBackInTime() throws {

@@ -138,15 +138,15 @@ extension Evictor {
     }
 
     private func sweepExpiredInPass(pools: [EntryID]?, in host: any EvictionHost) {
-        // The index's read times are never newer than the true ones, so a pool with no expiry
-        // due by the index has none due at all: the periodic sweep folds the times gathered
-        // since the last fold (an UPDATE per file read) only when some pool has one.
-        let swept = pools ?? poolsWithExpiryDue(in: host)
-        guard !swept.isEmpty else { return }
-        host.flushAccessTimes()
+        // A fold makes the index's read times current, so a batch of victims is not led by
+        // files read since (each removal checks memory's time anyway, and keeps them). The
+        // index's times are never newer than the true ones, so with no expiry due by the
+        // index none is due at all: the periodic sweep (every pool, the backstop) then folds
+        // nothing, which would cost an UPDATE per file read since the last fold.
+        if pools != nil || !poolsWithExpiryDue(in: host).isEmpty { host.flushAccessTimes() }
         let time = host.now
         let settings = host.poolSettings()
-        for pool in swept {
+        for pool in pools ?? Array(settings.keys) {
             let settings = settings[pool] ?? PoolSettings()
             // A unit's files expire together, once every one of them has: alone, each is skipped.
             guard let (units, members) = unitsAndMembers(of: pool, in: host) else { continue }
