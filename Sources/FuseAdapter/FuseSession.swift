@@ -118,7 +118,9 @@ public final class FuseSession {
         return signals
     }
 
-    /// Serves requests until `fusermount3 -u`, SIGTERM or SIGINT, then unmounts.
+    /// Serves requests until `fusermount3 -u`, SIGTERM or SIGINT, then unmounts. Returns with
+    /// the termination signals blocked again, so what the caller does after (the final flush)
+    /// cannot die of one: systemd sends SIGTERM as soon as ExecStop's unmount returns.
     public func run() -> Int32 {
         fuse_set_signal_handlers(session)
         var signals = Self.terminationSignals
@@ -133,6 +135,9 @@ public final class FuseSession {
             result = fuse_session_loop_mt(session, config)
             fuse_loop_cfg_destroy(config)
         }
+        // Before the handlers go back to the default action (death): a SIGTERM from here on
+        // stays pending until the process exits.
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
         notificationTarget.end()
         fuse_session_unmount(session)
         fuse_remove_signal_handlers(session)

@@ -184,10 +184,9 @@ struct MountCommand: ParsableCommand {
             if !parentTellsService {
                 ServiceNotification.sendOrWarn("READY=1\nSTATUS=serving \(mountPath)", logger: logger)
             }
+            // Returns with SIGTERM blocked: the flush below must not die of systemd's.
             let loopResult = session.run()
             listener?.stop()
-            // systemd sends SIGTERM as soon as ExecStop's unmount returns; the flush must not die of it.
-            FuseSession.blockTerminationSignals()
             DaemonRecord.write(.stopping(pid: getpid()), layout: layout)
             ServiceNotification.sendOrWarn("STOPPING=1", logger: logger)
             logger.info("unmounted \(mountPath) (loop ended with \(loopResult)); flushing")
