@@ -150,6 +150,47 @@ import Testing
         #expect(engine.names.pendingAccessTimes().isEmpty)
     }
 
+    /// A fold writes its times in shares, one per hold of the namespace, and deletes the log's
+    /// rows only after the last share. A crash after the first share committed (here: that
+    /// share written as the fold's first hold writes it, then the crash) leaves rows half moved
+    /// and the whole log: the next mount folds the log again, so every file gets its read,
+    /// and the rows already moved keep theirs.
+    @Test func aCrashBetweenTheSharesOfAFoldLosesNoLoggedRead() throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let count = Tunables.foldTimesPerHold + 100
+        var ids: [EntryID] = []
+        var reads: [Int64] = []
+        var before: Int64 = 0
+        do {
+            let engine = try store.open(clock: clock)
+            ids = try filesFolded((0..<count).map { "f\($0)" }, in: engine, clock: clock)
+            before = try #require(try rowTime(engine, ids[count - 1]))
+            for id in ids {
+                _ = try engine.readAll(id)
+                clock.advance(nanoseconds: 1_000_000)
+            }
+            reads = try ids.map { engine.names.lastAccess(of: try engine.names.record($0)) }
+            engine.eviction.logAccessTimes()
+            engine.waitForIndex()
+            #expect(try logRows(engine) == 1)
+            let firstShare = Array(zip(ids, reads).prefix(Tunables.foldTimesPerHold))
+            engine.writer.enqueue(.accessTimes(Dictionary(uniqueKeysWithValues: firstShare)))
+            engine.waitForIndex()
+            #expect(try rowTime(engine, ids[0]) == reads[0])
+            #expect(try rowTime(engine, ids[count - 1]) == before, "the second share was written")
+            engine.simulateCrash()
+            _ = Unmanaged.passRetained(engine)
+        }
+        try store.releaseLockOfCrashedEngine()
+        let engine = try store.open(clock: clock)
+        defer { engine.shutdown() }
+        #expect(try ids.map { try rowTime(engine, $0) } == reads)
+        #expect(try logRows(engine) == 0)
+        let order = try engine.index.leastRecentlyUsed(pool: try engine.pool("data"), limit: 3, offset: 0).map(\.entryID)
+        #expect(order == Array(ids.prefix(3)))
+    }
+
     /// As in memory, where a fold keeps the newer of the two: a row a fetch or a setting gave a
     /// newer time keeps it when an older read is folded after.
     @Test func aFoldNeverMovesARowBackInTime() throws {

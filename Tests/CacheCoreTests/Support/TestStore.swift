@@ -68,7 +68,11 @@ final class ManualClock: WallClock {
     func now() -> Timestamp { current.withLock { $0 } }
 
     func advance(seconds: Int64) {
-        current.withLock { $0 = Timestamp(nanoseconds: $0.nanoseconds + seconds * 1_000_000_000) }
+        advance(nanoseconds: seconds * 1_000_000_000)
+    }
+
+    func advance(nanoseconds: Int64) {
+        current.withLock { $0 = Timestamp(nanoseconds: $0.nanoseconds + nanoseconds) }
     }
 }
 
