@@ -36,7 +36,10 @@ extension IndexDatabase {
     /// it after a crash). Returns how many times it read.
     @discardableResult
     func foldAccessLog() throws -> Int {
-        try write { db in
+        // The common case (the last mount ended cleanly) takes no write transaction.
+        guard try pool.read({ db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM access_log)") ?? false })
+        else { return 0 }
+        return try write { db in
             let rows = try Data.fetchAll(db, sql: "SELECT times FROM access_log ORDER BY seq")
             guard !rows.isEmpty else { return 0 }
             let statement = try db.makeStatement(sql: AccessLogRow.foldSQL)
