@@ -54,13 +54,15 @@ package final class AccessTracker: Sendable {
         }
     }
 
-    /// Takes every time gathered since the last fold; the caller writes them into the entries.
-    package func drain() -> [EntryID: Int64] {
+    /// Lets go of times a fold has moved into the entries: each one only if no newer read
+    /// replaced it meanwhile (that one waits for the next append and fold). Until then a
+    /// folded file's time is read here, so it never looks older than it is mid-fold.
+    func folded(_ share: ArraySlice<(key: EntryID, value: Int64)>) {
         times.withLock { times in
-            let taken = times.unfolded
-            times.unfolded.removeAll(keepingCapacity: true)
-            times.unlogged.removeAll(keepingCapacity: true)
-            return taken
+            for (id, time) in share {
+                if times.unfolded[id] == time { times.unfolded[id] = nil }
+                if times.unlogged[id] == time { times.unlogged[id] = nil }
+            }
         }
     }
 

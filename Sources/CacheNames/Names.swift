@@ -161,9 +161,11 @@ package final class Names: Sendable {
 
     /// Call holding `accessFlush`, so appends and folds reach the writer in the order taken.
     /// Each hold moves a bounded share of the times into the inodes and logs them; the log's
-    /// rows go only after the last share, so a crash in between loses none of them.
+    /// rows go only after the last share, so a crash in between loses none of them. A time
+    /// leaves the tracker only once its inode holds it, so no reader (an expiry check at an
+    /// open, a removal's recency check) sees a file's older time between two holds.
     private func foldAccessTimes() {
-        let times = Array(access.drain())
+        let times = Array(access.snapshot())
         var start = 0
         while start < times.count {
             let share = times[start..<min(start + Tunables.foldTimesPerHold, times.count)]
@@ -175,6 +177,7 @@ package final class Names: Sendable {
                 }
                 namespace.log(.accessTimes(Dictionary(uniqueKeysWithValues: share.map { ($0.key, $0.value) })))
             }
+            access.folded(share)
             start = share.endIndex
             if start < times.count { yieldBetweenHolds() }
         }

@@ -1,7 +1,9 @@
 @testable import CacheCore
 import CacheModel
+@testable import CacheNames
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 /// Read times reach the index in two steps: the evictor's periodic step appends them to the
@@ -19,6 +21,15 @@ import Testing
         try engine.index.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM access_log") ?? -1 }
     }
 
+    /// A fresh store's engine on a manual clock, shut down after `body`.
+    private func withEngine(_ body: (CacheEngine, ManualClock) throws -> Void) throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let engine = try store.open(clock: clock)
+        defer { engine.shutdown() }
+        try body(engine, clock)
+    }
+
     /// Writes files named `names` in data, folds their creation times, and moves the clock on.
     private func filesFolded(_ names: [String], in engine: CacheEngine, clock: ManualClock) throws -> [EntryID] {
         let data = try engine.pool("data")
@@ -29,32 +40,30 @@ import Testing
     }
 
     @Test func aReadIsLoggedAndReachesItsRowAtTheFold() throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try store.open(clock: clock)
-        defer { engine.shutdown() }
-        let ids = try filesFolded(["a", "b"], in: engine, clock: clock)
-        let before = try #require(try rowTime(engine, ids[0]))
-        _ = try engine.readAll(ids[0])
-        let read = engine.names.lastAccess(of: try engine.names.record(ids[0]))
-        #expect(read > before)
+        try withEngine { engine, clock in
+            let ids = try filesFolded(["a", "b"], in: engine, clock: clock)
+            let before = try #require(try rowTime(engine, ids[0]))
+            _ = try engine.readAll(ids[0])
+            let read = engine.names.lastAccess(of: try engine.names.record(ids[0]))
+            #expect(read > before)
 
-        engine.eviction.logAccessTimes()
-        engine.waitForIndex()
-        #expect(try rowTime(engine, ids[0]) == before, "the periodic step wrote the read into its row")
-        #expect(try logRows(engine) == 1)
-        // What the mount shows is the read's time all along.
-        #expect(engine.names.lastAccess(of: try engine.names.record(ids[0])) == read)
+            engine.eviction.logAccessTimes()
+            engine.waitForIndex()
+            #expect(try rowTime(engine, ids[0]) == before, "the periodic step wrote the read into its row")
+            #expect(try logRows(engine) == 1)
+            // What the mount shows is the read's time all along.
+            #expect(engine.names.lastAccess(of: try engine.names.record(ids[0])) == read)
 
-        // Nothing read since: the next periodic step appends nothing.
-        engine.eviction.logAccessTimes()
-        engine.waitForIndex()
-        #expect(try logRows(engine) == 1)
+            // Nothing read since: the next periodic step appends nothing.
+            engine.eviction.logAccessTimes()
+            engine.waitForIndex()
+            #expect(try logRows(engine) == 1)
 
-        engine.eviction.flushAccessTimes()
-        #expect(try rowTime(engine, ids[0]) == read)
-        #expect(try rowTime(engine, ids[1]) == before)
-        #expect(try logRows(engine) == 0, "the fold left the log's rows")
+            engine.eviction.flushAccessTimes()
+            #expect(try rowTime(engine, ids[0]) == read)
+            #expect(try rowTime(engine, ids[1]) == before)
+            #expect(try logRows(engine) == 0, "the fold left the log's rows")
+        }
     }
 
     @Test func aCrashKeepsTheLoggedReadsAndTheNextMountFoldsThem() throws {
@@ -93,61 +102,55 @@ import Testing
     }
 
     @Test func manyFilesReadFoldAtThePeriodicStep() throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try store.open(clock: clock)
-        defer { engine.shutdown() }
-        let ids = try filesFolded(["a", "b", "c"], in: engine, clock: clock)
-        _ = try engine.readAll(ids[0])
-        engine.names.logAccessTimes(foldingPast: 2)
-        engine.waitForIndex()
-        #expect(try logRows(engine) == 1, "one file read of a limit of two: appended")
-        _ = try engine.readAll(ids[1])
-        let read = engine.names.lastAccess(of: try engine.names.record(ids[1]))
-        engine.names.logAccessTimes(foldingPast: 2)
-        engine.waitForIndex()
-        #expect(try logRows(engine) == 0, "two files read: folded")
-        #expect(try rowTime(engine, ids[1]) == read)
+        try withEngine { engine, clock in
+            let ids = try filesFolded(["a", "b", "c"], in: engine, clock: clock)
+            _ = try engine.readAll(ids[0])
+            engine.names.logAccessTimes(foldingPast: 2)
+            engine.waitForIndex()
+            #expect(try logRows(engine) == 1, "one file read of a limit of two: appended")
+            _ = try engine.readAll(ids[1])
+            let read = engine.names.lastAccess(of: try engine.names.record(ids[1]))
+            engine.names.logAccessTimes(foldingPast: 2)
+            engine.waitForIndex()
+            #expect(try logRows(engine) == 0, "two files read: folded")
+            #expect(try rowTime(engine, ids[1]) == read)
+        }
     }
 
     /// The periodic sweep goes through every pool (a backstop), but folds only when an expiry
     /// is due by the index; a purge (a sweep of the pools asked for) always folds.
     @Test func aSweepWithNothingDueFoldsNothing() throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try store.open(clock: clock)
-        defer { engine.shutdown() }
-        let id = try filesFolded(["a"], in: engine, clock: clock)[0]
-        let before = try #require(try rowTime(engine, id))
-        _ = try engine.readAll(id)
-        engine.eviction.logAccessTimes()
-        engine.evictor.sweepExpired(in: engine.eviction)
-        engine.waitForIndex()
-        #expect(try rowTime(engine, id) == before, "a sweep with no pool's expiry due folded")
-        #expect(try logRows(engine) == 1)
-        engine.evictor.purge(pools: [try engine.pool("data")], in: engine.eviction)
-        #expect(try rowTime(engine, id)! > before, "a purge did not fold")
-        #expect(try logRows(engine) == 0)
+        try withEngine { engine, clock in
+            let id = try filesFolded(["a"], in: engine, clock: clock)[0]
+            let before = try #require(try rowTime(engine, id))
+            _ = try engine.readAll(id)
+            engine.eviction.logAccessTimes()
+            engine.evictor.sweepExpired(in: engine.eviction)
+            engine.waitForIndex()
+            #expect(try rowTime(engine, id) == before, "a sweep with no pool's expiry due folded")
+            #expect(try logRows(engine) == 1)
+            engine.evictor.purge(pools: [try engine.pool("data")], in: engine.eviction)
+            #expect(try rowTime(engine, id)! > before, "a purge did not fold")
+            #expect(try logRows(engine) == 0)
+        }
     }
 
     /// A fold of more files than one hold of the namespace takes (`foldTimesPerHold`) moves
     /// them all, and the log goes once, after the last hold.
     @Test func aFoldInSeveralHoldsWritesEveryRow() throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try store.open(clock: clock)
-        defer { engine.shutdown() }
-        let count = Tunables.foldTimesPerHold + 100
-        let ids = try filesFolded((0..<count).map { "f\($0)" }, in: engine, clock: clock)
-        for id in ids { _ = try engine.readAll(id) }
-        let read = try ids.map { engine.names.lastAccess(of: try engine.names.record($0)) }
-        engine.eviction.logAccessTimes()
-        engine.waitForIndex()
-        #expect(try logRows(engine) == 1)
-        engine.eviction.flushAccessTimes()
-        #expect(try ids.map { try rowTime(engine, $0) } == read)
-        #expect(try logRows(engine) == 0)
-        #expect(engine.names.pendingAccessTimes().isEmpty)
+        try withEngine { engine, clock in
+            let count = Tunables.foldTimesPerHold + 100
+            let ids = try filesFolded((0..<count).map { "f\($0)" }, in: engine, clock: clock)
+            for id in ids { _ = try engine.readAll(id) }
+            let read = try ids.map { engine.names.lastAccess(of: try engine.names.record($0)) }
+            engine.eviction.logAccessTimes()
+            engine.waitForIndex()
+            #expect(try logRows(engine) == 1)
+            engine.eviction.flushAccessTimes()
+            #expect(try ids.map { try rowTime(engine, $0) } == read)
+            #expect(try logRows(engine) == 0)
+            #expect(engine.names.pendingAccessTimes().isEmpty)
+        }
     }
 
     /// A fold writes its times in shares, one per hold of the namespace, and deletes the log's
@@ -191,21 +194,79 @@ import Testing
         #expect(order == Array(ids.prefix(3)))
     }
 
+    /// A fold lets go of a time only once its inode holds it, and only if no newer read
+    /// replaced it meanwhile: that one stays for the next append and fold.
+    @Test func aFoldLetsGoOnlyOfTheTimesItMoved() {
+        let tracker = AccessTracker()
+        tracker.touch([(id: 1, time: 10), (id: 2, time: 20)])
+        let snapshot = Array(tracker.snapshot()).sorted { $0.key < $1.key }
+        tracker.touch(2, at: 25)     // read again while the fold runs
+        tracker.folded(snapshot[...])
+        #expect(tracker.pendingTime(1) == nil)
+        #expect(tracker.pendingTime(2) == 25)
+        #expect(tracker.unfoldedCount == 1)
+        #expect(tracker.takeUnlogged() == [2: 25])
+    }
+
+    /// While a fold moves times into the inodes share by share (with other threads let in
+    /// between), a file never shows an older time than its read: each time stays in the
+    /// tracker until its inode holds it. Several threads read times while one folds.
+    @Test func aFileNeverLooksOlderWhileAFoldMovesItsTime() throws {
+        try withEngine { engine, clock in
+            let count = 4 * Tunables.foldTimesPerHold
+            let ids = try filesFolded((0..<count).map { "f\($0)" }, in: engine, clock: clock)
+            for id in ids {
+                _ = try engine.readAll(id)
+                clock.advance(nanoseconds: 1_000)
+            }
+            let reads = try ids.map { engine.names.lastAccess(of: try engine.names.record($0)) }
+            let folding = Atomic<Bool>(true)
+            let olderSeen = Atomic<Int>(0)
+            let checks = Atomic<Int>(0)
+            let failedLookups = Atomic<Int>(0)
+            let checkers = (0..<3).map { lane in
+                Thread {
+                    var position = lane
+                    while folding.load(ordering: .acquiring) {
+                        let index = position % count
+                        position += 7
+                        do {
+                            let record = try engine.names.record(ids[index])
+                            if engine.names.lastAccess(of: record) < reads[index] {
+                                olderSeen.add(1, ordering: .relaxed)
+                            }
+                        } catch {
+                            failedLookups.add(1, ordering: .relaxed)
+                        }
+                        checks.add(1, ordering: .relaxed)
+                    }
+                }
+            }
+            checkers.forEach { $0.start() }
+            engine.eviction.flushAccessTimes()
+            folding.store(false, ordering: .releasing)
+            while checkers.contains(where: { !$0.isFinished }) { usleep(1_000) }
+            #expect(checks.load(ordering: .relaxed) > 0)
+            #expect(olderSeen.load(ordering: .relaxed) == 0)
+            #expect(failedLookups.load(ordering: .relaxed) == 0)
+            #expect(try ids.map { try rowTime(engine, $0) } == reads)
+            #expect(engine.names.pendingAccessTimes().isEmpty)
+        }
+    }
+
     /// As in memory, where a fold keeps the newer of the two: a row a fetch or a setting gave a
     /// newer time keeps it when an older read is folded after.
     @Test func aFoldNeverMovesARowBackInTime() throws {
-        let store = try TestStore()
-        let clock = ManualClock()
-        let engine = try store.open(clock: clock)
-        defer { engine.shutdown() }
-        let id = try filesFolded(["a"], in: engine, clock: clock)[0]
-        let stored = try #require(try rowTime(engine, id))
-        engine.writer.enqueue(.accessTimes([id: stored - 1_000_000_000]))
-        engine.waitForIndex()
-        #expect(try rowTime(engine, id) == stored)
-        engine.writer.enqueue(.accessTimes([id: stored + 1]))
-        engine.waitForIndex()
-        #expect(try rowTime(engine, id) == stored + 1)
+        try withEngine { engine, clock in
+            let id = try filesFolded(["a"], in: engine, clock: clock)[0]
+            let stored = try #require(try rowTime(engine, id))
+            engine.writer.enqueue(.accessTimes([id: stored - 1_000_000_000]))
+            engine.waitForIndex()
+            #expect(try rowTime(engine, id) == stored)
+            engine.writer.enqueue(.accessTimes([id: stored + 1]))
+            engine.waitForIndex()
+            #expect(try rowTime(engine, id) == stored + 1)
+        }
     }
 
     @Test func aLogRowRoundTripsAndATornTailIsIgnored() {
