@@ -269,7 +269,7 @@ import Testing
         }
     }
 
-    @Test func aLogRowRoundTripsAndATornTailIsIgnored() {
+    @Test func aLogRowRoundTripsAndAPartialPairIsIgnored() {
         let times: [EntryID: Int64] = [1: 5, 1 << 40: -1, 7: Int64.max]
         let encoded = AccessLogRow.encode(times)
         #expect(encoded.count == 48)

@@ -148,4 +148,47 @@ import Testing
             }, "left: \(left)")
         }
     }
+
+    /// A daemon killed while it folds read times into the files' rows (a fold a purge forces,
+    /// of 3,000 files read and logged, in holds of 1,024; wherever in it the kill lands):
+    /// the purge's caller is not left waiting, and the next mount gives every file the last
+    /// access it showed before the kill, and its bytes.
+    @Test func killDuringAFoldLeavesNoClientWaitingAndKeepsEveryRead() throws {
+        try withMountedStore(arguments: ["--pool", "data=0"]) { mount in
+            let count = 3_000
+            _ = try mount.mustSucceed("for i in $(seq \(count)); do echo $i > data/f$i; done")
+            let contents = try mount.mustSucceed("sleep 1.1; cat data/* | md5sum")
+            // Until every read is in the access log (the evictor's next periodic step).
+            let loggedFiles = """
+                import sqlite3, struct, sys
+                db = sqlite3.connect(f"file:{sys.argv[1]}/index.sqlite?mode=ro", uri=True)
+                ids = set()
+                for (blob,) in db.execute("SELECT times FROM access_log"):
+                    ids.update(struct.unpack_from("<q", blob, offset)[0] for offset in range(0, len(blob) - 15, 16))
+                print(len(ids))
+                """
+            var logged = 0
+            #expect(try Shell.waitUntil(seconds: 10) {
+                logged = Int(try Shell.run(["python3", "-c", loggedFiles, mount.store]).output
+                    .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+                return logged >= count
+            }, "\(logged) of \(count) reads reached the access log")
+            let shown = try mount.mustSucceed("getfattr -n user.cache.last_access data/*")
+            #expect(shown.components(separatedBy: "user.cache.last_access=").count == count + 1)
+
+            let quiet = open("/dev/null", O_RDWR | O_CLOEXEC)
+            defer { close(quiet) }
+            let purge = try ChildProcess(["setfattr", "-n", "user.cache.purge", "-v", "1", mount.path("data")],
+                                         stdin: quiet, stdout: quiet, stderr: quiet)
+            usleep(2_000)
+            try mount.crash()
+            #expect(Shell.waitUntil(seconds: 10) { !purge.isRunning }, "the purge's caller still waits on a dead daemon")
+            if purge.isRunning { purge.signal(SIGKILL) }
+            purge.wait()
+
+            try mount.mount()
+            #expect(try mount.mustSucceed("getfattr -n user.cache.last_access data/*") == shown)
+            #expect(try mount.mustSucceed("cat data/* | md5sum") == contents)
+        }
+    }
 }
