@@ -236,6 +236,45 @@ import Testing
             #expect(try mount.mustSucceed("sha256sum data/whole data/g") == sums)
         }
     }
+
+    /// What counting hits relies on, checked on this kernel: it merges an event identical to
+    /// the last one queued, so with closes alone watched a burst of reads of one file would
+    /// queue as one event; with opens watched too, no two events in a row are identical and
+    /// every read keeps its own. The daemon watches both, so it counts each read of a burst.
+    @Test func aBurstOfReadsOfOneFileCountsEveryRead() throws {
+        try withMountedStore(arguments: ["--pool", "data=0", "-o", "kernel_hits"]) { mount in
+            _ = try mount.mustSucceed("head -c 1024 /dev/urandom > data/burst")
+            let before = try #require(Int(try mount.xattr("data", "user.cache.hits")))
+            let reads = 500
+            let script = """
+                import ctypes, os, struct, sys
+                libc = ctypes.CDLL(None, use_errno=True)
+                IN_CLOSE_NOWRITE, IN_OPEN, IN_NONBLOCK = 0x10, 0x20, 0o4000
+                path, directory, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+                def queued(mask):
+                    fd = libc.inotify_init1(IN_NONBLOCK)
+                    assert fd >= 0 and libc.inotify_add_watch(fd, directory.encode(), mask) >= 0
+                    for _ in range(n):
+                        with open(path, "rb") as f: f.read()
+                    data, count, offset = os.read(fd, 1 << 20), 0, 0
+                    os.close(fd)
+                    while offset < len(data):
+                        offset += 16 + struct.unpack_from("iIII", data, offset)[3]
+                        count += 1
+                    return count
+                print(queued(IN_CLOSE_NOWRITE), queued(IN_OPEN | IN_CLOSE_NOWRITE))
+                """
+            let queued = try Shell.run(["python3", "-c", script, mount.path("data/burst"), mount.path("data"), "\(reads)"])
+            #expect(queued.succeeded, "\(queued.error)")
+            #expect(queued.output.trimmingCharacters(in: .whitespacesAndNewlines) == "1 \(2 * reads)",
+                    "events queued for \(reads) reads (closes alone, then opens and closes): \(queued.output)")
+            var hits = ""
+            #expect(try Shell.waitUntil(seconds: 5) {
+                hits = try mount.xattr("data", "user.cache.hits")
+                return hits == "\(before + 2 * reads)"
+            }, "hits: \(hits), expected \(before + 2 * reads)")
+        }
+    }
 }
 
 /// Another process that holds a file open for reading until ``close()`` (or the end of the
@@ -259,4 +298,5 @@ private final class OpenReader {
         process.signal(SIGKILL)
         process.wait()
     }
+
 }
