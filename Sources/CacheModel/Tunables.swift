@@ -213,8 +213,8 @@ public enum Tunables {
     /// How long the listener of the kernel's open and close events (`kernel_hits`) lets them
     /// gather after it wakes: one read then takes many hits' events, not one wakeup each.
     /// Nothing waits on it (a request or an eviction pass that needs the events reads the
-    /// queue itself), and the kernel queues 16,384 events by default: two a hit, at 170,000
-    /// hits a second (this machine's floor of a FUSE hit) 1,700 gather in 5 ms: a tenth of
+    /// queue itself), and the kernel queues 16,384 events by default: two a hit, at 190,000
+    /// hits a second (this machine's floor of a FUSE hit) 1,900 gather in 5 ms: a ninth of
     /// the queue, read in one wakeup where 1 ms took five.
     public static let kernelEventGatherMicroseconds: UInt32 = 5_000
     /// The buffer one read of those events fills (they are 16 bytes and a name each).

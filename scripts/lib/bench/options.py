@@ -130,12 +130,14 @@ Engine workloads (cachefs against a baseline, or absolute figures):
      each side two untimed reads of every file and the timed open + read
      1 KiB + close of each (a warm hit: only the open and close reach a
      daemon), then the unlinks (cachefs: its CPU until the store holds none
-     of their bytes). Files/s, each daemon's CPU per op (from before the
-     loop until the daemon is idle after it) and, with perf, FUSE requests
-     per op: cachefs against passthrough_hp (targets: hits 1.5x its rate and
-     under 10 µs of CPU, creates its rate and at most its CPU, unlinks at
-     most its CPU), the encrypted store against it, every FUSE side against
-     the disk; also a create's deferred CPU (until the settle's end) and a
+     of their bytes). Files/s, each daemon's CPU per op (from when the
+     daemon is idle before the loop until it is idle after it) and, with
+     perf, FUSE requests per op: cachefs against passthrough_hp (targets:
+     hits 10x its rate at a tenth of its CPU, plaintext and encrypted
+     stores; creates its rate and at most its CPU, unlinks at most its CPU),
+     cachefs with kernel_hits=off, passthrough_hp --nosplice and floorfs
+     (the floor of a FUSE hit) beside them, every FUSE side against the
+     disk; also a create's deferred CPU (until the settle's end) and a
      hit's (the fold of its access time into its row, forced by a purge).
   14. what each eviction policy costs beside lru (--policy-costs runs only
      this; two to five minutes here): (a) a store of its own, pool data with
