@@ -54,9 +54,10 @@ package final class AccessTracker: Sendable {
         }
     }
 
-    /// Lets go of times a fold has moved into the entries: each one only if no newer read
-    /// replaced it meanwhile (that one waits for the next append and fold). Until then a
-    /// folded file's time is read here, so it never looks older than it is mid-fold.
+    /// Lets go of times a fold has moved into the inodes and committed to their rows: each
+    /// one only if no newer read replaced it meanwhile (that one waits for the next append
+    /// and fold). Until then a folded file's time is read here, so it never looks older than
+    /// it is mid-fold.
     func folded(_ share: ArraySlice<(key: EntryID, value: Int64)>) {
         times.withLock { times in
             for (id, time) in share {

@@ -19,7 +19,9 @@ extension Names {
             let directory = try namespace.record(parent)
             guard directory.kind == .directory else { throw CacheError.notDirectory }
             namespace.noteUse(of: parent, at: time.nanoseconds)
-            guard let found = try namespace.child(of: parent, named: Data(name)) else { return (nil, directory.pool) }
+            // As of now, so the expiry check after the hold judges the same last access.
+            guard let found = try namespace.child(of: parent, named: Data(name)).map(withLastAccess)
+            else { return (nil, directory.pool) }
             if found.kind == .file && isExpired(found, at: time) { return (found, directory.pool) }
             namespace.modify(found.entryID) { $0.lookups += 1 }
             return (found, directory.pool)

@@ -100,6 +100,22 @@ package final class Names: Sendable {
         return try withLoaded([]) { try $0.record(id) }
     }
 
+    /// `id`'s record with its last access as of now: a read time not folded yet in place of
+    /// the record's, taken in the same hold. A copy taken first and its pending time looked
+    /// up after could straddle a fold (the inode moved on, the time let go) and show an older
+    /// access than the file has. For judging (expiry) and showing, never for writing back.
+    package func recordAsOfNow(_ id: EntryID) throws -> EntryRecord {
+        if let inMemory = namespace.withLock({ $0.inodes[id].map { withLastAccess($0.record) } }) { return inMemory }
+        return try withLoaded([]) { withLastAccess(try $0.record(id)) }
+    }
+
+    /// Call inside the namespace hold that read `record` (see ``recordAsOfNow(_:)``).
+    func withLastAccess(_ record: EntryRecord) -> EntryRecord {
+        var current = record
+        current.lastAccess = lastAccess(of: record)
+        return current
+    }
+
     /// Changes an entry in memory (atomically, so a concurrent write's growth is never lost)
     /// and hands the result to the index writer. Call inside the namespace hold.
     @discardableResult
@@ -162,8 +178,9 @@ package final class Names: Sendable {
     /// Call holding `accessFlush`, so appends and folds reach the writer in the order taken.
     /// Each hold moves a bounded share of the times into the inodes and logs them; the log's
     /// rows go only after the last share, so a crash in between loses none of them. A time
-    /// leaves the tracker only once its inode holds it, so no reader (an expiry check at an
-    /// open, a removal's recency check) sees a file's older time between two holds.
+    /// leaves the tracker only once its inode and its index row hold it (after the commit),
+    /// so no reader sees a file's older time mid-fold: not an expiry check at a lookup or an
+    /// open, nor a figure that reads the index's rows (`oldest_access`).
     private func foldAccessTimes() {
         let times = Array(access.snapshot())
         var start = 0
@@ -177,12 +194,12 @@ package final class Names: Sendable {
                 }
                 namespace.log(.accessTimes(Dictionary(uniqueKeysWithValues: share.map { ($0.key, $0.value) })))
             }
-            access.folded(share)
             start = share.endIndex
             if start < times.count { yieldBetweenHolds() }
         }
         if !times.isEmpty { index.enqueue([.accessLogFolded]) }
         index.waitForCommit()
+        access.folded(times[...])
     }
 
     /// The read time of a file, newest first: gathered since the last flush, or the record's.

@@ -231,8 +231,10 @@ import Testing
                         let index = position % count
                         position += 7
                         do {
-                            let record = try engine.names.record(ids[index])
-                            if engine.names.lastAccess(of: record) < reads[index] {
+                            // As getxattr, a lookup and an open read it: record and pending
+                            // time in one hold.
+                            let record = try engine.names.recordAsOfNow(ids[index])
+                            if record.lastAccess < reads[index] {
                                 olderSeen.add(1, ordering: .relaxed)
                             }
                         } catch {
@@ -252,6 +254,60 @@ import Testing
             #expect(try ids.map { try rowTime(engine, $0) } == reads)
             #expect(engine.names.pendingAccessTimes().isEmpty)
         }
+    }
+
+    /// `oldest_access` reads the index's rows in order and a pending time where a file has
+    /// one. A fold lets go of the times only once the rows hold them (after its commit), so
+    /// while it runs the figure never falls back to a row's older time: every file here was
+    /// read after the oldest row was written.
+    @Test func theOldestAccessNeverLooksOlderWhileAFoldRuns() throws {
+        try withEngine { engine, clock in
+            let count = 4 * Tunables.foldTimesPerHold
+            let ids = try filesFolded((0..<count).map { "f\($0)" }, in: engine, clock: clock)
+            let data = try engine.pool("data")
+            let created = try #require(engine.attributes.oldestAccess(inPool: data))
+            for id in ids { _ = try engine.readAll(id) }
+            let folding = Atomic<Bool>(true)
+            let olderSeen = Atomic<Int>(0)
+            let checks = Atomic<Int>(0)
+            let checker = Thread {
+                while folding.load(ordering: .acquiring) {
+                    if let oldest = engine.attributes.oldestAccess(inPool: data), oldest <= created {
+                        olderSeen.add(1, ordering: .relaxed)
+                    }
+                    checks.add(1, ordering: .relaxed)
+                }
+            }
+            checker.start()
+            engine.eviction.flushAccessTimes()
+            folding.store(false, ordering: .releasing)
+            while !checker.isFinished { usleep(1_000) }
+            #expect(checks.load(ordering: .relaxed) > 0)
+            #expect(olderSeen.load(ordering: .relaxed) == 0)
+            #expect(try #require(engine.attributes.oldestAccess(inPool: data)) > created)
+        }
+    }
+
+    /// An open judges expiry on the record it took in a hold; a fold that lets go of the
+    /// file's read time before the check must not make it look expired. Here the file was
+    /// last read 9 s ago, and 10 s before that it was created: with the read, the file has
+    /// 91 s left of its max_age of 100 s; without it, it is 19 s old. (Before the fix the
+    /// copy kept the row's old time, so after a fold and 82 s the open saw it expired.)
+    @Test func aFoldBetweenAnOpensRecordAndItsExpiryCheckKeepsTheRead() throws {
+        let store = try TestStore()
+        let clock = ManualClock()
+        let engine = try store.open(clock: clock, overrides: [PoolOverride(name: "data", maxSize: 0, maxAgeSeconds: 100)])
+        defer { engine.shutdown() }
+        let id = try filesFolded(["a"], in: engine, clock: clock)[0]
+        _ = try engine.readAll(id)
+        let read = try #require(engine.names.pendingAccessTime(of: id))
+        let opened = try engine.names.fileToOpen(id)
+        engine.eviction.flushAccessTimes()
+        #expect(engine.names.pendingAccessTime(of: id) == nil, "the fold let go of the read")
+        clock.advance(seconds: 95)
+        #expect(engine.names.lastAccess(of: opened) == read)
+        #expect(!engine.names.isExpired(opened, at: engine.names.now))
+        #expect(try engine.names.recordAsOfNow(id).lastAccess == read)
     }
 
     /// As in memory, where a fold keeps the newer of the two: a row a fetch or a setting gave a

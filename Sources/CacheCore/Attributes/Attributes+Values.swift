@@ -128,12 +128,16 @@ extension Attributes {
     /// The oldest access time among the pool's evictable files. The index holds the times
     /// of the last batch; a file read since has a newer time in memory, so candidates are
     /// taken in the index's order until one has no newer time: no later one can be older.
+    /// The times in memory are taken before the rows: a fold lets go of a time only after
+    /// its row is committed, so a time missing from them is in every row read after. (Taken
+    /// after a row, a time could be let go in between, leaving the row's older one.)
     func oldestAccess(inPool pool: EntryID) -> Int64? {
+        let pendingTimes = names.pendingAccessTimes()
         var oldest: Int64?
         do {
             try index.forEachLeastRecentlyUsed(pool: pool, batch: Tunables.oldestAccessBatch) { candidates in
                 for candidate in candidates {
-                    let pending = names.pendingAccessTime(of: candidate.entryID)
+                    let pending = pendingTimes[candidate.entryID]
                     let time = pending ?? candidate.lastAccess
                     oldest = min(oldest ?? time, time)
                     if pending == nil { return false }

@@ -47,7 +47,7 @@ final class Attributes: Sendable {
     /// The corresponding FUSE operation is `GETXATTR`.
     func getxattr(_ id: EntryID, name: String) throws -> [UInt8] {
         guard name.hasPrefix("user.") else { throw CacheError.unsupportedNamespace }
-        let current = try names.record(id)
+        let current = try names.recordAsOfNow(id)
         guard name.hasPrefix(CacheAttribute.prefix) else {
             guard let value = try index.xattr(id, name: Data(name.utf8)) else { throw CacheError.noAttribute }
             return Array(value)
