@@ -81,26 +81,7 @@ extension Files {
             try readThrough.makeWhole(file)
             blocks = nil
         }
-        if writable { try markWriting(id) }
-        let fd: Int32
-        let kept: Bool
-        do {
-            (fd, kept) = writable ? (try bytes.open(id, writable: true), false) : try bytes.openToRead(id)
-        } catch {
-            if writable { finishWriting(id) }
-            // Removed by cachefs (and, being closed, its bytes unlinked) since the record was read.
-            if case .io(ENOENT) = error { throw CacheError.stale }
-            throw error
-        }
-        // Counted open under the namespace lock, so a removal sees either a closed file
-        // (and discards it) or an open one (and keeps its bytes for this handle).
-        let time = names.now.nanoseconds
-        let (opened, movedAccessTime) = names.countOpen(id, writable: writable, reads: accessMode != O_WRONLY, at: time)
-        guard let opened else {
-            bytes.closeDescriptor(fd, of: id, kept: kept)
-            if writable { finishWriting(id) }
-            throw CacheError.stale
-        }
+        let (fd, kept, opened, movedAccessTime) = try openCounted(id, writable: writable, reads: accessMode != O_WRONLY)
         // The kernel serves stat from its cached attributes: a read from its page cache
         // never reaches the daemon, so it is told the atime moved, before the open returns
         // (a `stat` right after the read shows it, as on ext4). The notification is sent by
@@ -132,6 +113,34 @@ extension Files {
             }
         }
         return handle
+    }
+
+    /// A descriptor of `id`'s bytes, counted as an open handle's (an OPEN's, or the writer a
+    /// write with no handle makes): a writable one marks the file writing first. The open is
+    /// counted under the namespace lock, so a removal sees either a closed file (and discards
+    /// it) or an open one (and keeps its bytes for this handle). ESTALE when cachefs removed the
+    /// file since its record was read; a failure leaves nothing open or marked.
+    func openCounted(_ id: EntryID, writable: Bool, reads: Bool) throws
+        -> (fd: Int32, kept: Bool, opened: EntryRecord, movedAccessTime: Bool)
+    {
+        if writable { try markWriting(id) }
+        let fd: Int32
+        let kept: Bool
+        do {
+            (fd, kept) = writable ? (try bytes.open(id, writable: true), false) : try bytes.openToRead(id)
+        } catch {
+            if writable { finishWriting(id) }
+            // Removed by cachefs (and, being closed, its bytes unlinked) since the record was read.
+            if case .io(ENOENT) = error { throw CacheError.stale }
+            throw error
+        }
+        let (opened, movedAccessTime) = names.countOpen(id, writable: writable, reads: reads, at: names.now.nanoseconds)
+        guard let opened else {
+            bytes.closeDescriptor(fd, of: id, kept: kept)
+            if writable { finishWriting(id) }
+            throw CacheError.stale
+        }
+        return (fd, kept, opened, movedAccessTime)
     }
 
     /// Whether an open handle's reads and writes should go past the kernel's page cache

@@ -80,21 +80,7 @@ extension Files {
         try readThrough.fetchWhole(id)
         let current = try names.fileToOpen(id)
         guard current.kind == .file else { throw CacheError.isDirectory }
-        try markWriting(id)
-        let fd: Int32
-        do {
-            fd = try bytes.open(id, writable: true)
-        } catch {
-            finishWriting(id)
-            if case .io(ENOENT) = error { throw CacheError.stale }
-            throw error
-        }
-        let (opened, _) = names.countOpen(id, writable: true, reads: false, at: names.now.nanoseconds)
-        guard let opened else {
-            bytes.disk.close(fd)
-            finishWriting(id)
-            throw CacheError.stale
-        }
+        let (fd, _, opened, _) = try openCounted(id, writable: true, reads: false)
         let handle = handles.add(OpenFile(entry: id, fd: fd, writable: true, pool: opened.pool,
                                           sizeLimit: names.writeLimit(for: opened)))
         if let existing = kernelWriters.add(handle, for: id) {
