@@ -58,9 +58,9 @@ package final class AccessTracker: Sendable {
     /// one only if no newer read replaced it meanwhile (that one waits for the next append
     /// and fold). Until then a folded file's time is read here, so it never looks older than
     /// it is mid-fold.
-    func folded(_ share: ArraySlice<(key: EntryID, value: Int64)>) {
+    func folded(_ moved: [(key: EntryID, value: Int64)]) {
         times.withLock { times in
-            for (id, time) in share {
+            for (id, time) in moved {
                 if times.unfolded[id] == time { times.unfolded[id] = nil }
                 if times.unlogged[id] == time { times.unlogged[id] = nil }
             }

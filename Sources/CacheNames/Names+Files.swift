@@ -5,14 +5,16 @@ import CacheModel
 extension Names {
     /// The file the kernel's inode `id` names, for an OPEN: ESTALE once it is gone (removed
     /// by cachefs: the kernel looks the name up again), while one a user removed still opens
-    /// (as on ext4) while the kernel holds it. Its last access is as of now (an expiry check
-    /// follows, see ``recordAsOfNow(_:)``).
+    /// (as on ext4) while the kernel holds it. Its last access is as of now, since an expiry
+    /// check follows (see ``recordAsOfNow(_:)``).
     package func fileToOpen(_ id: EntryID) throws -> EntryRecord {
-        try withLoaded([]) { namespace in
+        let pending = access.pendingTime(id)
+        let record = try withLoaded([]) { namespace in
             guard let inode = try namespace.inode(id), inode.hasName || inode.keptUntilUnreferenced
             else { throw CacheError.stale }
-            return withLastAccess(inode.record)
+            return inode.record
         }
+        return Self.record(record, readSince: pending)
     }
 
     /// Counts an open handle (nil when the file went since `fileToOpen`): a removal sees

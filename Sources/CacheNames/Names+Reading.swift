@@ -15,23 +15,23 @@ extension Names {
     package func lookup(parent: EntryID, name: [UInt8]) throws -> LookupAnswer {
         try Self.validate(name)
         let time = now
-        let (found, pool) = try withLoaded([parent]) { namespace -> (EntryRecord?, EntryID) in
+        // Expiry is judged once, in the hold: there the record and the time gathered in
+        // memory agree (a fold changes the inode before it lets go of the time).
+        let (found, pool, expired) = try withLoaded([parent]) { namespace -> (EntryRecord?, EntryID, Bool) in
             let directory = try namespace.record(parent)
             guard directory.kind == .directory else { throw CacheError.notDirectory }
             namespace.noteUse(of: parent, at: time.nanoseconds)
-            // As of now, so the expiry check after the hold judges the same last access.
-            guard let found = try namespace.child(of: parent, named: Data(name)).map(withLastAccess)
-            else { return (nil, directory.pool) }
-            if found.kind == .file && isExpired(found, at: time) { return (found, directory.pool) }
+            guard let found = try namespace.child(of: parent, named: Data(name)) else { return (nil, directory.pool, false) }
+            if found.kind == .file && isExpired(found, at: time) { return (found, directory.pool, true) }
             namespace.modify(found.entryID) { $0.lookups += 1 }
-            return (found, directory.pool)
+            return (found, directory.pool, false)
         }
         guard let found else {
             counters.countMiss(pool: pool, bytes: missWeight(in: pool))
             return .missing(pool: pool)
         }
         // An expired file is never served, even before the sweep reaches it.
-        if found.kind == .file && isExpired(found, at: time) {
+        if expired {
             removeFiles([found], as: .expired, reason: "expired; found at lookup", qualifies: isExpired)
             counters.countMiss(pool: pool, bytes: missWeight(in: pool))
             throw CacheError.notFound

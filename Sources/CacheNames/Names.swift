@@ -100,19 +100,21 @@ package final class Names: Sendable {
         return try withLoaded([]) { try $0.record(id) }
     }
 
-    /// `id`'s record with its last access as of now: a read time not folded yet in place of
-    /// the record's, taken in the same hold. A copy taken first and its pending time looked
-    /// up after could straddle a fold (the inode moved on, the time let go) and show an older
-    /// access than the file has. For judging (expiry) and showing, never for writing back.
+    /// `id`'s record with its last access as of now, for judging (expiry) and showing, never
+    /// for writing back. The time gathered in memory is read *before* the record: a fold lets
+    /// go of a time only once the inode holds it, so a time missing then is in the record read
+    /// after. (Read after the record, a fold in between could leave neither: the older time.)
+    /// No tracker lock is taken inside the namespace hold.
     package func recordAsOfNow(_ id: EntryID) throws -> EntryRecord {
-        if let inMemory = namespace.withLock({ $0.inodes[id].map { withLastAccess($0.record) } }) { return inMemory }
-        return try withLoaded([]) { withLastAccess(try $0.record(id)) }
+        let pending = access.pendingTime(id)
+        return Self.record(try record(id), readSince: pending)
     }
 
-    /// Call inside the namespace hold that read `record` (see ``recordAsOfNow(_:)``).
-    func withLastAccess(_ record: EntryRecord) -> EntryRecord {
+    /// `record` with a read time taken before it, the newer of the two (as a fold keeps).
+    static func record(_ record: EntryRecord, readSince pending: Int64?) -> EntryRecord {
+        guard let pending, pending > record.lastAccess else { return record }
         var current = record
-        current.lastAccess = lastAccess(of: record)
+        current.lastAccess = pending
         return current
     }
 
@@ -199,7 +201,7 @@ package final class Names: Sendable {
         }
         if !times.isEmpty { index.enqueue([.accessLogFolded]) }
         index.waitForCommit()
-        access.folded(times[...])
+        access.folded(times)
     }
 
     /// The read time of a file, newest first: gathered since the last flush, or the record's.

@@ -201,7 +201,7 @@ import Testing
         tracker.touch([(id: 1, time: 10), (id: 2, time: 20)])
         let snapshot = Array(tracker.snapshot()).sorted { $0.key < $1.key }
         tracker.touch(2, at: 25)     // read again while the fold runs
-        tracker.folded(snapshot[...])
+        tracker.folded(snapshot)
         #expect(tracker.pendingTime(1) == nil)
         #expect(tracker.pendingTime(2) == 25)
         #expect(tracker.unfoldedCount == 1)
@@ -231,8 +231,8 @@ import Testing
                         let index = position % count
                         position += 7
                         do {
-                            // As getxattr, a lookup and an open read it: record and pending
-                            // time in one hold.
+                            // As getxattr and an open read it: the pending time, then the
+                            // record.
                             let record = try engine.names.recordAsOfNow(ids[index])
                             if record.lastAccess < reads[index] {
                                 olderSeen.add(1, ordering: .relaxed)

@@ -298,5 +298,4 @@ private final class OpenReader {
         process.signal(SIGKILL)
         process.wait()
     }
-
 }
