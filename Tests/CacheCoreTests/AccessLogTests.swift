@@ -44,7 +44,7 @@ import Testing
             let ids = try filesFolded(["a", "b"], in: engine, clock: clock)
             let before = try #require(try rowTime(engine, ids[0]))
             _ = try engine.readAll(ids[0])
-            let read = engine.names.lastAccess(of: try engine.names.record(ids[0]))
+            let read = try engine.names.recordAsOfNow(ids[0]).lastAccess
             #expect(read > before)
 
             engine.eviction.logAccessTimes()
@@ -52,7 +52,7 @@ import Testing
             #expect(try rowTime(engine, ids[0]) == before, "the periodic step wrote the read into its row")
             #expect(try logRows(engine) == 1)
             // What the mount shows is the read's time all along.
-            #expect(engine.names.lastAccess(of: try engine.names.record(ids[0])) == read)
+            #expect(try engine.names.recordAsOfNow(ids[0]).lastAccess == read)
 
             // Nothing read since: the next periodic step appends nothing.
             engine.eviction.logAccessTimes()
@@ -79,7 +79,7 @@ import Testing
             // a, then c read, each logged in its own append; b never read.
             for id in [ids[0], ids[2]] {
                 _ = try engine.readAll(id)
-                reads.append(engine.names.lastAccess(of: try engine.names.record(id)))
+                reads.append(try engine.names.recordAsOfNow(id).lastAccess)
                 engine.eviction.logAccessTimes()
                 clock.advance(seconds: 5)
             }
@@ -109,7 +109,7 @@ import Testing
             engine.waitForIndex()
             #expect(try logRows(engine) == 1, "one file read of a limit of two: appended")
             _ = try engine.readAll(ids[1])
-            let read = engine.names.lastAccess(of: try engine.names.record(ids[1]))
+            let read = try engine.names.recordAsOfNow(ids[1]).lastAccess
             engine.names.logAccessTimes(foldingPast: 2)
             engine.waitForIndex()
             #expect(try logRows(engine) == 0, "two files read: folded")
@@ -142,7 +142,7 @@ import Testing
             let count = Tunables.foldTimesPerHold + 100
             let ids = try filesFolded((0..<count).map { "f\($0)" }, in: engine, clock: clock)
             for id in ids { _ = try engine.readAll(id) }
-            let read = try ids.map { engine.names.lastAccess(of: try engine.names.record($0)) }
+            let read = try ids.map { try engine.names.recordAsOfNow($0).lastAccess }
             engine.eviction.logAccessTimes()
             engine.waitForIndex()
             #expect(try logRows(engine) == 1)
@@ -173,7 +173,7 @@ import Testing
                 _ = try engine.readAll(id)
                 clock.advance(nanoseconds: 1_000_000)
             }
-            reads = try ids.map { engine.names.lastAccess(of: try engine.names.record($0)) }
+            reads = try ids.map { try engine.names.recordAsOfNow($0).lastAccess }
             engine.eviction.logAccessTimes()
             engine.waitForIndex()
             #expect(try logRows(engine) == 1)
@@ -219,7 +219,7 @@ import Testing
                 _ = try engine.readAll(id)
                 clock.advance(nanoseconds: 1_000)
             }
-            let reads = try ids.map { engine.names.lastAccess(of: try engine.names.record($0)) }
+            let reads = try ids.map { try engine.names.recordAsOfNow($0).lastAccess }
             let folding = Atomic<Bool>(true)
             let olderSeen = Atomic<Int>(0)
             let checks = Atomic<Int>(0)
