@@ -205,6 +205,8 @@ package final class Names: Sendable {
     }
 
     /// The read time of a file, newest first: gathered since the last flush, or the record's.
+    /// Exact for a record read in the current namespace hold; for a copy read before, a fold
+    /// may have let go of the time since (use ``recordAsOfNow(_:)``).
     package func lastAccess(of record: EntryRecord) -> Int64 {
         access.pendingTime(record.entryID) ?? record.lastAccess
     }
